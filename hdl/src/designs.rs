@@ -1,0 +1,71 @@
+//! The emittable designs: every block that `ferroce verilog` writes and the tests build.
+//!
+//! Each design is a top-level block at one datapath width, with a stable module name.
+
+use crate::crc::Crc32;
+use crate::emit::{emit, EmitError, Emitted};
+
+/// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Config {
+    TenG,
+    HundredG,
+}
+
+impl Config {
+    pub fn data_width(self) -> usize {
+        match self {
+            Config::TenG => 64,
+            Config::HundredG => 512,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Config::TenG => "10g",
+            Config::HundredG => "100g",
+        }
+    }
+    /// Core clock period in picoseconds (156.25 MHz and 250 MHz).
+    pub fn clock_period_ps(self) -> u64 {
+        match self {
+            Config::TenG => 6400,
+            Config::HundredG => 4000,
+        }
+    }
+}
+
+/// A design that can be emitted.
+#[derive(Clone, Copy, Debug)]
+pub struct Design {
+    /// Top module name (also the file and filelist name).
+    pub name: &'static str,
+    pub config: Config,
+    pub summary: &'static str,
+}
+
+/// Every design, in both configurations.
+pub const DESIGNS: &[Design] = &[
+    Design {
+        name: "ferroce_crc32_64",
+        config: Config::TenG,
+        summary: "CRC-32 tap, 64-bit stream",
+    },
+    Design {
+        name: "ferroce_crc32_512",
+        config: Config::HundredG,
+        summary: "CRC-32 tap, 512-bit stream",
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Design> {
+    DESIGNS.iter().find(|d| d.name == name)
+}
+
+/// Elaborate and emit a design by name.
+pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
+    match name {
+        "ferroce_crc32_64" => emit(&mut Crc32::<64, 8>::new(), name),
+        "ferroce_crc32_512" => emit(&mut Crc32::<512, 64>::new(), name),
+        other => Err(EmitError::BadName(format!("no design named {other}"))),
+    }
+}

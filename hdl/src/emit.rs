@@ -1,0 +1,197 @@
+//! Verilog emission: rust-hdl's generator, wrapped so that it returns errors instead of
+//! panicking, with stable module names and one file per module.
+//!
+//! rust-hdl names the top module `top` and every sub-instance `top$path$to$inst`. We rename
+//! them `<top>` and `<top>__path__to__inst`, so names depend only on the design's structure,
+//! never on emission order, and a filelist (`<top>.f`) lists the files leaves first.
+
+use crate::prelude::*;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum EmitError {
+    #[error("design check failed for {top}: {detail}")]
+    Check { top: String, detail: String },
+    #[error("rust-hdl's output for {top} could not be split into modules: {detail}")]
+    Malformed { top: String, detail: String },
+    #[error("module name {0:?} is not a plain Verilog identifier")]
+    BadName(String),
+    #[error("renaming {from} to {to} in {top} would collide with an existing identifier")]
+    Collision {
+        top: String,
+        from: String,
+        to: String,
+    },
+    #[error("writing {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// One emitted Verilog module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmittedModule {
+    pub name: String,
+    pub text: String,
+}
+
+/// A design's modules, leaves first and the top last.
+#[derive(Clone, Debug)]
+pub struct Emitted {
+    pub top: String,
+    pub modules: Vec<EmittedModule>,
+}
+
+impl Emitted {
+    /// All modules in one string (leaves first), as Verilator or Yosys would read them.
+    pub fn text(&self) -> String {
+        self.modules.iter().map(|m| m.text.as_str()).collect()
+    }
+
+    /// Write `<name>.v` for every module and the filelist `<top>.f`; return the filelist's path.
+    pub fn write_to(&self, dir: &Path) -> Result<PathBuf, EmitError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| EmitError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut list = String::new();
+        for m in &self.modules {
+            let file = format!("{}.v", m.name);
+            let path = dir.join(&file);
+            write_if_changed(&path, &m.text).map_err(io(&path))?;
+            let _ = writeln!(list, "{file}");
+        }
+        let f = dir.join(format!("{}.f", self.top));
+        write_if_changed(&f, &list).map_err(io(&f))?;
+        Ok(f)
+    }
+}
+
+/// Leave a file's timestamp alone when its content is unchanged, so builds keyed on it stay
+/// cached.
+fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    std::fs::write(path, text)
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+/// Emit `block` as Verilog with `top` as its top module's name.
+pub fn emit<B: Block>(block: &mut B, top: &str) -> Result<Emitted, EmitError> {
+    if !is_ident(top) {
+        return Err(EmitError::BadName(top.to_string()));
+    }
+    block.connect_all();
+    check_all(block).map_err(|e| EmitError::Check {
+        top: top.to_string(),
+        detail: format!("{e:?}"),
+    })?;
+    let raw = generate_verilog_unchecked(block);
+    let malformed = |detail: String| EmitError::Malformed {
+        top: top.to_string(),
+        detail,
+    };
+    // Split into modules: each starts at "module NAME(" and ends at "endmodule // NAME".
+    let mut raw_modules: Vec<(String, String)> = Vec::new();
+    let mut rest = raw.as_str();
+    while let Some(start) = rest.find("\nmodule ") {
+        let body = &rest[start + 1..];
+        let name_end = body
+            .find('(')
+            .ok_or_else(|| malformed("module without a port list".into()))?;
+        let name = body["module ".len()..name_end].trim().to_string();
+        let end_marker = format!("endmodule // {name}");
+        let end = body
+            .find(&end_marker)
+            .ok_or_else(|| malformed(format!("no end for module {name}")))?
+            + end_marker.len();
+        raw_modules.push((name, body[..end].to_string()));
+        rest = &body[end..];
+    }
+    if raw_modules.is_empty() {
+        return Err(malformed("no modules".into()));
+    }
+    // Stable names: top -> <top>, top$a$b -> <top>__a__b.
+    let renames: BTreeMap<String, String> = raw_modules
+        .iter()
+        .map(|(name, _)| {
+            let new = match name.strip_prefix("top") {
+                Some("") => top.to_string(),
+                Some(path) => format!("{top}{}", path.replace('$', "__")),
+                None => format!("{top}__{}", name.replace('$', "__")),
+            };
+            (name.clone(), new)
+        })
+        .collect();
+    let mut modules = Vec::new();
+    for (name, text) in &raw_modules {
+        let renamed = rename_tokens(text, &renames, top)?;
+        modules.push(EmittedModule {
+            name: renames[name].clone(),
+            text: format!("// Generated by ferroce from rust-hdl. Do not edit.\n{renamed}\n"),
+        });
+    }
+    // Leaves first: a module goes after every module it instantiates. Deeper paths are
+    // instantiated by shallower ones, so sorting by depth (deepest first) suffices.
+    modules.sort_by_key(|m| std::cmp::Reverse(m.name.matches("__").count()));
+    Ok(Emitted {
+        top: top.to_string(),
+        modules,
+    })
+}
+
+/// Replace whole identifiers (Verilog identifiers may contain `$`) by their new names.
+fn rename_tokens(
+    text: &str,
+    renames: &BTreeMap<String, String>,
+    top: &str,
+) -> Result<String, EmitError> {
+    let is_id = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    let mut out = String::with_capacity(text.len());
+    let mut token = String::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let flush =
+        |token: &mut String, out: &mut String, seen: &mut std::collections::BTreeSet<String>| {
+            if let Some(new) = renames.get(token.as_str()) {
+                out.push_str(new);
+            } else {
+                seen.insert(token.clone());
+                out.push_str(token);
+            }
+            token.clear();
+        };
+    for c in text.chars() {
+        if is_id(c) {
+            token.push(c);
+        } else {
+            if !token.is_empty() {
+                flush(&mut token, &mut out, &mut seen);
+            }
+            out.push(c);
+        }
+    }
+    if !token.is_empty() {
+        flush(&mut token, &mut out, &mut seen);
+    }
+    for (from, to) in renames {
+        if seen.contains(to) {
+            return Err(EmitError::Collision {
+                top: top.to_string(),
+                from: from.clone(),
+                to: to.clone(),
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,15 @@
+//! ferroce RTL, written in rust-hdl and emitted as Verilog.
+//!
+//! Every block is generic over the datapath width `DW` (bits) and its keep width `KW = DW / 8`
+//! (passed separately because derived const generics need nightly; constructors assert the
+//! relation). The emitted Verilog, not rust-hdl's simulator, is the design: see `emit` and
+//! the differential tests.
+
+pub mod crc;
+pub mod designs;
+pub mod emit;
+pub mod prelude;
+pub mod stream;
+pub mod util;
+
+pub use emit::{emit, EmitError, Emitted, EmittedModule};

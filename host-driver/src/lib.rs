@@ -1,0 +1,1 @@
+//! ferroce host driver.

@@ -1,0 +1,91 @@
+//! `ferroce`: emit the NIC's Verilog, run the demo.
+//!
+//! This binary lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` (and later
+//! `perf`) run the Verilator model; `verilog` uses only the HDL crate.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use ferroce_hdl::designs::{emit_design, Config, DESIGNS};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "ferroce",
+    version,
+    about = "ferroce: an open RoCEv2 NIC in Rust HDL"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ConfigArg {
+    #[value(name = "10g")]
+    TenG,
+    #[value(name = "100g")]
+    HundredG,
+    /// Both configurations.
+    All,
+}
+
+impl ConfigArg {
+    fn includes(self, c: Config) -> bool {
+        match self {
+            ConfigArg::All => true,
+            ConfigArg::TenG => c == Config::TenG,
+            ConfigArg::HundredG => c == Config::HundredG,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write Verilog: one file per module with stable names, and a filelist per design.
+    Verilog {
+        /// Output directory (one subdirectory per design).
+        #[arg(long)]
+        out: PathBuf,
+        /// Which configuration's designs to write.
+        #[arg(long, value_enum, default_value = "all")]
+        config: ConfigArg,
+    },
+    /// Emit, lint-check and simulate the blocks under Verilator, check them against the
+    /// reference, and print results and simulation speed.
+    Demo {
+        /// Frames per width.
+        #[arg(long, default_value_t = 2000)]
+        frames: usize,
+        /// Random seed (the run is reproducible from it).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Verilog { out, config } => {
+            let mut n = 0;
+            for d in DESIGNS.iter().filter(|d| config.includes(d.config)) {
+                let e = emit_design(d.name).with_context(|| format!("emitting {}", d.name))?;
+                let dir = out.join(d.name);
+                let list = e
+                    .write_to(&dir)
+                    .with_context(|| format!("writing {}", dir.display()))?;
+                println!(
+                    "{:<22} {:>4} {:>3} modules  {}",
+                    d.name,
+                    d.config.name(),
+                    e.modules.len(),
+                    list.display()
+                );
+                n += 1;
+            }
+            if n == 0 {
+                bail!("no designs in that configuration");
+            }
+            Ok(())
+        }
+        Cmd::Demo { frames, seed } => ferroce_sim::demo::run(frames, seed),
+    }
+}

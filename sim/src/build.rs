@@ -1,0 +1,340 @@
+//! Verilator builds of emitted Verilog, cached by content.
+//!
+//! A build runs `verilator --cc` on the filelist, then compiles the generated C++ with a small
+//! generated shim (a C ABI listing every top-level port with its width, direction and address)
+//! into a shared library. The cache key is a SHA-256 of the Verilog text, the top name, the
+//! options and the shim's version, so an unchanged design is never rebuilt.
+
+use crate::{Result, SimError};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Bump when the generated shim changes, to invalidate cached libraries.
+const SHIM_VERSION: u32 = 1;
+
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    /// Compile in VCD tracing support (enable it per model with `Model::trace_to`).
+    pub trace: bool,
+    /// C++ optimisation level for the model (`-O1` builds fast, `-O2` runs faster).
+    pub opt: &'static str,
+    /// Where cached builds live; default `<workspace>/target/verilator`, or
+    /// `$FERROCE_VERILATOR_CACHE`.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        Self {
+            trace: false,
+            opt: "-O2",
+            cache_dir: None,
+        }
+    }
+}
+
+/// A compiled model: the shared library and what it was built from.
+#[derive(Clone, Debug)]
+pub struct ModelLibrary {
+    pub top: String,
+    pub path: PathBuf,
+    pub trace: bool,
+}
+
+fn default_cache_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FERROCE_VERILATOR_CACHE") {
+        return PathBuf::from(d);
+    }
+    if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(d).join("verilator");
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("verilator")
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
+    move |source| SimError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn run(cmd: &mut Command, log: &Path) -> Result<()> {
+    let desc = format!("{cmd:?}");
+    let out = cmd.output().map_err(|source| SimError::Spawn {
+        cmd: desc.clone(),
+        source,
+    })?;
+    let mut text = out.stdout;
+    text.extend_from_slice(&out.stderr);
+    std::fs::write(log, &text).map_err(io_err(log))?;
+    if !out.status.success() {
+        return Err(SimError::Tool {
+            cmd: desc,
+            status: out.status.to_string(),
+            log: log.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+fn verilator_root() -> PathBuf {
+    std::env::var_os("VERILATOR_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/usr/share/verilator"))
+}
+
+/// Build (or find in the cache) the Verilator model of `top` from `files`.
+pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelLibrary> {
+    let mut hasher = Sha256::new();
+    hasher.update(format!(
+        "{top}\0{}\0{}\0{SHIM_VERSION}\0",
+        opts.trace, opts.opt
+    ));
+    for f in files {
+        hasher.update(std::fs::read(f).map_err(io_err(f))?);
+        hasher.update([0u8]);
+    }
+    let hash = hasher
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>();
+    let cache = opts.cache_dir.clone().unwrap_or_else(default_cache_dir);
+    let dir = cache.join(format!("{top}-{hash}"));
+    let lib = dir.join(format!("lib{top}.so"));
+    if lib.exists() {
+        return Ok(ModelLibrary {
+            top: top.to_string(),
+            path: lib,
+            trace: opts.trace,
+        });
+    }
+    // Build in a scratch directory and rename, so a crashed build never looks cached.
+    let tmp = cache.join(format!("{top}-{hash}.tmp{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
+    let mut v = Command::new("verilator");
+    v.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+        .arg("--top-module")
+        .arg(top)
+        .arg("-Mdir")
+        .arg(&tmp);
+    if opts.trace {
+        v.arg("--trace");
+    }
+    v.args(files);
+    run(&mut v, &tmp.join("verilator.log"))?;
+    let header = tmp.join(format!("V{top}.h"));
+    let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
+    if ports.is_empty() {
+        return Err(SimError::NoPorts(header));
+    }
+    let shim = tmp.join("ferroce_shim.cpp");
+    std::fs::write(&shim, shim_source(top, &ports, opts.trace)).map_err(io_err(&shim))?;
+    let root = verilator_root();
+    let inc = root.join("include");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .map_err(io_err(&tmp))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "cpp")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('V'))
+        })
+        .collect();
+    sources.sort();
+    sources.push(inc.join("verilated.cpp"));
+    sources.push(inc.join("verilated_threads.cpp"));
+    if opts.trace {
+        sources.push(inc.join("verilated_vcd_c.cpp"));
+    }
+    let out = tmp.join(format!("lib{top}.so"));
+    let mut cc = Command::new("g++");
+    cc.args(["-shared", "-fPIC", "-std=c++17", opts.opt, "-w"])
+        .args(["-DVM_COVERAGE=0", "-DVM_SC=0"])
+        .arg(format!("-DVM_TRACE={}", u8::from(opts.trace)))
+        .arg("-I")
+        .arg(&tmp)
+        .arg("-I")
+        .arg(&inc)
+        .arg("-I")
+        .arg(inc.join("vltstd"))
+        .args(&sources)
+        .arg(&shim)
+        .arg("-o")
+        .arg(&out)
+        .arg("-lpthread");
+    run(&mut cc, &tmp.join("cc.log"))?;
+    match std::fs::rename(&tmp, &dir) {
+        Ok(()) => {}
+        // Another process built the same model first: use its copy.
+        Err(_) if lib.exists() => {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        Err(e) => return Err(io_err(&dir)(e)),
+    }
+    Ok(ModelLibrary {
+        top: top.to_string(),
+        path: lib,
+        trace: opts.trace,
+    })
+}
+
+/// A top-level port as Verilator declares it in `V<top>.h`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct PortDecl {
+    pub name: String,
+    pub width: usize,
+    pub input: bool,
+}
+
+/// Parse `VL_IN8(&clk,0,0);`, `VL_OUTW(&data,511,0,16);` and friends.
+pub(crate) fn parse_ports(header: &str) -> Vec<PortDecl> {
+    header
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let (kind, rest) = line.split_once('(')?;
+            let input = match kind {
+                k if k.starts_with("VL_IN") => true,
+                k if k.starts_with("VL_OUT") => false,
+                _ => return None,
+            };
+            let args: Vec<&str> = rest.trim_end_matches(");").split(',').collect();
+            let name = args.first()?.trim().trim_start_matches('&').to_string();
+            let msb: usize = args.get(1)?.trim().parse().ok()?;
+            let lsb: usize = args.get(2)?.trim().parse().ok()?;
+            Some(PortDecl {
+                name,
+                width: msb - lsb + 1,
+                input,
+            })
+        })
+        .collect()
+}
+
+fn shim_source(top: &str, ports: &[PortDecl], trace: bool) -> String {
+    let n = ports.len();
+    let names: String = ports.iter().map(|p| format!("\"{}\",", p.name)).collect();
+    let widths: String = ports.iter().map(|p| format!("{},", p.width)).collect();
+    let dirs: String = ports
+        .iter()
+        .map(|p| format!("{},", u8::from(p.input)))
+        .collect();
+    let ptrs: String = ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            if p.width > 64 {
+                format!(
+                    "        case {i}: return (void*)m->model->{}.data();\n",
+                    p.name
+                )
+            } else {
+                format!("        case {i}: return (void*)&m->model->{};\n", p.name)
+            }
+        })
+        .collect();
+    let (trace_inc, trace_fns) = if trace {
+        (
+            "#include \"verilated_vcd_c.h\"\n",
+            r#"
+int fe_trace_open(Fe* m, const char* path) {
+    if (m->tfp) return 1;
+    m->tfp = new VerilatedVcdC;
+    m->model->trace(m->tfp, 99);
+    m->tfp->open(path);
+    return 0;
+}
+void fe_trace_dump(Fe* m, uint64_t t) { if (m->tfp) m->tfp->dump(t); }
+void fe_trace_close(Fe* m) { if (m->tfp) { m->tfp->close(); delete m->tfp; m->tfp = nullptr; } }
+"#,
+        )
+    } else {
+        (
+            "",
+            r#"
+int fe_trace_open(Fe*, const char*) { return 2; }
+void fe_trace_dump(Fe*, uint64_t) {}
+void fe_trace_close(Fe*) {}
+"#,
+        )
+    };
+    let tfp_decl = if trace {
+        "    VerilatedVcdC* tfp = nullptr;\n"
+    } else {
+        "    void* tfp = nullptr;\n"
+    };
+    format!(
+        r#"// Generated by ferroce-sim: C ABI over the Verilator model V{top}.
+#include "V{top}.h"
+#include "verilated.h"
+{trace_inc}#include <cstdint>
+
+struct Fe {{
+    VerilatedContext* ctx;
+    V{top}* model;
+{tfp_decl}}};
+
+static const char* NAMES[{n}] = {{{names}}};
+static const int WIDTHS[{n}] = {{{widths}}};
+static const int INPUTS[{n}] = {{{dirs}}};
+
+extern "C" {{
+void fe_trace_close(Fe* m);
+int fe_port_count() {{ return {n}; }}
+const char* fe_port_name(int i) {{ return NAMES[i]; }}
+int fe_port_width(int i) {{ return WIDTHS[i]; }}
+int fe_port_input(int i) {{ return INPUTS[i]; }}
+Fe* fe_new() {{
+    Fe* m = new Fe;
+    m->ctx = new VerilatedContext;
+    m->ctx->traceEverOn({trace_on});
+    m->model = new V{top}(m->ctx, "{top}");
+    return m;
+}}
+void* fe_port_ptr(Fe* m, int i) {{
+    switch (i) {{
+{ptrs}        default: return nullptr;
+    }}
+}}
+void fe_eval(Fe* m) {{ m->model->eval(); }}
+void fe_delete(Fe* m) {{
+    fe_trace_close(m);
+    m->model->final();
+    delete m->model;
+    delete m->ctx;
+    delete m;
+}}
+{trace_fns}}}
+"#,
+        trace_on = if trace { "true" } else { "false" },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_verilator_port_macros() {
+        let h = "    VL_IN8(&clk,0,0);\n    VL_OUT(&m_crc_tdata,31,0);\n    VL_INW(&s_axis_tdata,511,0,16);\n    VL_IN64(&x,63,0);\n";
+        let p = parse_ports(h);
+        assert_eq!(p.len(), 4);
+        assert_eq!(
+            p[2],
+            PortDecl {
+                name: "s_axis_tdata".into(),
+                width: 512,
+                input: true
+            }
+        );
+        assert!(!p[1].input);
+    }
+}

@@ -1,0 +1,52 @@
+//! Emit a design's Verilog and open its Verilator model in one call.
+
+use crate::build::{build, BuildOptions};
+use crate::model::Model;
+use crate::tb::Tb;
+use crate::{Result, SimError};
+use ferroce_hdl::designs::{emit_design, find};
+use std::path::{Path, PathBuf};
+
+/// Where emitted Verilog for tests and the demo goes: `<workspace>/target/ferroce-verilog`.
+pub fn verilog_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        })
+        .join("ferroce-verilog")
+}
+
+/// Emit `name` into `dir/<name>/` and return its files, leaves first.
+pub fn emit_to(name: &str, dir: &Path) -> Result<Vec<PathBuf>> {
+    let emitted = emit_design(name).map_err(|e| SimError::Design(e.to_string()))?;
+    let out = dir.join(name);
+    emitted
+        .write_to(&out)
+        .map_err(|e| SimError::Design(e.to_string()))?;
+    Ok(emitted
+        .modules
+        .iter()
+        .map(|m| out.join(format!("{}.v", m.name)))
+        .collect())
+}
+
+/// Emit, build (cached) and load the Verilator model of design `name`.
+pub fn open_model(name: &str, opts: &BuildOptions) -> Result<Model> {
+    let files = emit_to(name, &verilog_dir())?;
+    let lib = build(name, &files, opts)?;
+    Model::load(&lib)
+}
+
+/// A testbench on design `name`, clocked at its configuration's clock, reset done.
+pub fn open_tb(name: &str, opts: &BuildOptions) -> Result<Tb> {
+    let design = find(name).ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
+    let model = open_model(name, opts)?;
+    let mut tb = Tb::new(model, "clk", design.config.clock_period_ps())?;
+    if tb.model_ref().has_port("rst") {
+        tb.reset("rst", 2)?;
+    }
+    Ok(tb)
+}

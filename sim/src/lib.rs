@@ -1,0 +1,68 @@
+//! ferroce simulation: Verilator models of the emitted Verilog, driven from Rust.
+//!
+//! - [`build`]: compile a Verilog filelist with Verilator into a shared library, cached under
+//!   `target/verilator/` and rebuilt only when the Verilog (or the build options) change.
+//! - [`model`]: load such a library; set and get ports by name, evaluate, trace to VCD.
+//! - [`tb`]: a cocotb-like testbench: a clock, rising edges, N cycles, and components.
+//! - [`axis`]: AXI-stream `AxisSource` / `AxisSink` / `AxisMonitor` with pause generators.
+
+pub mod axis;
+pub mod build;
+pub mod demo;
+pub mod designs;
+pub mod model;
+pub mod pause;
+pub mod tb;
+
+pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
+pub use build::{BuildOptions, ModelLibrary};
+pub use model::{Direction, Model, Port};
+pub use pause::PauseGenerator;
+pub use tb::{Component, Tb};
+
+use std::path::PathBuf;
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum SimError {
+    #[error("`{cmd}` failed ({status}); its output is in {log}")]
+    Tool {
+        cmd: String,
+        status: String,
+        log: PathBuf,
+    },
+    #[error("could not run `{cmd}`: {source} (is it installed? .ci/run installs verilator)")]
+    Spawn { cmd: String, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("loading model library {path}: {source}")]
+    Load {
+        path: PathBuf,
+        source: libloading::Error,
+    },
+    #[error("the Verilator header {0} lists no ports")]
+    NoPorts(PathBuf),
+    #[error("model {model} has no port named {port:?} (ports: {known})")]
+    NoSuchPort {
+        model: String,
+        port: String,
+        known: String,
+    },
+    #[error("port {port} is {width} bits wide; {what}")]
+    Width {
+        port: String,
+        width: usize,
+        what: String,
+    },
+    #[error("port {0} is an output and cannot be driven")]
+    DriveOutput(String),
+    #[error("design: {0}")]
+    Design(String),
+    #[error("timed out after {cycles} cycles waiting for {what}")]
+    Timeout { cycles: u64, what: String },
+}
+
+pub type Result<T> = std::result::Result<T, SimError>;
