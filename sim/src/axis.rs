@@ -317,8 +317,8 @@ impl Component for AxisSink {
             return;
         }
         self.beats += 1;
-        if self.ports.tkeep.is_some() {
-            let keep_bytes = model.get_bytes(self.ports.tkeep.expect("checked"));
+        if let Some(k) = self.ports.tkeep {
+            let keep_bytes = model.get_bytes(k);
             for (i, b) in data.iter().enumerate().take(self.ports.lanes) {
                 if keep_bytes[i / 8] >> (i % 8) & 1 == 1 {
                     self.partial.push(*b);

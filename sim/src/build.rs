@@ -115,7 +115,9 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         });
     }
     // Build in a scratch directory and rename, so a crashed build never looks cached.
-    let tmp = cache.join(format!("{top}-{hash}.tmp{}", std::process::id()));
+    static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = cache.join(format!("{top}-{hash}.tmp{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
     let mut v = Command::new("verilator");

@@ -5,13 +5,12 @@ use crate::axis::AxisSource;
 use crate::build::BuildOptions;
 use crate::designs::{emit_to, open_tb};
 use crate::pause::PauseGenerator;
-use anyhow::{ensure, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use ferroce_hdl::designs::DESIGNS;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 pub fn run(frames: usize, seed: u64) -> Result<()> {
@@ -20,18 +19,9 @@ pub fn run(frames: usize, seed: u64) -> Result<()> {
     println!("1. Verilog -> {}", out.display());
     for d in DESIGNS {
         let files = emit_to(d.name, out).with_context(|| format!("emitting {}", d.name))?;
-        let lint = Command::new("verilator")
-            .args(["--lint-only", "-Wall", "--top-module", d.name])
-            .arg(lint_waivers())
-            .args(&files)
-            .output()
-            .context("running verilator --lint-only (is verilator installed?)")?;
-        ensure!(
-            lint.status.success(),
-            "lint of {} failed:\n{}",
-            d.name,
-            String::from_utf8_lossy(&lint.stderr)
-        );
+        if let Err(diag) = crate::synth::lint(d.name, &files)? {
+            bail!("lint of {} failed:\n{diag}", d.name);
+        }
         println!(
             "   {:<20} {:>3} modules, verilator -Wall clean",
             d.name,
@@ -96,13 +86,4 @@ pub fn run(frames: usize, seed: u64) -> Result<()> {
     }
     println!("all results match the reference");
     Ok(())
-}
-
-/// The lint waiver file, written next to the build outputs.
-pub fn lint_waivers() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("hdl")
-        .join("lint")
-        .join("waivers.vlt")
 }

@@ -12,6 +12,8 @@ pub mod demo;
 pub mod designs;
 pub mod model;
 pub mod pause;
+pub mod perf;
+pub mod synth;
 pub mod tb;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};

@@ -4,11 +4,13 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+#[derive(Default)]
 pub enum PauseGenerator {
     /// Never pause: full rate.
+    #[default]
     Never,
     /// Pause each cycle with probability `p`, from a seeded generator (reproducible).
-    Random { rng: ChaCha8Rng, p: f64 },
+    Random { rng: Box<ChaCha8Rng>, p: f64 },
     /// Repeat a fixed pattern.
     Pattern { pattern: Vec<bool>, at: usize },
 }
@@ -16,7 +18,7 @@ pub enum PauseGenerator {
 impl PauseGenerator {
     pub fn random(seed: u64, p: f64) -> Self {
         PauseGenerator::Random {
-            rng: ChaCha8Rng::seed_from_u64(seed),
+            rng: Box::new(ChaCha8Rng::seed_from_u64(seed)),
             p: p.clamp(0.0, 1.0),
         }
     }
@@ -39,11 +41,5 @@ impl PauseGenerator {
                 v
             }
         }
-    }
-}
-
-impl Default for PauseGenerator {
-    fn default() -> Self {
-        PauseGenerator::Never
     }
 }

@@ -60,7 +60,7 @@ impl<const DW: usize> CrcCore<DW> {
 
     pub fn new() -> Self {
         assert!(
-            DW % 8 == 0 && DW >= 8,
+            DW.is_multiple_of(8) && DW >= 8,
             "datapath width {DW} is not whole bytes"
         );
         let lanes = DW / 8;

@@ -60,6 +60,13 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Benchmark: throughput against one beat per clock, latency, simulation speed, and
+    /// Yosys resources. Prints Markdown tables (the README's performance section).
+    Perf {
+        /// Skip Yosys synthesis (about a minute).
+        #[arg(long)]
+        no_synth: bool,
+    },
 }
 
 fn main() -> Result<()> {
@@ -87,5 +94,6 @@ fn main() -> Result<()> {
             Ok(())
         }
         Cmd::Demo { frames, seed } => ferroce_sim::demo::run(frames, seed),
+        Cmd::Perf { no_synth } => ferroce_sim::perf::run(!no_synth),
     }
 }

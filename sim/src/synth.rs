@@ -1,0 +1,128 @@
+//! Lint and synthesis gates over emitted Verilog: Verilator `--lint-only -Wall` with the one
+//! waiver file, and Yosys `synth_ice40` / `synth_xilinx` with cell counts.
+
+use crate::{Result, SimError};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The lint waiver file (`hdl/lint/waivers.vlt`): the only place lint is relaxed.
+pub fn lint_waivers() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("hdl")
+        .join("lint")
+        .join("waivers.vlt")
+}
+
+fn output(cmd: &mut Command) -> Result<std::process::Output> {
+    let desc = format!("{cmd:?}");
+    cmd.output()
+        .map_err(|source| SimError::Spawn { cmd: desc, source })
+}
+
+/// `verilator --lint-only -Wall`; returns the diagnostics when it fails.
+pub fn lint(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), String>> {
+    let out = output(
+        Command::new("verilator")
+            .args(["--lint-only", "-Wall", "--top-module", top])
+            .arg(lint_waivers())
+            .args(files),
+    )?;
+    if out.status.success() {
+        Ok(Ok(()))
+    } else {
+        Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()))
+    }
+}
+
+/// A Yosys synthesis target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Ice40,
+    Xilinx,
+}
+
+impl Target {
+    pub fn command(self) -> &'static str {
+        match self {
+            Target::Ice40 => "synth_ice40",
+            Target::Xilinx => "synth_xilinx",
+        }
+    }
+}
+
+/// Cell counts from Yosys `stat` after a flattened synthesis.
+#[derive(Clone, Debug, Default)]
+pub struct Resources {
+    pub cells: BTreeMap<String, u64>,
+}
+
+impl Resources {
+    fn sum(&self, pred: impl Fn(&str) -> bool) -> u64 {
+        self.cells
+            .iter()
+            .filter(|(k, _)| pred(k))
+            .map(|(_, v)| v)
+            .sum()
+    }
+    /// LUTs (LUT1..LUT6 on Xilinx, SB_LUT4 on iCE40).
+    pub fn luts(&self) -> u64 {
+        self.sum(|k| k.starts_with("LUT") || k == "SB_LUT4")
+    }
+    /// Flip-flops (FD* on Xilinx, SB_DFF* on iCE40).
+    pub fn ffs(&self) -> u64 {
+        self.sum(|k| k.starts_with("FD") || k.starts_with("SB_DFF"))
+    }
+    /// Wide-function multiplexers (MUXF7/MUXF8, Xilinx only).
+    pub fn muxf(&self) -> u64 {
+        self.sum(|k| k.starts_with("MUXF"))
+    }
+    /// Block RAMs (RAMB* on Xilinx, SB_RAM40_4K on iCE40).
+    pub fn brams(&self) -> u64 {
+        self.sum(|k| k.starts_with("RAMB") || k.starts_with("SB_RAM"))
+    }
+}
+
+/// Synthesize `top` for `target` (flattened) and return its resources, or Yosys' complaint.
+pub fn synth(
+    top: &str,
+    files: &[PathBuf],
+    target: Target,
+    scratch: &Path,
+) -> Result<std::result::Result<Resources, String>> {
+    std::fs::create_dir_all(scratch).map_err(|source| SimError::Io {
+        path: scratch.to_path_buf(),
+        source,
+    })?;
+    let stat = scratch.join(format!("{top}.{}.stat", target.command()));
+    let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let script = format!(
+        "read_verilog {}; {} -flatten -top {top}; tee -q -o {} stat",
+        list.join(" "),
+        target.command(),
+        stat.display()
+    );
+    let out = output(Command::new("yosys").args(["-q", "-p", &script]))?;
+    if !out.status.success() {
+        let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
+        msg.push_str(&String::from_utf8_lossy(&out.stderr));
+        return Ok(Err(msg));
+    }
+    let text = std::fs::read_to_string(&stat).map_err(|source| SimError::Io {
+        path: stat.clone(),
+        source,
+    })?;
+    let mut res = Resources::default();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        if let (Some(name), Some(n), None) = (it.next(), it.next(), it.next()) {
+            if let Ok(n) = n.parse::<u64>() {
+                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    res.cells.insert(name.to_string(), n);
+                }
+            }
+        }
+    }
+    Ok(Ok(res))
+}
