@@ -2,7 +2,7 @@
 //!
 //! Each design is a top-level block at one datapath width, with a stable module name.
 
-use crate::crc::Crc32;
+use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
@@ -55,6 +55,16 @@ pub const DESIGNS: &[Design] = &[
         config: Config::HundredG,
         summary: "CRC-32 tap, 512-bit stream",
     },
+    Design {
+        name: "ferroce_icrc_64",
+        config: Config::TenG,
+        summary: "RoCEv2 ICRC compute and check tap, 64-bit stream",
+    },
+    Design {
+        name: "ferroce_icrc_512",
+        config: Config::HundredG,
+        summary: "RoCEv2 ICRC compute and check tap, 512-bit stream",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -66,6 +76,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
     match name {
         "ferroce_crc32_64" => emit(&mut Crc32::<64, 8>::new(), name),
         "ferroce_crc32_512" => emit(&mut Crc32::<512, 64>::new(), name),
+        "ferroce_icrc_64" => emit(&mut Icrc::<64, 8, 6>::new(), name),
+        "ferroce_icrc_512" => emit(&mut Icrc::<512, 64, 9>::new(), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }
 }

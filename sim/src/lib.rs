@@ -13,6 +13,7 @@ pub mod designs;
 pub mod model;
 pub mod pause;
 pub mod perf;
+pub mod roce;
 pub mod synth;
 pub mod tb;
 

@@ -163,6 +163,58 @@ impl IcrcLayout {
     }
 }
 
+/// Largest IP length (IPv4 total length, or IPv6 payload length plus its 40-byte header) that
+/// ferroce accepts: 16 KiB, above any Ethernet jumbo frame. Longer lengths are [`IcrcError::BadIpLength`].
+pub const MAX_IP_LEN: usize = 16384;
+
+/// The status bits the ICRC engine reports with each frame (`m_icrc_tuser`); zero means the
+/// frame is RoCEv2, complete, and carries the ICRC it should. One table for the HDL, the
+/// drivers, the Python harness and the docs.
+pub mod flags {
+    /// EtherType (after an optional 802.1Q tag) is neither IPv4 nor IPv6, or the IP version
+    /// field disagrees with it.
+    pub const NOT_IP: u8 = 1 << 0;
+    /// IPv4 header with options (IHL != 5).
+    pub const IP_OPTIONS: u8 = 1 << 1;
+    /// Not UDP, or not UDP destination port 4791.
+    pub const NOT_ROCE: u8 = 1 << 2;
+    /// IP length shorter than the RoCEv2 headers plus ICRC, or longer than [`super::MAX_IP_LEN`].
+    pub const BAD_LENGTH: u8 = 1 << 3;
+    /// The frame ends before its headers or before the last byte of its ICRC.
+    pub const TRUNCATED: u8 = 1 << 4;
+    /// `tkeep` broke the stream convention (not all ones before the last beat, or not
+    /// contiguous from lane 0 on it).
+    pub const BAD_KEEP: u8 = 1 << 5;
+    /// The ICRC the frame carries differs from the computed one.
+    pub const MISMATCH: u8 = 1 << 6;
+    /// Name and meaning of every flag, in bit order.
+    pub const ALL: &[(u8, &str, &str)] = &[
+        (
+            NOT_IP,
+            "not_ip",
+            "not IPv4/IPv6, or IP version disagrees with the EtherType",
+        ),
+        (IP_OPTIONS, "ip_options", "IPv4 header with options"),
+        (NOT_ROCE, "not_roce", "not UDP to port 4791"),
+        (
+            BAD_LENGTH,
+            "bad_length",
+            "IP length too short for RoCEv2 or over MAX_IP_LEN",
+        ),
+        (
+            TRUNCATED,
+            "truncated",
+            "frame ends before its headers or its ICRC",
+        ),
+        (BAD_KEEP, "bad_keep", "tkeep breaks the stream convention"),
+        (
+            MISMATCH,
+            "mismatch",
+            "carried ICRC differs from the computed one",
+        ),
+    ];
+}
+
 /// Why a frame has no ICRC.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum IcrcError {
@@ -178,8 +230,23 @@ pub enum IcrcError {
     NotUdp(u8),
     #[error("UDP destination port {0} is not RoCEv2's 4791")]
     NotRoce(u16),
-    #[error("IP length {ip_len} is too short for the RoCEv2 headers and ICRC")]
+    #[error(
+        "IP length {ip_len} is too short for the RoCEv2 headers and ICRC, or over {MAX_IP_LEN}"
+    )]
     BadIpLength { ip_len: usize },
+}
+
+impl IcrcError {
+    /// The [`flags`] bit the ICRC engine raises for this error.
+    pub fn flag(&self) -> u8 {
+        match self {
+            IcrcError::Truncated { .. } => flags::TRUNCATED,
+            IcrcError::NotIp(_) | IcrcError::BadVersion(_) => flags::NOT_IP,
+            IcrcError::Ipv4Options(_) => flags::IP_OPTIONS,
+            IcrcError::NotUdp(_) | IcrcError::NotRoce(_) => flags::NOT_ROCE,
+            IcrcError::BadIpLength { .. } => flags::BAD_LENGTH,
+        }
+    }
 }
 
 /// Parse the layout of a RoCEv2 frame (Ethernet first, no FCS) and return it with the frame
@@ -226,7 +293,7 @@ pub fn parse(frame: &[u8]) -> Result<(IcrcLayout, usize), IcrcError> {
         return Err(IcrcError::NotRoce(dport));
     }
     let ip_len = usize::from(be16(layout.ip_len_offset())) + layout.ip_len_bias();
-    if ip_len < layout.min_ip_len() {
+    if ip_len < layout.min_ip_len() || ip_len > MAX_IP_LEN {
         return Err(IcrcError::BadIpLength { ip_len });
     }
     let end = layout.ip_offset() + ip_len - ICRC_LEN;

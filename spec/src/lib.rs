@@ -10,5 +10,6 @@
 pub mod crc;
 pub mod headers;
 pub mod icrc;
+pub mod opcodes;
 
 pub use icrc::{icrc, IcrcError, IcrcLayout};

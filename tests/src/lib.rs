@@ -22,3 +22,56 @@ pub fn seed(test: &str) -> u64 {
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }
+
+use anyhow::{ensure, Result};
+use ferroce_sim::Tb;
+
+/// Clock until `n` results have come out of the tap output `<prefix>_tdata/_tvalid/_tuser`,
+/// failing after `budget` cycles; then check that nothing more comes out.
+pub fn collect(tb: &mut Tb, prefix: &str, n: usize, budget: u64) -> Result<Vec<(u64, u64)>> {
+    let data = tb.model_ref().port(&format!("{prefix}_tdata"))?;
+    let valid = tb.model_ref().port(&format!("{prefix}_tvalid"))?;
+    let user = tb.model_ref().port(&format!("{prefix}_tuser"))?;
+    let mut out = Vec::with_capacity(n);
+    let start = tb.cycle();
+    while out.len() < n {
+        tb.rising_edge()?;
+        if tb.model_ref().get(valid) != 0 {
+            out.push((tb.model_ref().get(data), tb.model_ref().get(user)));
+        }
+        ensure!(
+            tb.cycle() - start < budget,
+            "{} results of {n} after {budget} cycles",
+            out.len()
+        );
+    }
+    tb.clock_cycles(4)?;
+    ensure!(tb.model_ref().get(valid) == 0, "spurious result");
+    Ok(out)
+}
+
+/// Drive one beat of `s_axis` by hand, tready high (for keep patterns a source never makes).
+pub fn beat(tb: &mut Tb, data: &[u8], keep: u64, last: bool) -> Result<()> {
+    let p = tb.model_ref().port("s_axis_tdata")?;
+    tb.model().set_bytes(p, data)?;
+    let k = tb.model_ref().port("s_axis_tkeep")?;
+    let keep_bytes: Vec<u8> = (0..k.width.div_ceil(8))
+        .map(|i| (keep >> (8 * i)) as u8)
+        .collect();
+    tb.model().set_bytes(k, &keep_bytes)?;
+    tb.set("s_axis_tlast", u64::from(last))?;
+    tb.set("s_axis_tvalid", 1)?;
+    tb.set("s_axis_tready", 1)?;
+    tb.rising_edge()?;
+    tb.set("s_axis_tvalid", 0)?;
+    Ok(())
+}
+
+/// All ones in the low `lanes` bits.
+pub fn full_keep(lanes: usize) -> u64 {
+    if lanes >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << lanes) - 1
+    }
+}

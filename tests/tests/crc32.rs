@@ -1,9 +1,9 @@
 //! CRC-32 tap on the Verilator model, against the `crc` crate (an outside reference).
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{Context, Result};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{AxisSink, AxisSource, BuildOptions, PauseGenerator, Tb};
-use ferroce_tests::{rng, seed};
+use ferroce_tests::{beat, full_keep, rng, seed};
 use rand::Rng;
 
 const WIDTHS: [&str; 2] = ["ferroce_crc32_64", "ferroce_crc32_512"];
@@ -14,25 +14,10 @@ fn reference(data: &[u8]) -> u32 {
 
 /// Run every queued frame through and collect (crc, tuser) results.
 fn collect(tb: &mut Tb, n: usize, budget: u64) -> Result<Vec<(u32, u64)>> {
-    let data = tb.model_ref().port("m_crc_tdata")?;
-    let valid = tb.model_ref().port("m_crc_tvalid")?;
-    let user = tb.model_ref().port("m_crc_tuser")?;
-    let mut out = Vec::with_capacity(n);
-    let start = tb.cycle();
-    while out.len() < n {
-        tb.rising_edge()?;
-        if tb.model_ref().get(valid) != 0 {
-            out.push((tb.model_ref().get(data) as u32, tb.model_ref().get(user)));
-        }
-        ensure!(
-            tb.cycle() - start < budget,
-            "no result after {budget} cycles"
-        );
-    }
-    // Nothing more may come out once every frame is done.
-    tb.clock_cycles(4)?;
-    ensure!(tb.model_ref().get(valid) == 0, "spurious result");
-    Ok(out)
+    Ok(ferroce_tests::collect(tb, "m_crc", n, budget)?
+        .into_iter()
+        .map(|(d, u)| (d as u32, u))
+        .collect())
 }
 
 #[test]
@@ -90,34 +75,12 @@ fn random_frames_match_reference() -> Result<()> {
     Ok(())
 }
 
-/// Drive one beat by hand (for keep patterns the source never makes).
-fn beat(tb: &mut Tb, data: &[u8], keep: u64, last: bool) -> Result<()> {
-    let p = tb.model_ref().port("s_axis_tdata")?;
-    tb.model().set_bytes(p, data)?;
-    let k = tb.model_ref().port("s_axis_tkeep")?;
-    let kw = k.width;
-    let keep_bytes: Vec<u8> = (0..kw.div_ceil(8))
-        .map(|i| (keep >> (8 * i)) as u8)
-        .collect();
-    tb.model().set_bytes(k, &keep_bytes)?;
-    tb.set("s_axis_tlast", u64::from(last))?;
-    tb.set("s_axis_tvalid", 1)?;
-    tb.set("s_axis_tready", 1)?;
-    tb.rising_edge()?;
-    tb.set("s_axis_tvalid", 0)?;
-    Ok(())
-}
-
 #[test]
 fn bad_keep_is_flagged_and_the_next_frame_is_clean() -> Result<()> {
     for name in WIDTHS {
         let mut tb = open_tb(name, &BuildOptions::default())?;
         let lanes = tb.model_ref().port("s_axis_tkeep")?.width;
-        let full = if lanes == 64 {
-            u64::MAX
-        } else {
-            (1u64 << lanes) - 1
-        };
+        let full = full_keep(lanes);
         let data: Vec<u8> = (0..lanes as u8).collect();
         let mon = AxisSink::monitor(&mut tb, "m_crc")?;
         // Gap in the last beat's keep.

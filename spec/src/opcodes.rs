@@ -1,0 +1,115 @@
+//! BTH opcodes of the RC and UD transports (IBA 9.2, table 38) and the extended headers each
+//! carries, in wire order. One table: the HDL's parser and builder, the driver, the Python
+//! harness and the docs all read it.
+
+/// Extended transport headers that follow the BTH.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ExtHeader {
+    /// RDMA extended transport header: virtual address, R_Key, DMA length.
+    Reth,
+    /// ACK extended transport header: syndrome, MSN.
+    Aeth,
+    /// Immediate data.
+    ImmDt,
+    /// Datagram extended transport header: Q_Key, source QP.
+    Deth,
+    /// Atomic extended transport header: VA, R_Key, swap/add data, compare data.
+    AtomicEth,
+    /// Atomic ACK extended transport header: original remote data.
+    AtomicAckEth,
+    /// Invalidate extended transport header: R_Key.
+    Ieth,
+}
+
+impl ExtHeader {
+    pub const fn size(self) -> usize {
+        match self {
+            ExtHeader::Reth => 16,
+            ExtHeader::Aeth => 4,
+            ExtHeader::ImmDt => 4,
+            ExtHeader::Deth => 8,
+            ExtHeader::AtomicEth => 28,
+            ExtHeader::AtomicAckEth => 8,
+            ExtHeader::Ieth => 4,
+        }
+    }
+}
+
+/// One BTH opcode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opcode {
+    pub code: u8,
+    pub name: &'static str,
+    pub ext: &'static [ExtHeader],
+    /// Whether the packet may carry a payload.
+    pub payload: bool,
+}
+
+impl Opcode {
+    /// Bytes of extended headers after the BTH.
+    pub fn ext_len(&self) -> usize {
+        self.ext.iter().map(|h| h.size()).sum()
+    }
+}
+
+const fn op(code: u8, name: &'static str, ext: &'static [ExtHeader], payload: bool) -> Opcode {
+    Opcode {
+        code,
+        name,
+        ext,
+        payload,
+    }
+}
+
+use ExtHeader::*;
+
+/// Every RC and UD opcode.
+pub const OPCODES: &[Opcode] = &[
+    op(0x00, "RC_SEND_FIRST", &[], true),
+    op(0x01, "RC_SEND_MIDDLE", &[], true),
+    op(0x02, "RC_SEND_LAST", &[], true),
+    op(0x03, "RC_SEND_LAST_WITH_IMMEDIATE", &[ImmDt], true),
+    op(0x04, "RC_SEND_ONLY", &[], true),
+    op(0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", &[ImmDt], true),
+    op(0x06, "RC_RDMA_WRITE_FIRST", &[Reth], true),
+    op(0x07, "RC_RDMA_WRITE_MIDDLE", &[], true),
+    op(0x08, "RC_RDMA_WRITE_LAST", &[], true),
+    op(0x09, "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE", &[ImmDt], true),
+    op(0x0A, "RC_RDMA_WRITE_ONLY", &[Reth], true),
+    op(
+        0x0B,
+        "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
+        &[Reth, ImmDt],
+        true,
+    ),
+    op(0x0C, "RC_RDMA_READ_REQUEST", &[Reth], false),
+    op(0x0D, "RC_RDMA_READ_RESPONSE_FIRST", &[Aeth], true),
+    op(0x0E, "RC_RDMA_READ_RESPONSE_MIDDLE", &[], true),
+    op(0x0F, "RC_RDMA_READ_RESPONSE_LAST", &[Aeth], true),
+    op(0x10, "RC_RDMA_READ_RESPONSE_ONLY", &[Aeth], true),
+    op(0x11, "RC_ACKNOWLEDGE", &[Aeth], false),
+    op(0x12, "RC_ATOMIC_ACKNOWLEDGE", &[Aeth, AtomicAckEth], false),
+    op(0x13, "RC_CMP_SWAP", &[AtomicEth], false),
+    op(0x14, "RC_FETCH_ADD", &[AtomicEth], false),
+    op(0x16, "RC_SEND_LAST_WITH_INVALIDATE", &[Ieth], true),
+    op(0x17, "RC_SEND_ONLY_WITH_INVALIDATE", &[Ieth], true),
+    op(0x64, "UD_SEND_ONLY", &[Deth], true),
+    op(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", &[Deth, ImmDt], true),
+];
+
+/// Look an opcode up by its code.
+pub fn opcode(code: u8) -> Option<&'static Opcode> {
+    OPCODES.iter().find(|o| o.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_sorted() {
+        assert!(OPCODES.windows(2).all(|w| w[0].code < w[1].code));
+        assert_eq!(opcode(0x0B).map(|o| o.ext_len()), Some(20));
+        assert_eq!(opcode(0x15), None);
+    }
+}
