@@ -50,3 +50,11 @@ pub fn open_tb(name: &str, opts: &BuildOptions) -> Result<Tb> {
     }
     Ok(tb)
 }
+
+/// Names of every design that can be opened.
+pub fn names() -> Vec<&'static str> {
+    ferroce_hdl::designs::DESIGNS
+        .iter()
+        .map(|d| d.name)
+        .collect()
+}

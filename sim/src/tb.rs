@@ -66,6 +66,11 @@ impl Tb {
         self.cycle * self.period_ps
     }
 
+    /// Clock period in picoseconds.
+    pub fn period_ps(&self) -> u64 {
+        self.period_ps
+    }
+
     /// Add a bus driver or monitor; it runs every cycle from now on.
     pub fn add<C: Component + 'static>(&mut self, c: Rc<RefCell<C>>) {
         self.components.push(c);

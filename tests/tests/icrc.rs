@@ -93,6 +93,15 @@ fn built_frames_match_the_reference() -> Result<()> {
     Ok(())
 }
 
+fn read_pcap(path: &std::path::Path, frames: &mut Vec<Vec<u8>>) -> Result<()> {
+    let mut reader = PcapReader::new(std::fs::File::open(path)?)
+        .with_context(|| format!("opening {}", path.display()))?;
+    while let Some(pkt) = reader.next_packet() {
+        frames.push(pkt?.data.into_owned());
+    }
+    Ok(())
+}
+
 fn rxe_frames() -> Result<Vec<Vec<u8>>> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
@@ -103,13 +112,31 @@ fn rxe_frames() -> Result<Vec<Vec<u8>>> {
     paths.sort();
     let mut frames = Vec::new();
     for path in paths {
-        let mut reader = PcapReader::new(std::fs::File::open(&path)?)
-            .with_context(|| format!("opening {}", path.display()))?;
-        while let Some(pkt) = reader.next_packet() {
-            frames.push(pkt?.data.into_owned());
-        }
+        read_pcap(&path, &mut frames)?;
     }
     Ok(frames)
+}
+
+#[test]
+fn scapy_frames_match_the_reference_and_scapy() -> Result<()> {
+    // tests/data/scapy_roce.pcap: 1,200 frames built by scapy (tests/py/scapy_frames.py; a
+    // pytest checks the file is what scapy makes). The ICRC each carries is scapy's.
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/scapy_roce.pcap");
+    let mut frames = Vec::new();
+    read_pcap(&path, &mut frames)?;
+    assert_eq!(frames.len(), 1200);
+    for (i, f) in frames.iter().enumerate() {
+        assert_eq!(
+            expect(f),
+            Expect::Good(carried_icrc(f)?),
+            "frame {i}: spec reference differs from scapy"
+        );
+    }
+    let seed = seed("scapy_frames_match_the_reference_and_scapy");
+    for (w, name) in WIDTHS.iter().enumerate() {
+        run(name, &frames, seed + w as u64)?;
+    }
+    Ok(())
 }
 
 #[test]
