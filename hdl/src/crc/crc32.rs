@@ -14,7 +14,8 @@
 
 use crate::crc::crc_core::{CrcCore, ZW};
 use crate::prelude::*;
-use crate::util::{bits_from_bools, bits_from_u64};
+use crate::stream::{lane_masks, ones, zeros};
+use crate::util::bits_from_u64;
 use ferroce_spec::crc::INIT;
 
 #[derive(LogicBlock)]
@@ -50,12 +51,6 @@ pub struct Crc32<const DW: usize, const KW: usize> {
 impl<const DW: usize, const KW: usize> Crc32<DW, KW> {
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
-        let lane_mask = (0..KW)
-            .map(|l| {
-                let bools: Vec<bool> = (0..DW).map(|b| b / 8 == l).collect();
-                Constant::new(bits_from_bools::<DW>(&bools))
-            })
-            .collect();
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -75,16 +70,16 @@ impl<const DW: usize, const KW: usize> Crc32<DW, KW> {
             keep_p1: Default::default(),
             bad: Default::default(),
             data_mask: Default::default(),
-            lane_mask,
+            lane_mask: lane_masks::<DW>(),
             zeros_if_top: (0..KW)
                 .map(|l| Constant::new(bits_from_u64::<ZW>((KW - 1 - l) as u64)))
                 .collect(),
             all_lanes: Constant::new(bits_from_u64::<ZW>(KW as u64)),
             init: Constant::new(bits_from_u64::<32>(u64::from(INIT))),
             one_kw: Constant::new(bits_from_u64::<KW>(1)),
-            full_keep: Constant::new(bits_from_bools::<KW>(&[true; 128][..KW])),
-            zero_kw: Constant::new(Bits::default()),
-            zero_dw: Constant::new(Bits::default()),
+            full_keep: ones(),
+            zero_kw: zeros(),
+            zero_dw: zeros(),
         }
     }
 }

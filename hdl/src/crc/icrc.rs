@@ -27,6 +27,7 @@
 use crate::crc::crc_core::{CrcCore, ZW};
 use crate::crc::gf2;
 use crate::prelude::*;
+use crate::stream::{lane_masks, ones, zeros};
 use crate::util::{bits_from_bools, bits_from_u64};
 use ferroce_spec::headers::*;
 use ferroce_spec::icrc::{flags, IcrcLayout, MAX_IP_LEN, SEED};
@@ -294,12 +295,6 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
                 frc[c].push(Constant::new(bits_from_bools::<DW>(&force)));
             }
         }
-        let lane_mask = (0..w)
-            .map(|l| {
-                let bools: Vec<bool> = (0..DW).map(|b| b / 8 == l).collect();
-                Constant::new(bits_from_bools::<DW>(&bools))
-            })
-            .collect();
         let c8 = |v: u8| Constant::new(bits_from_u64::<8>(u64::from(v)));
         let et = ETH_TYPE_OFFSET;
         let inner = VLAN_INNER_TYPE_OFFSET;
@@ -395,7 +390,7 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
             frc1: std::mem::take(&mut frc[1]),
             frc2: std::mem::take(&mut frc[2]),
             frc3: std::mem::take(&mut frc[3]),
-            lane_mask,
+            lane_mask: lane_masks::<DW>(),
             lane_id: (1..w).map(|l| c16(l as u64)).collect(),
             lane_count: (0..w).map(|l| c16(l as u64 + 1)).collect(),
             k_off: (0..4).map(|k| c16(k as u64 + 1)).collect(),
@@ -419,10 +414,10 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
             saturate: c16(BASE_SATURATE),
             zero_ow: c16(0),
             one_kw: Constant::new(bits_from_u64::<KW>(1)),
-            full_keep: Constant::new(bits_from_bools::<KW>(&vec![true; KW])),
-            zero_kw: Constant::new(Bits::default()),
-            all_dw: Constant::new(bits_from_bools::<DW>(&vec![true; DW])),
-            zero_dw: Constant::new(Bits::default()),
+            full_keep: ones(),
+            zero_kw: zeros(),
+            all_dw: ones(),
+            zero_dw: zeros(),
             zero8: c8(0),
             f_not_ip: c8(flags::NOT_IP),
             f_ip_options: c8(flags::IP_OPTIONS),
