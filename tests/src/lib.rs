@@ -24,7 +24,8 @@ pub fn rng(seed: u64) -> ChaCha8Rng {
 }
 
 use anyhow::{ensure, Result};
-use ferroce_sim::Tb;
+use ferroce_sim::{AxisSink, Tb};
+use std::cell::RefCell;
 
 /// Clock until `n` results have come out of the tap output `<prefix>_tdata/_tvalid/_tuser`,
 /// failing after `budget` cycles; then check that nothing more comes out.
@@ -74,4 +75,15 @@ pub fn full_keep(lanes: usize) -> u64 {
     } else {
         (1u64 << lanes) - 1
     }
+}
+
+/// Every result a tap monitor has seen, as (32-bit tdata, tuser).
+pub fn drain(mon: &RefCell<AxisSink>) -> Vec<(u32, u64)> {
+    std::iter::from_fn(|| mon.borrow_mut().recv())
+        .map(|f| {
+            let mut b = [0u8; 4];
+            b.copy_from_slice(&f.data[..4]);
+            (u32::from_le_bytes(b), f.user)
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{AxisSink, AxisSource, BuildOptions, PauseGenerator, Tb};
-use ferroce_tests::{beat, full_keep, rng, seed};
+use ferroce_tests::{beat, drain, full_keep, rng, seed};
 use rand::Rng;
 
 const WIDTHS: [&str; 2] = ["ferroce_crc32_64", "ferroce_crc32_512"];
@@ -94,14 +94,7 @@ fn bad_keep_is_flagged_and_the_next_frame_is_clean() -> Result<()> {
         beat(&mut tb, &data, full, false)?;
         beat(&mut tb, &data, 0, true)?;
         tb.clock_cycles(4)?;
-        let got: Vec<(u32, u64)> = std::iter::from_fn(|| mon.borrow_mut().recv())
-            .map(|f| {
-                (
-                    u32::from_le_bytes([f.data[0], f.data[1], f.data[2], f.data[3]]),
-                    f.user,
-                )
-            })
-            .collect();
+        let got = drain(&mon);
         assert_eq!(got.len(), 4, "{name}: one result per frame");
         assert_eq!(got[0].1, 1, "{name}: gap in last keep not flagged");
         assert_eq!(got[1].1, 1, "{name}: partial middle keep not flagged");

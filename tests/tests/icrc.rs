@@ -7,7 +7,7 @@ use ferroce_sim::roce::RoceFrame;
 use ferroce_sim::{AxisSink, AxisSource, BuildOptions, PauseGenerator, Tb};
 use ferroce_spec::headers::*;
 use ferroce_spec::icrc::{carried_icrc, flags, icrc, parse, IcrcLayout, IpVersion};
-use ferroce_tests::{beat, collect, full_keep, rng, seed};
+use ferroce_tests::{beat, collect, drain, full_keep, rng, seed};
 use pcap_file::pcap::PcapReader;
 use rand::Rng;
 use std::path::PathBuf;
@@ -343,14 +343,7 @@ fn bad_keep_is_flagged_and_the_next_frame_is_clean() -> Result<()> {
         send(&mut tb, Some(beats.len() - 1))?;
         send(&mut tb, None)?;
         tb.clock_cycles(4)?;
-        let got: Vec<(u32, u64)> = std::iter::from_fn(|| mon.borrow_mut().recv())
-            .map(|f| {
-                (
-                    u32::from_le_bytes([f.data[0], f.data[1], f.data[2], f.data[3]]),
-                    f.user,
-                )
-            })
-            .collect();
+        let got = drain(&mon);
         assert_eq!(got.len(), 3, "{name}: one result per frame");
         assert!(
             got[0].1 & u64::from(flags::BAD_KEEP) != 0,

@@ -181,25 +181,6 @@ pub struct Icrc<const DW: usize, const KW: usize, const SW: usize> {
     f_mismatch: Constant<Bits<8>>,
 }
 
-/// Elaboration-time collection of the per-case constants.
-#[derive(Default)]
-struct Roms<const SW: usize> {
-    case_id: Vec<Constant<Bits<2>>>,
-    ip_base: Vec<Constant<Bits<OW>>>,
-    ip_sh: Vec<Constant<Bits<SW>>>,
-    len_base: Vec<Constant<Bits<OW>>>,
-    len_sh: Vec<Constant<Bits<SW>>>,
-    proto_base: Vec<Constant<Bits<OW>>>,
-    proto_sh: Vec<Constant<Bits<SW>>>,
-    dport_base: Vec<Constant<Bits<OW>>>,
-    dport_sh: Vec<Constant<Bits<SW>>>,
-    len_min: Vec<Constant<Bits<OW>>>,
-    len_max: Vec<Constant<Bits<OW>>>,
-    last_k: Vec<Constant<Bits<OW>>>,
-    hdr_end: Vec<Constant<Bits<OW>>>,
-    first_state: Vec<Constant<Bits<32>>>,
-}
-
 /// The 16-bit value a big-endian header field shows in `tdata` (lane order: first byte low).
 fn wire16(v: u16) -> u64 {
     u64::from(v.swap_bytes())
@@ -235,7 +216,7 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
         assert_eq!(1 << SW, DW, "SW must be log2 of the data width");
         let c16 = |v: u64| Constant::new(bits_from_u64::<OW>(v));
         let csh = |v: u64| Constant::new(bits_from_u64::<SW>(v));
-        let base_of = |o: usize| (o / w * w) as u64;
+        let base_of = |o: usize| o / w * w;
         let sh_of = |o: usize| ((o % w) * 8) as u64;
         // Every decision byte must sit in one beat, and the case must be decided in or before the
         // beat where coverage starts (the ROMs of earlier beats are the same for all cases).
@@ -251,31 +232,19 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
                 assert_eq!(o / w, (o + 1) / w, "16-bit field straddles a beat");
             }
         }
-        let mut roms = Roms::<SW>::default();
         let nb = Self::header_beats();
         let mut cov: [Vec<Constant<Bits<DW>>>; 4] = Default::default();
         let mut frc: [Vec<Constant<Bits<DW>>>; 4] = Default::default();
+        // One constant per layout case, in `IcrcLayout::ALL` order.
+        let case16 = |f: &dyn Fn(&IcrcLayout) -> usize| -> Vec<Constant<Bits<OW>>> {
+            IcrcLayout::ALL.iter().map(|l| c16(f(l) as u64)).collect()
+        };
+        let case_sh = |f: &dyn Fn(&IcrcLayout) -> usize| -> Vec<Constant<Bits<SW>>> {
+            IcrcLayout::ALL.iter().map(|l| csh(sh_of(f(l)))).collect()
+        };
+        let dport = |l: &IcrcLayout| l.udp_offset() + UDP_DST_PORT_OFFSET;
         for (c, l) in IcrcLayout::ALL.iter().enumerate() {
             let ip = l.ip_offset();
-            let bias = l.ip_len_bias();
-            roms.case_id
-                .push(Constant::new(bits_from_u64::<2>(c as u64)));
-            roms.ip_base.push(c16(base_of(ip)));
-            roms.ip_sh.push(csh(sh_of(ip)));
-            roms.len_base.push(c16(base_of(l.ip_len_offset())));
-            roms.len_sh.push(csh(sh_of(l.ip_len_offset())));
-            roms.proto_base.push(c16(base_of(l.ip_proto_offset())));
-            roms.proto_sh.push(csh(sh_of(l.ip_proto_offset())));
-            let dport = l.udp_offset() + UDP_DST_PORT_OFFSET;
-            roms.dport_base.push(c16(base_of(dport)));
-            roms.dport_sh.push(csh(sh_of(dport)));
-            roms.len_min.push(c16((l.min_ip_len() - bias) as u64));
-            roms.len_max.push(c16((MAX_IP_LEN - bias) as u64));
-            roms.last_k.push(c16((ip + bias - ICRC_LEN - 1) as u64));
-            roms.hdr_end.push(c16((l.bth_offset() + BTH_LEN) as u64));
-            let fs = gf2::unshift(SEED, ip % w);
-            roms.first_state
-                .push(Constant::new(bits_from_u64::<32>(u64::from(fs))));
             let masked = l.masked_bytes();
             for b in 0..nb {
                 let mut cover = vec![false; DW];
@@ -367,20 +336,26 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
             nbytes: Default::default(),
             flags_now: Default::default(),
             crc_out: Default::default(),
-            case_id: roms.case_id,
-            ip_base: roms.ip_base,
-            ip_sh: roms.ip_sh,
-            len_base: roms.len_base,
-            len_sh: roms.len_sh,
-            proto_base: roms.proto_base,
-            proto_sh: roms.proto_sh,
-            dport_base: roms.dport_base,
-            dport_sh: roms.dport_sh,
-            len_min: roms.len_min,
-            len_max: roms.len_max,
-            last_k: roms.last_k,
-            hdr_end: roms.hdr_end,
-            first_state: roms.first_state,
+            case_id: (0..4)
+                .map(|c| Constant::new(bits_from_u64::<2>(c)))
+                .collect(),
+            ip_base: case16(&|l| base_of(l.ip_offset())),
+            ip_sh: case_sh(&|l| l.ip_offset()),
+            len_base: case16(&|l| base_of(l.ip_len_offset())),
+            len_sh: case_sh(&|l| l.ip_len_offset()),
+            proto_base: case16(&|l| base_of(l.ip_proto_offset())),
+            proto_sh: case_sh(&|l| l.ip_proto_offset()),
+            dport_base: case16(&|l| base_of(dport(l))),
+            dport_sh: case_sh(&dport),
+            len_min: case16(&|l| l.min_ip_len() - l.ip_len_bias()),
+            len_max: case16(&|l| MAX_IP_LEN - l.ip_len_bias()),
+            last_k: case16(&|l| l.ip_offset() + l.ip_len_bias() - ICRC_LEN - 1),
+            hdr_end: case16(&|l| l.bth_offset() + BTH_LEN),
+            first_state: IcrcLayout::ALL
+                .iter()
+                .map(|l| gf2::unshift(SEED, l.ip_offset() % w))
+                .map(|fs| Constant::new(bits_from_u64::<32>(u64::from(fs))))
+                .collect(),
             beat_base: (0..nb).map(|b| c16((b * w) as u64)).collect(),
             cov0: std::mem::take(&mut cov[0]),
             cov1: std::mem::take(&mut cov[1]),
@@ -394,9 +369,9 @@ impl<const DW: usize, const KW: usize, const SW: usize> Icrc<DW, KW, SW> {
             lane_id: (1..w).map(|l| c16(l as u64)).collect(),
             lane_count: (0..w).map(|l| c16(l as u64 + 1)).collect(),
             k_off: (0..4).map(|k| c16(k as u64 + 1)).collect(),
-            et_base: c16(base_of(et)),
+            et_base: c16(base_of(et) as u64),
             et_sh: csh(sh_of(et)),
-            inner_base: c16(base_of(inner)),
+            inner_base: c16(base_of(inner) as u64),
             inner_sh: csh(sh_of(inner)),
             et_vlan: Constant::new(bits_from_u64::<16>(wire16(ETHERTYPE_VLAN))),
             et_v4: Constant::new(bits_from_u64::<16>(wire16(ETHERTYPE_IPV4))),
