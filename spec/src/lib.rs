@@ -1,15 +1,27 @@
 //! ferroce truth tables: the facts that the HDL, the simulator, the driver and the docs all
 //! derive from. Pure data and functions, no I/O.
 //!
-//! - [`crc`]: CRC-32 (IEEE 802.3, reflected) as a byte-step function, the reference for the
-//!   Ethernet FCS and the RoCEv2 ICRC, and the linear map the HDL's XOR matrices are built from.
-//! - [`headers`]: header lengths and field offsets (Ethernet, 802.1Q, IPv4, IPv6, UDP, BTH).
-//! - [`icrc`]: the RoCEv2 invariant CRC (IBA Annex A17.3.3): which fields are masked, the layout
-//!   of a frame, and the reference ICRC of a frame.
+//! - [`layout`]: bit-field layouts (network or host order) with accessors and checks.
+//! - [`headers`]: wire header layouts (Ethernet, 802.1Q, IPv4, IPv6, UDP, BTH and the extended
+//!   transport headers) and the offsets derived from them.
+//! - [`opcodes`]: every RC and UD BTH opcode with its extended headers.
+//! - [`psn`]: 24-bit PSN arithmetic.
+//! - [`tlp`]: PCIe TLP headers as the host interface carries them.
+//! - [`regs`]: the BAR0 register map.
+//! - [`queues`]: WQE, CQE, QP and CQ context formats and the verbs codes in them.
+//! - [`crc`]: CRC-32 (IEEE 802.3, reflected), the reference for the FCS and the ICRC.
+//! - [`icrc`]: the RoCEv2 invariant CRC (IBA Annex A17.3.3).
+//! - [`docs`]: the generated documentation pages.
 
 pub mod crc;
+pub mod docs;
 pub mod headers;
 pub mod icrc;
+pub mod layout;
 pub mod opcodes;
+pub mod psn;
+pub mod queues;
+pub mod regs;
+pub mod tlp;
 
 pub use icrc::{icrc, IcrcError, IcrcLayout};

@@ -2,6 +2,9 @@
 //! carries, in wire order. One table: the HDL's parser and builder, the driver, the Python
 //! harness and the docs all read it.
 
+use crate::headers;
+use crate::layout::Layout;
+
 /// Extended transport headers that follow the BTH.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ExtHeader {
@@ -22,16 +25,21 @@ pub enum ExtHeader {
 }
 
 impl ExtHeader {
-    pub const fn size(self) -> usize {
+    /// The header's field layout.
+    pub const fn layout(self) -> &'static Layout {
         match self {
-            ExtHeader::Reth => 16,
-            ExtHeader::Aeth => 4,
-            ExtHeader::ImmDt => 4,
-            ExtHeader::Deth => 8,
-            ExtHeader::AtomicEth => 28,
-            ExtHeader::AtomicAckEth => 8,
-            ExtHeader::Ieth => 4,
+            ExtHeader::Reth => &headers::RETH,
+            ExtHeader::Aeth => &headers::AETH,
+            ExtHeader::ImmDt => &headers::IMMDT,
+            ExtHeader::Deth => &headers::DETH,
+            ExtHeader::AtomicEth => &headers::ATOMIC_ETH,
+            ExtHeader::AtomicAckEth => &headers::ATOMIC_ACK_ETH,
+            ExtHeader::Ieth => &headers::IETH,
         }
+    }
+
+    pub const fn size(self) -> usize {
+        self.layout().len
     }
 }
 
@@ -97,6 +105,64 @@ pub const OPCODES: &[Opcode] = &[
     op(0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", &[Deth, ImmDt], true),
 ];
 
+/// Opcodes the hardware sends and accepts today; the rest are listed for the parser's
+/// validity check and the docs, and arrive with the transport issues.
+pub const IMPLEMENTED: &[u8] = &[0x06, 0x07, 0x08, 0x0A, 0x11];
+
+/// Where a packet sits in its message (IBA 9.8.3 opcode sequence checks use it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    First,
+    Middle,
+    Last,
+    Only,
+}
+
+impl Opcode {
+    /// Implemented by the hardware today.
+    pub fn implemented(&self) -> bool {
+        IMPLEMENTED.contains(&self.code)
+    }
+
+    /// Position in the message, from the name the IBA gives it.
+    pub fn position(&self) -> Position {
+        if self.name.contains("_FIRST") {
+            Position::First
+        } else if self.name.contains("_MIDDLE") {
+            Position::Middle
+        } else if self.name.contains("_LAST") {
+            Position::Last
+        } else {
+            Position::Only
+        }
+    }
+
+    /// Code by name (`"RC_RDMA_WRITE_FIRST"`); panics at compile time in a `const` if absent.
+    pub const fn code_of(name: &str) -> u8 {
+        let mut i = 0;
+        while i < OPCODES.len() {
+            let (a, b) = (OPCODES[i].name.as_bytes(), name.as_bytes());
+            if a.len() == b.len() {
+                let mut j = 0;
+                while j < a.len() && a[j] == b[j] {
+                    j += 1;
+                }
+                if j == a.len() {
+                    return OPCODES[i].code;
+                }
+            }
+            i += 1;
+        }
+        panic!("no such opcode")
+    }
+}
+
+pub const RC_RDMA_WRITE_FIRST: u8 = Opcode::code_of("RC_RDMA_WRITE_FIRST");
+pub const RC_RDMA_WRITE_MIDDLE: u8 = Opcode::code_of("RC_RDMA_WRITE_MIDDLE");
+pub const RC_RDMA_WRITE_LAST: u8 = Opcode::code_of("RC_RDMA_WRITE_LAST");
+pub const RC_RDMA_WRITE_ONLY: u8 = Opcode::code_of("RC_RDMA_WRITE_ONLY");
+pub const RC_ACKNOWLEDGE: u8 = Opcode::code_of("RC_ACKNOWLEDGE");
+
 /// Look an opcode up by its code.
 pub fn opcode(code: u8) -> Option<&'static Opcode> {
     OPCODES.iter().find(|o| o.code == code)
@@ -111,5 +177,11 @@ mod tests {
         assert!(OPCODES.windows(2).all(|w| w[0].code < w[1].code));
         assert_eq!(opcode(0x0B).map(|o| o.ext_len()), Some(20));
         assert_eq!(opcode(0x15), None);
+        assert_eq!(RC_RDMA_WRITE_ONLY, 0x0A);
+        for code in IMPLEMENTED {
+            assert!(opcode(*code).is_some());
+        }
+        assert_eq!(opcode(0x07).map(|o| o.position()), Some(Position::Middle));
+        assert_eq!(opcode(0x0B).map(|o| o.position()), Some(Position::Only));
     }
 }

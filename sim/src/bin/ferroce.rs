@@ -60,6 +60,13 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Write the generated documentation pages (opcode table, register map, formats) from the
+    /// spec tables. A test fails when the checked-in pages are stale.
+    Docs {
+        /// Output directory.
+        #[arg(long, default_value = "docs")]
+        out: PathBuf,
+    },
     /// Benchmark: throughput against one beat per clock, latency, simulation speed, and
     /// Yosys resources. Prints Markdown tables (the README's performance section).
     Perf {
@@ -90,6 +97,16 @@ fn main() -> Result<()> {
             }
             if n == 0 {
                 bail!("no designs in that configuration");
+            }
+            Ok(())
+        }
+        Cmd::Docs { out } => {
+            std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
+            for (name, text) in ferroce_spec::docs::pages() {
+                let path = out.join(name);
+                std::fs::write(&path, text)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                println!("{}", path.display());
             }
             Ok(())
         }

@@ -1,0 +1,218 @@
+//! Host-memory structures and object contexts: the send WQE, the CQE, the QP and CQ contexts
+//! written through the OBJECT block, and the codes in them (IB verbs names and values).
+//!
+//! Rings: a queue of `2^log_size` fixed-size entries in host memory. The driver owns the
+//! producer index of a send queue and writes it to the QP's doorbell page (`regs::DB_SQ_PI`,
+//! 16 bits, wrapping; entry `i` lives at `base + (i mod 2^log_size) * WQE_LEN`). The NIC owns a
+//! CQ's producer index; each CQE carries an owner bit equal to the pass over the ring
+//! (`(index >> log_size) & 1` inverted, so the first pass writes 1 over zeroed memory) and the
+//! driver polls the next entry's owner bit without touching the NIC.
+
+use crate::layout::{f, Layout, Order};
+
+const fn host(
+    name: &'static str,
+    len: usize,
+    fields: &'static [crate::layout::Field],
+    doc: &'static str,
+) -> Layout {
+    Layout {
+        name,
+        order: Order::Host,
+        len,
+        fields,
+        doc,
+    }
+}
+
+/// Send work queue entry, 64 bytes.
+pub const WQE: Layout = host(
+    "send WQE",
+    64,
+    &[
+        f("opcode", 0, 8, "work request opcode (WR_*)"),
+        f("flags", 8, 8, "WQE_FLAG_* bits"),
+        f("length", 32, 32, "bytes to transfer (0 ..= 2^31)"),
+        f("wr_id", 64, 64, "returned in the completion"),
+        f(
+            "local_addr",
+            128,
+            64,
+            "source buffer address in host memory",
+        ),
+        f("lkey", 192, 32, "local key of the source buffer"),
+        f("rkey", 224, 32, "remote key of the target"),
+        f("remote_addr", 256, 64, "target virtual address at the peer"),
+        f("imm", 320, 32, "immediate data (WITH_IMM opcodes)"),
+    ],
+    "Send queue entry: one work request with one scatter/gather element.",
+);
+pub const WQE_LEN: usize = WQE.len;
+
+/// Completion queue entry, 32 bytes; the owner bit is in the last byte so a CQE written by
+/// one TLP is seen complete once that byte is.
+pub const CQE: Layout = host(
+    "CQE",
+    32,
+    &[
+        f("wr_id", 0, 64, "wr_id of the completed work request"),
+        f("byte_len", 64, 32, "bytes transferred"),
+        f("qpn", 96, 24, "local QP number"),
+        f("opcode", 120, 8, "work completion opcode (WC_*)"),
+        f("status", 128, 8, "work completion status (WC_*)"),
+        f("owner", 255, 1, "phase: flips on every pass over the ring"),
+    ],
+    "Completion queue entry.",
+);
+pub const CQE_LEN: usize = CQE.len;
+
+/// QP context as the OBJECT block's staging window holds it (`regs::CTX_WORDS` words).
+/// Fields marked NIC are maintained by the hardware once the QP runs; a write sets their
+/// start value, a read returns their current value. Bits no field names read as 0.
+pub const QP_CTX: Layout = host(
+    "QP context",
+    128,
+    &[
+        f("state", 0, 4, "QP_STATE_*"),
+        f("pmtu", 4, 4, "path MTU, IB encoding: 1 = 256 .. 5 = 4096"),
+        f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
+        f("remote_qpn", 32, 24, "destination QP at the peer"),
+        f("sq_cqn", 64, 16, "CQ that receives send completions"),
+        f("sq_psn", 96, 24, "NIC: next PSN the requester sends"),
+        f("epsn", 128, 24, "NIC: PSN the responder expects"),
+        f("msn", 160, 24, "NIC: responder's message sequence number"),
+        f("sq_ci", 192, 16, "NIC: WQEs the requester has fetched"),
+        f("una_psn", 224, 24, "NIC: oldest PSN not yet acknowledged"),
+        f("remote_mac", 256, 48, "peer MAC"),
+        f("remote_ip", 320, 128, "peer IP address; IPv4 in bits 31..0"),
+        f("sq_base", 448, 64, "send queue ring address in host memory"),
+    ],
+    "Queue pair context.",
+);
+
+/// CQ context.
+pub const CQ_CTX: Layout = host(
+    "CQ context",
+    16,
+    &[
+        f("base", 0, 64, "ring address in host memory"),
+        f("log_size", 64, 5, "the ring has 2^n CQEs"),
+        f("pi", 96, 32, "NIC: CQEs written (wraps)"),
+    ],
+    "Completion queue context.",
+);
+
+/// Every host layout, for checks and docs.
+pub const LAYOUTS: &[&Layout] = &[&WQE, &CQE, &QP_CTX, &CQ_CTX];
+
+/// A code with its name, for tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Code {
+    pub value: u32,
+    pub name: &'static str,
+    pub implemented: bool,
+}
+
+const fn code(value: u32, name: &'static str, implemented: bool) -> Code {
+    Code {
+        value,
+        name,
+        implemented,
+    }
+}
+
+/// Work request opcodes (the WQE's `opcode`; values of `enum ibv_wr_opcode`).
+pub const WR_OPCODES: &[Code] = &[
+    code(0, "RDMA_WRITE", true),
+    code(1, "RDMA_WRITE_WITH_IMM", false),
+    code(2, "SEND", false),
+    code(3, "SEND_WITH_IMM", false),
+    code(4, "RDMA_READ", false),
+    code(5, "ATOMIC_CMP_AND_SWP", false),
+    code(6, "ATOMIC_FETCH_AND_ADD", false),
+];
+pub const WR_RDMA_WRITE: u32 = 0;
+
+/// WQE flags.
+pub const WQE_FLAG_SIGNALED: u32 = 1 << 0;
+pub const WQE_FLAG_FENCE: u32 = 1 << 1;
+pub const WQE_FLAG_SOLICITED: u32 = 1 << 2;
+
+/// Work completion opcodes (the CQE's `opcode`; values of `enum ibv_wc_opcode`).
+pub const WC_OPCODES: &[Code] = &[
+    code(0, "SEND", false),
+    code(1, "RDMA_WRITE", true),
+    code(2, "RDMA_READ", false),
+    code(3, "COMP_SWAP", false),
+    code(4, "FETCH_ADD", false),
+    code(128, "RECV", false),
+    code(129, "RECV_RDMA_WITH_IMM", false),
+];
+pub const WC_RDMA_WRITE: u32 = 1;
+
+/// Work completion status (the CQE's `status`; values of `enum ibv_wc_status`).
+pub const WC_STATUS: &[Code] = &[
+    code(0, "SUCCESS", true),
+    code(1, "LOC_LEN_ERR", false),
+    code(2, "LOC_QP_OP_ERR", true),
+    code(4, "LOC_PROT_ERR", false),
+    code(5, "WR_FLUSH_ERR", false),
+    code(9, "REM_INV_REQ_ERR", false),
+    code(10, "REM_ACCESS_ERR", false),
+    code(11, "REM_OP_ERR", false),
+    code(12, "RETRY_EXC_ERR", false),
+    code(13, "RNR_RETRY_EXC_ERR", false),
+    code(21, "GENERAL_ERR", false),
+];
+pub const WC_SUCCESS: u32 = 0;
+pub const WC_LOC_QP_OP_ERR: u32 = 2;
+
+/// QP states (the context's `state`; values of `enum ibv_qp_state`).
+pub const QP_STATES: &[Code] = &[
+    code(0, "RESET", true),
+    code(1, "INIT", true),
+    code(2, "RTR", true),
+    code(3, "RTS", true),
+    code(4, "SQD", false),
+    code(5, "SQE", false),
+    code(6, "ERR", true),
+];
+pub const QP_STATE_RESET: u32 = 0;
+pub const QP_STATE_INIT: u32 = 1;
+pub const QP_STATE_RTR: u32 = 2;
+pub const QP_STATE_RTS: u32 = 3;
+pub const QP_STATE_ERR: u32 = 6;
+
+/// Path MTU in bytes for the IB encoding 1..=5, as `enum ibv_mtu`.
+pub const fn mtu_bytes(enc: u32) -> Option<u32> {
+    match enc {
+        1..=5 => Some(128 << enc),
+        _ => None,
+    }
+}
+
+/// The name of a code in a table, for messages.
+pub fn name_of(table: &[Code], value: u32) -> &'static str {
+    table
+        .iter()
+        .find(|c| c.value == value)
+        .map_or("?", |c| c.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_fit() {
+        for l in LAYOUTS {
+            l.check().unwrap();
+        }
+        assert!(QP_CTX.len <= crate::regs::CTX_WORDS * 4);
+        assert!(CQ_CTX.len <= crate::regs::CTX_WORDS * 4);
+        assert_eq!(CQE.field("owner").bit, CQE_LEN * 8 - 1);
+        assert_eq!(mtu_bytes(1), Some(256));
+        assert_eq!(mtu_bytes(5), Some(4096));
+        assert_eq!(mtu_bytes(6), None);
+    }
+}
