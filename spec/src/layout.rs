@@ -34,7 +34,7 @@ impl Field {
     /// Bytes the field spans when it is byte-aligned (panics at compile time otherwise).
     pub const fn bytes(&self) -> usize {
         assert!(
-            self.bit % 8 == 0 && self.width % 8 == 0,
+            self.bit.is_multiple_of(8) && self.width.is_multiple_of(8),
             "field is not byte aligned"
         );
         self.width / 8
@@ -167,11 +167,10 @@ impl Layout {
             if f.width == 0 || f.width > 128 || f.bit + f.width > self.bits() {
                 return Err(format!("{}.{} does not fit", self.name, f.name));
             }
-            for b in f.bit..f.bit + f.width {
-                if std::mem::replace(&mut used[b], true) {
-                    return Err(format!("{}.{} overlaps another field", self.name, f.name));
-                }
+            if used[f.bit..f.bit + f.width].iter().any(|u| *u) {
+                return Err(format!("{}.{} overlaps another field", self.name, f.name));
             }
+            used[f.bit..f.bit + f.width].fill(true);
         }
         if self.order == Order::Network && used.iter().any(|u| !u) {
             return Err(format!("{} has bits no field covers", self.name));
