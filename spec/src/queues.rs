@@ -208,8 +208,8 @@ mod tests {
         for l in LAYOUTS {
             l.check().unwrap();
         }
-        assert!(QP_CTX.len <= crate::regs::CTX_WORDS * 4);
-        assert!(CQ_CTX.len <= crate::regs::CTX_WORDS * 4);
+        const { assert!(QP_CTX.len <= crate::regs::CTX_WORDS * 4) };
+        const { assert!(CQ_CTX.len <= crate::regs::CTX_WORDS * 4) };
         assert_eq!(CQE.field("owner").bit, CQE_LEN * 8 - 1);
         assert_eq!(mtu_bytes(1), Some(256));
         assert_eq!(mtu_bytes(5), Some(4096));

@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(BLOCKS[0].name, "ID");
         assert_eq!(BLOCKS[0].base, 0);
         assert_eq!(addr("OBJECT", "CTX31"), 0x200 + 0x40 + 31 * 4);
-        assert!(DB_OFFSET + 256 * DB_STRIDE <= BAR0_SIZE);
+        const { assert!(DB_OFFSET + 256 * DB_STRIDE <= BAR0_SIZE) };
         assert_eq!(1u64 << BAR0_ADDR_W, BAR0_SIZE as u64);
         CMD.check().unwrap();
     }
