@@ -4,6 +4,7 @@
 
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
+use crate::host::{Bar0, Bar0Params};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +25,10 @@ impl Config {
             Config::TenG => "10g",
             Config::HundredG => "100g",
         }
+    }
+    /// Core clock in kHz.
+    pub fn clock_khz(self) -> u32 {
+        (1_000_000_000 / self.clock_period_ps()) as u32
     }
     /// Core clock period in picoseconds (156.25 MHz and 250 MHz).
     pub fn clock_period_ps(self) -> u64 {
@@ -65,6 +70,11 @@ pub const DESIGNS: &[Design] = &[
         config: Config::HundredG,
         summary: "RoCEv2 ICRC compute and check tap, 512-bit stream",
     },
+    Design {
+        name: "ferroce_bar0_64",
+        config: Config::TenG,
+        summary: "BAR0 completer: register blocks, QP/CQ context tables, doorbells",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -78,6 +88,15 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_crc32_512" => emit(&mut Crc32::<512, 64>::new(), name),
         "ferroce_icrc_64" => emit(&mut Icrc::<64, 8, 6>::new(), name),
         "ferroce_icrc_512" => emit(&mut Icrc::<512, 64, 9>::new(), name),
+        "ferroce_bar0_64" => emit(&mut Bar0::<64, 8>::new(bar0_params(Config::TenG)), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
+    }
+}
+
+/// The ID block's build parameters for a configuration.
+pub fn bar0_params(c: Config) -> Bar0Params {
+    Bar0Params {
+        datapath_width: c.data_width() as u32,
+        clock_khz: c.clock_khz(),
     }
 }

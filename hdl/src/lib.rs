@@ -8,6 +8,7 @@
 pub mod crc;
 pub mod designs;
 pub mod emit;
+pub mod host;
 pub mod prelude;
 pub mod stream;
 pub mod util;

@@ -1,7 +1,46 @@
-//! ferroce host driver: a verbs-like API over `Bar` and `DmaMemory` traits.
+//! ferroce host driver: a verbs-like API over [`Bar`] and [`DmaMemory`] traits.
 //!
-//! Its content arrives with the first-light issue (RC RDMA WRITE between two simulated NICs);
-//! this crate exists now so the workspace layout and dependency direction are fixed
-//! (the driver core depends on `spec` only).
+//! The core depends only on `spec` (register map, context and queue formats) and on the two
+//! traits; the simulator is one backend (`sim` feature, module [`sim`]).
+//!
+//! What stands today: device open with BAR discovery (the register-block list is walked from
+//! offset 0 and checked against the spec), completion queues and queue pairs created in the
+//! NIC's context tables through the OBJECT block, the QP state machine RESET -> INIT -> RTR ->
+//! RTS with the attributes each step needs, and context query. Posting work and polling
+//! completions arrive with the NIC's send path.
 
+pub mod device;
+pub mod error;
+#[cfg(feature = "sim")]
+pub mod sim;
+
+pub use device::{CompletionQueue, Device, DeviceInfo, QpAttr, QpState, QueuePair};
+pub use error::DriverError;
 pub use ferroce_spec as spec;
+
+/// Result of driver calls.
+pub type Result<T> = std::result::Result<T, DriverError>;
+
+/// 32-bit register access to BAR0. Writes may be posted; a read returns after every earlier
+/// write has reached the device (PCIe ordering), which the object commands rely on.
+pub trait Bar {
+    fn read32(&mut self, offset: u32) -> Result<u32>;
+    fn write32(&mut self, offset: u32, value: u32) -> Result<()>;
+}
+
+/// A DMA-able buffer in host memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaBuf {
+    /// Bus address (what the NIC uses).
+    pub addr: u64,
+    pub len: usize,
+}
+
+/// Host memory the NIC can reach by DMA.
+pub trait DmaMemory {
+    /// Allocate `len` zeroed bytes aligned to `align`.
+    fn alloc(&mut self, len: usize, align: u64) -> Result<DmaBuf>;
+    fn free(&mut self, buf: DmaBuf) -> Result<()>;
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<()>;
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<()>;
+}

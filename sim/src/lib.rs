@@ -5,6 +5,7 @@
 //! - [`model`]: load such a library; set and get ports by name, evaluate, trace to VCD.
 //! - [`tb`]: a cocotb-like testbench: a clock, rising edges, N cycles, and components.
 //! - [`axis`]: AXI-stream `AxisSource` / `AxisSink` / `AxisMonitor` with pause generators.
+//! - [`pcie`]: PCIe root complex model: host memory of driver-allocated buffers, MMIO.
 
 pub mod axis;
 pub mod build;
@@ -12,6 +13,7 @@ pub mod demo;
 pub mod designs;
 pub mod model;
 pub mod pause;
+pub mod pcie;
 pub mod perf;
 pub mod roce;
 pub mod synth;
@@ -64,6 +66,8 @@ pub enum SimError {
     DriveOutput(String),
     #[error("design: {0}")]
     Design(String),
+    #[error("DMA fault: {0}")]
+    Dma(String),
     #[error("timed out after {cycles} cycles waiting for {what}")]
     Timeout { cycles: u64, what: String },
 }

@@ -98,7 +98,7 @@ pub fn synth(
     let stat = scratch.join(format!("{top}.{}.stat", target.command()));
     let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let script = format!(
-        "read_verilog {}; {} -flatten -top {top}; tee -q -o {} stat",
+        "read_verilog -sv {}; {} -flatten -top {top}; tee -q -o {} stat",
         list.join(" "),
         target.command(),
         stat.display()

@@ -1,0 +1,456 @@
+//! Device, completion queues and queue pairs (verbs: `ibv_open_device`, `ibv_create_cq`,
+//! `ibv_create_qp`, `ibv_modify_qp`, `ibv_query_qp`).
+
+use crate::{Bar, DmaBuf, DmaMemory, DriverError, Result};
+use ferroce_spec::layout::Layout;
+use ferroce_spec::queues::{self, CQE_LEN, CQ_CTX, QP_CTX, WQE_LEN};
+use ferroce_spec::regs::{self, Block, Param, Reset, BLOCKS};
+
+/// What the ID block says about the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub datapath_width: u32,
+    pub clock_khz: u32,
+    pub num_qps: u32,
+    pub num_cqs: u32,
+    pub db_offset: u32,
+    pub db_stride: u32,
+}
+
+/// An open ferroce device.
+pub struct Device<B: Bar, M: DmaMemory> {
+    pub bar: B,
+    pub mem: M,
+    pub info: DeviceInfo,
+    next_qpn: u32,
+    next_cqn: u32,
+}
+
+/// QP states (`enum ibv_qp_state`), values from `spec::queues::QP_STATES`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QpState {
+    Reset,
+    Init,
+    Rtr,
+    Rts,
+    Err,
+}
+
+impl QpState {
+    pub fn code(self) -> u32 {
+        match self {
+            QpState::Reset => queues::QP_STATE_RESET,
+            QpState::Init => queues::QP_STATE_INIT,
+            QpState::Rtr => queues::QP_STATE_RTR,
+            QpState::Rts => queues::QP_STATE_RTS,
+            QpState::Err => queues::QP_STATE_ERR,
+        }
+    }
+
+    pub fn from_code(c: u32) -> Option<QpState> {
+        [
+            QpState::Reset,
+            QpState::Init,
+            QpState::Rtr,
+            QpState::Rts,
+            QpState::Err,
+        ]
+        .into_iter()
+        .find(|s| s.code() == c)
+    }
+}
+
+/// A completion queue: a ring of CQEs in host memory.
+#[derive(Debug)]
+pub struct CompletionQueue {
+    pub cqn: u32,
+    pub ring: DmaBuf,
+    pub log_size: u32,
+}
+
+/// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QpAttr {
+    /// Path MTU in bytes: 256, 512, 1024, 2048 or 4096 (RTR).
+    pub path_mtu: Option<u32>,
+    pub dest_qpn: Option<u32>,
+    /// Expected PSN of incoming requests (RTR).
+    pub rq_psn: Option<u32>,
+    /// First PSN this QP sends (RTS).
+    pub sq_psn: Option<u32>,
+    pub remote_mac: Option<[u8; 6]>,
+    pub remote_ipv4: Option<[u8; 4]>,
+}
+
+/// A reliable-connected queue pair.
+#[derive(Debug)]
+pub struct QueuePair {
+    pub qpn: u32,
+    pub state: QpState,
+    pub send_cq: u32,
+    pub sq: DmaBuf,
+    pub sq_log_size: u32,
+    attr: QpAttr,
+}
+
+fn type_of(b: &Block) -> u32 {
+    b.type_id
+}
+
+impl<B: Bar, M: DmaMemory> Device<B, M> {
+    /// Open the device behind `bar`: walk the register-block list from offset 0 and check
+    /// every block this driver needs is where the spec puts it, with a version it speaks.
+    pub fn open(mut bar: B, mem: M) -> Result<Self> {
+        let id = &BLOCKS[0];
+        let found = bar.read32(id.base + regs::TYPE)?;
+        if found != id.type_id {
+            return Err(DriverError::NoDevice {
+                found,
+                expected: id.type_id,
+            });
+        }
+        let mut seen = Vec::new();
+        let mut at = 0u32;
+        loop {
+            if seen.len() > 64 || seen.iter().any(|(a, _)| *a == at) && !seen.is_empty() {
+                return Err(DriverError::BadBlockList(at));
+            }
+            let ty = bar.read32(at + regs::TYPE)?;
+            let ver = bar.read32(at + regs::VERSION)?;
+            seen.push((at, (ty, ver)));
+            let next = bar.read32(at + regs::NEXT)?;
+            if next == 0 {
+                break;
+            }
+            at = next;
+        }
+        for b in BLOCKS {
+            let (base, (_, ver)) = seen
+                .iter()
+                .find(|(_, (ty, _))| *ty == type_of(b))
+                .copied()
+                .ok_or(DriverError::MissingBlock {
+                    name: b.name,
+                    type_id: b.type_id,
+                })?;
+            if base != b.base {
+                return Err(DriverError::BlockMoved {
+                    name: b.name,
+                    found: base,
+                    expected: b.base,
+                });
+            }
+            if ver >> 16 != b.version >> 16 {
+                return Err(DriverError::Version {
+                    name: b.name,
+                    found: ver,
+                    expected: b.version,
+                });
+            }
+        }
+        let param = |bar: &mut B, p: Param| -> Result<u32> {
+            let r = id
+                .regs
+                .iter()
+                .find(|r| r.reset == Reset::Param(p))
+                .ok_or_else(|| DriverError::Invalid(format!("ID block lacks {}", p.name())))?;
+            bar.read32(id.base + r.offset)
+        };
+        let info = DeviceInfo {
+            datapath_width: param(&mut bar, Param::DatapathWidth)?,
+            clock_khz: param(&mut bar, Param::ClockKhz)?,
+            num_qps: param(&mut bar, Param::NumQps)?,
+            num_cqs: param(&mut bar, Param::NumCqs)?,
+            db_offset: bar.read32(regs::addr("ID", "DB_OFFSET"))?,
+            db_stride: bar.read32(regs::addr("ID", "DB_STRIDE"))?,
+        };
+        Ok(Device {
+            bar,
+            mem,
+            info,
+            // QP 0 and 1 are special in IB (SMI, GSI); data QPs start at 2.
+            next_qpn: 2,
+            next_cqn: 0,
+        })
+    }
+
+    /// Run an object command: stage `image` (WRITE) or fetch it (READ).
+    fn command(&mut self, op: u32, table: u32, index: u32, image: &mut [u8]) -> Result<()> {
+        let words = image.len().div_ceil(4);
+        let ctx0 = regs::addr("OBJECT", "CTX0");
+        if op == regs::OP_WRITE {
+            for w in 0..regs::CTX_WORDS {
+                let mut b = [0u8; 4];
+                if w < words {
+                    let end = (4 * w + 4).min(image.len());
+                    b[..end - 4 * w].copy_from_slice(&image[4 * w..end]);
+                }
+                self.bar
+                    .write32(ctx0 + 4 * w as u32, u32::from_le_bytes(b))?;
+            }
+        }
+        let mut cmd = [0u8; 4];
+        let l = &regs::CMD;
+        l.set(&l.field("index"), &mut cmd, index.into());
+        l.set(&l.field("table"), &mut cmd, table.into());
+        l.set(&l.field("op"), &mut cmd, op.into());
+        self.bar
+            .write32(regs::addr("OBJECT", "CMD"), u32::from_le_bytes(cmd))?;
+        // The read is ordered behind the CMD write, and the NIC answers once it has finished.
+        let status = self.bar.read32(regs::addr("OBJECT", "STATUS"))?;
+        let err = (status >> regs::STATUS_ERR_SHIFT) & 0xFF;
+        if err != regs::ERR_NONE {
+            let reason = match err {
+                regs::ERR_BAD_OP => "bad operation",
+                regs::ERR_BAD_TABLE => "bad table",
+                regs::ERR_BAD_INDEX => "index out of range",
+                _ => "unknown error",
+            };
+            return Err(DriverError::Command {
+                op,
+                table,
+                index,
+                reason,
+            });
+        }
+        if op == regs::OP_READ {
+            for w in 0..words {
+                let v = self.bar.read32(ctx0 + 4 * w as u32)?.to_le_bytes();
+                let end = (4 * w + 4).min(image.len());
+                image[4 * w..end].copy_from_slice(&v[..end - 4 * w]);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a context image to the device.
+    pub fn write_context(&mut self, table: u32, index: u32, image: &[u8]) -> Result<()> {
+        let mut img = image.to_vec();
+        self.command(regs::OP_WRITE, table, index, &mut img)
+    }
+
+    /// Read a context image back (`len` bytes).
+    pub fn read_context(&mut self, table: u32, index: u32, len: usize) -> Result<Vec<u8>> {
+        let mut img = vec![0u8; len];
+        self.command(regs::OP_READ, table, index, &mut img)?;
+        Ok(img)
+    }
+
+    /// Create a completion queue of at least `depth` entries (`ibv_create_cq`).
+    pub fn create_cq(&mut self, depth: u32) -> Result<CompletionQueue> {
+        if self.next_cqn >= self.info.num_cqs {
+            return Err(DriverError::Exhausted {
+                what: "completion queues",
+                max: self.info.num_cqs,
+            });
+        }
+        let log_size = depth.max(2).next_power_of_two().trailing_zeros();
+        if log_size > 16 {
+            return Err(DriverError::Invalid(format!(
+                "CQ depth {depth} is over 65536"
+            )));
+        }
+        let ring = self.mem.alloc(CQE_LEN << log_size, 4096)?;
+        let cqn = self.next_cqn;
+        let mut img = vec![0u8; CQ_CTX.len];
+        put(&CQ_CTX, &mut img, "base", ring.addr.into());
+        put(&CQ_CTX, &mut img, "log_size", log_size.into());
+        self.write_context(regs::TABLE_CQ, cqn, &img)?;
+        self.next_cqn += 1;
+        Ok(CompletionQueue {
+            cqn,
+            ring,
+            log_size,
+        })
+    }
+
+    /// Create an RC queue pair in RESET with a send queue of at least `max_send_wr` entries.
+    pub fn create_qp(&mut self, send_cq: &CompletionQueue, max_send_wr: u32) -> Result<QueuePair> {
+        if self.next_qpn >= self.info.num_qps {
+            return Err(DriverError::Exhausted {
+                what: "queue pairs",
+                max: self.info.num_qps,
+            });
+        }
+        let sq_log_size = max_send_wr.max(2).next_power_of_two().trailing_zeros();
+        if sq_log_size > 15 {
+            return Err(DriverError::Invalid(format!(
+                "send queue of {max_send_wr} entries is over 32768"
+            )));
+        }
+        let sq = self.mem.alloc(WQE_LEN << sq_log_size, 4096)?;
+        let mut qp = QueuePair {
+            qpn: self.next_qpn,
+            state: QpState::Reset,
+            send_cq: send_cq.cqn,
+            sq,
+            sq_log_size,
+            attr: QpAttr::default(),
+        };
+        self.write_qp(&qp)?;
+        self.next_qpn += 1;
+        qp.state = QpState::Reset;
+        Ok(qp)
+    }
+
+    fn qp_image(qp: &QueuePair) -> Vec<u8> {
+        let mut img = vec![0u8; QP_CTX.len];
+        let a = &qp.attr;
+        put(&QP_CTX, &mut img, "state", qp.state.code().into());
+        put(&QP_CTX, &mut img, "sq_log_size", qp.sq_log_size.into());
+        put(&QP_CTX, &mut img, "sq_cqn", qp.send_cq.into());
+        put(&QP_CTX, &mut img, "sq_base", qp.sq.addr.into());
+        if let Some(mtu) = a.path_mtu {
+            let enc = (1..=5)
+                .find(|e| queues::mtu_bytes(*e) == Some(mtu))
+                .unwrap_or(0);
+            put(&QP_CTX, &mut img, "pmtu", enc.into());
+        }
+        put(
+            &QP_CTX,
+            &mut img,
+            "remote_qpn",
+            a.dest_qpn.unwrap_or(0).into(),
+        );
+        put(&QP_CTX, &mut img, "epsn", a.rq_psn.unwrap_or(0).into());
+        put(&QP_CTX, &mut img, "sq_psn", a.sq_psn.unwrap_or(0).into());
+        put(&QP_CTX, &mut img, "una_psn", a.sq_psn.unwrap_or(0).into());
+        let mac = a.remote_mac.unwrap_or_default();
+        put(
+            &QP_CTX,
+            &mut img,
+            "remote_mac",
+            mac.iter().fold(0u128, |acc, b| acc << 8 | u128::from(*b)),
+        );
+        put(
+            &QP_CTX,
+            &mut img,
+            "remote_ip",
+            u32::from_be_bytes(a.remote_ipv4.unwrap_or_default()).into(),
+        );
+        img
+    }
+
+    fn write_qp(&mut self, qp: &QueuePair) -> Result<()> {
+        let img = Self::qp_image(qp);
+        self.write_context(regs::TABLE_QP, qp.qpn, &img)
+    }
+
+    /// Move a QP to `to` (`ibv_modify_qp`), checking the transition and its attributes
+    /// (IBA 10.3.1: RESET -> INIT -> RTR -> RTS; any state -> RESET or ERR).
+    pub fn modify_qp(&mut self, qp: &mut QueuePair, to: QpState, attr: QpAttr) -> Result<()> {
+        use QpState::{Init, Reset, Rtr, Rts};
+        let ok = matches!(
+            (qp.state, to),
+            (Reset, Init)
+                | (Init, Init)
+                | (Init, Rtr)
+                | (Rtr, Rts)
+                | (Rts, Rts)
+                | (_, Reset)
+                | (_, QpState::Err)
+        );
+        if !ok {
+            return Err(DriverError::BadTransition {
+                qpn: qp.qpn,
+                from: qp.state,
+                to,
+            });
+        }
+        let mut next = qp.attr;
+        let merge = |a: &mut Option<u32>, b: Option<u32>| {
+            if b.is_some() {
+                *a = b;
+            }
+        };
+        merge(&mut next.path_mtu, attr.path_mtu);
+        merge(&mut next.dest_qpn, attr.dest_qpn);
+        merge(&mut next.rq_psn, attr.rq_psn);
+        merge(&mut next.sq_psn, attr.sq_psn);
+        next.remote_mac = attr.remote_mac.or(next.remote_mac);
+        next.remote_ipv4 = attr.remote_ipv4.or(next.remote_ipv4);
+        let need = |present: bool, what: &'static str| {
+            if present {
+                Ok(())
+            } else {
+                Err(DriverError::MissingAttr {
+                    qpn: qp.qpn,
+                    attr: what,
+                    to,
+                })
+            }
+        };
+        if to == Rtr {
+            need(next.path_mtu.is_some(), "path_mtu")?;
+            need(next.dest_qpn.is_some(), "dest_qpn")?;
+            need(next.rq_psn.is_some(), "rq_psn")?;
+            need(next.remote_mac.is_some(), "remote_mac")?;
+            need(next.remote_ipv4.is_some(), "remote_ipv4")?;
+            if let Some(m) = next.path_mtu {
+                if !(1..=5).any(|e| queues::mtu_bytes(e) == Some(m)) {
+                    return Err(DriverError::Invalid(format!("path MTU {m}")));
+                }
+            }
+        }
+        if to == Rts {
+            need(next.sq_psn.is_some(), "sq_psn")?;
+        }
+        for psn in [next.rq_psn, next.sq_psn].into_iter().flatten() {
+            if psn > ferroce_spec::psn::PSN_MASK {
+                return Err(DriverError::Invalid(format!(
+                    "PSN {psn:#x} is over 24 bits"
+                )));
+            }
+        }
+        if to == Reset {
+            next = QpAttr::default();
+        }
+        let prev = (qp.state, qp.attr);
+        qp.state = to;
+        qp.attr = next;
+        if let Err(e) = self.write_qp(qp) {
+            (qp.state, qp.attr) = prev;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// The QP's context as the NIC holds it (`ibv_query_qp`): state and the NIC's PSNs.
+    pub fn query_qp(&mut self, qp: &QueuePair) -> Result<QpContext> {
+        let img = self.read_context(regs::TABLE_QP, qp.qpn, QP_CTX.len)?;
+        let g = |name: &str| QP_CTX.get(&QP_CTX.field(name), &img);
+        Ok(QpContext {
+            state: QpState::from_code(g("state") as u32),
+            pmtu: g("pmtu") as u32,
+            remote_qpn: g("remote_qpn") as u32,
+            sq_psn: g("sq_psn") as u32,
+            epsn: g("epsn") as u32,
+            sq_base: g("sq_base") as u64,
+            remote_mac: g("remote_mac") as u64,
+            remote_ip: g("remote_ip"),
+        })
+    }
+
+    /// Ring QP `qpn`'s send doorbell with producer index `pi`.
+    pub fn ring_sq_doorbell(&mut self, qpn: u32, pi: u16) -> Result<()> {
+        let off = self.info.db_offset + qpn * self.info.db_stride + regs::DB_SQ_PI;
+        self.bar.write32(off, pi.into())
+    }
+}
+
+/// A QP context read back from the NIC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpContext {
+    pub state: Option<QpState>,
+    pub pmtu: u32,
+    pub remote_qpn: u32,
+    pub sq_psn: u32,
+    pub epsn: u32,
+    pub sq_base: u64,
+    pub remote_mac: u64,
+    pub remote_ip: u128,
+}
+
+fn put(l: &Layout, img: &mut [u8], name: &str, v: u128) {
+    l.set(&l.field(name), img, v);
+}

@@ -1,0 +1,133 @@
+//! The simulator backend: [`Bar`] and [`DmaMemory`] over a Verilator model of the NIC and the
+//! PCIe root complex model. Simulated time advances while the driver waits on the device (an
+//! MMIO read waits for its completion), and whenever the program calls [`SimNic::run`].
+
+use crate::{Bar, DmaBuf, DmaMemory, DriverError, Result};
+use ferroce_sim::pcie::{PcieConfig, ReadResult, RootComplex};
+use ferroce_sim::Tb;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Cycles an MMIO read may take before the backend reports a hung device.
+pub const MMIO_TIMEOUT_CYCLES: u64 = 100_000;
+
+/// A NIC model with its host's root complex.
+pub struct SimNic {
+    pub tb: Tb,
+    pub rc: Rc<RefCell<RootComplex>>,
+}
+
+fn sim_err(e: ferroce_sim::SimError) -> DriverError {
+    match e {
+        ferroce_sim::SimError::Dma(m) => DriverError::Dma(m),
+        other => DriverError::Bar(other.to_string()),
+    }
+}
+
+impl SimNic {
+    /// Attach a root complex to `tb`'s BAR0 streams `s_req` / `m_cpl`.
+    pub fn new(mut tb: Tb, config: PcieConfig) -> Result<Rc<RefCell<SimNic>>> {
+        let rc = RootComplex::new(tb.model_ref(), "s_req", "m_cpl", config).map_err(sim_err)?;
+        let rc = Rc::new(RefCell::new(rc));
+        tb.add(rc.clone());
+        Ok(Rc::new(RefCell::new(SimNic { tb, rc })))
+    }
+
+    /// Run `cycles` clock cycles.
+    pub fn run(&mut self, cycles: u64) -> Result<()> {
+        self.tb.clock_cycles(cycles).map_err(sim_err)
+    }
+
+    /// Run until every posted MMIO request has gone to the NIC.
+    pub fn flush(&mut self) -> Result<()> {
+        let rc = self.rc.clone();
+        self.tb
+            .run_until(MMIO_TIMEOUT_CYCLES, "posted MMIO writes", |_| {
+                rc.borrow().idle()
+            })
+            .map(|_| ())
+            .map_err(sim_err)
+    }
+}
+
+/// BAR0 of a simulated NIC.
+#[derive(Clone)]
+pub struct SimBar(pub Rc<RefCell<SimNic>>);
+
+impl Bar for SimBar {
+    fn read32(&mut self, offset: u32) -> Result<u32> {
+        let mut nic = self.0.borrow_mut();
+        let tag = nic.rc.borrow_mut().read(offset, 1);
+        let rc = nic.rc.clone();
+        let mut result = ReadResult::Pending;
+        nic.tb
+            .run_until(MMIO_TIMEOUT_CYCLES, "an MMIO read completion", |_| {
+                result = rc.borrow_mut().result(tag);
+                result != ReadResult::Pending
+            })
+            .map_err(sim_err)?;
+        match result {
+            ReadResult::Done(v) => Ok(v as u32),
+            ReadResult::Failed(status) => Err(DriverError::Bar(format!(
+                "read of BAR0 {offset:#x} completed with status {status}"
+            ))),
+            ReadResult::Pending => Err(DriverError::Bar("read never completed".into())),
+        }
+    }
+
+    fn write32(&mut self, offset: u32, value: u32) -> Result<()> {
+        self.0.borrow().rc.borrow_mut().write32(offset, value);
+        Ok(())
+    }
+}
+
+/// Host memory of a simulated NIC's root complex.
+#[derive(Clone)]
+pub struct SimMem(pub Rc<RefCell<SimNic>>);
+
+impl DmaMemory for SimMem {
+    fn alloc(&mut self, len: usize, align: u64) -> Result<DmaBuf> {
+        let b = self
+            .0
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .alloc(len, align)
+            .map_err(sim_err)?;
+        Ok(DmaBuf {
+            addr: b.addr,
+            len: b.len,
+        })
+    }
+
+    fn free(&mut self, buf: DmaBuf) -> Result<()> {
+        self.0
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .free(buf.addr)
+            .map_err(sim_err)
+    }
+
+    fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<()> {
+        self.0
+            .borrow()
+            .rc
+            .borrow()
+            .mem
+            .read(addr, out)
+            .map_err(sim_err)
+    }
+
+    fn write(&mut self, addr: u64, data: &[u8]) -> Result<()> {
+        self.0
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .write(addr, data)
+            .map_err(sim_err)
+    }
+}
