@@ -13,6 +13,7 @@
 //! size, max read request size and read completion boundary.
 
 use crate::model::{Model, Port};
+use crate::pause::PauseGenerator;
 use crate::tb::Component;
 use crate::{Result, SimError};
 use ferroce_spec::tlp::{self, Header, Kind};
@@ -171,6 +172,7 @@ pub struct RootComplex {
     next_tag: u8,
     handshake: bool,
     got_cpl: Option<(u128, u64)>,
+    cpl_pause: Option<PauseGenerator>,
     /// Protocol errors seen (unexpected completions); a test asserts this stays empty.
     pub errors: Vec<String>,
 }
@@ -202,6 +204,7 @@ impl RootComplex {
             next_tag: 0,
             handshake: false,
             got_cpl: None,
+            cpl_pause: None,
             errors: Vec::new(),
         })
     }
@@ -216,6 +219,12 @@ impl RootComplex {
             addr,
             ..Header::default()
         }
+    }
+
+    /// Hold `m_cpl_tready` low on the cycles the generator pauses (cocotbext's
+    /// `set_pause_generator` on a sink).
+    pub fn set_backpressure_generator(&mut self, g: PauseGenerator) {
+        self.cpl_pause = Some(g);
     }
 
     /// Post a 32-bit write to BAR0 offset `offset`.
@@ -328,7 +337,8 @@ impl Component for RootComplex {
         if self.in_flight.is_none() {
             self.in_flight = self.queue.pop_front();
         }
-        model.set(self.cpl.tready, 1)?;
+        let pause = self.cpl_pause.as_mut().is_some_and(|g| g.pause());
+        model.set(self.cpl.tready, u64::from(!pause))?;
         match &self.in_flight {
             Some(m) => {
                 model.set_words(self.req.hdr, &words128(m.hdr.pack()))?;

@@ -2,25 +2,10 @@
 //! offsets, lengths and protocol numbers derived from them. Offsets are in bytes from the start
 //! of the header they belong to; every one is computed from a layout, none typed by hand.
 
-use crate::layout::{f, Layout, Order};
-
-const fn net(
-    name: &'static str,
-    len: usize,
-    fields: &'static [crate::layout::Field],
-    doc: &'static str,
-) -> Layout {
-    Layout {
-        name,
-        order: Order::Network,
-        len,
-        fields,
-        doc,
-    }
-}
+use crate::layout::{f, Layout};
 
 /// Ethernet II header (IEEE 802.3 clause 3.1.1).
-pub const ETH: Layout = net(
+pub const ETH: Layout = Layout::net(
     "Ethernet",
     14,
     &[
@@ -32,7 +17,7 @@ pub const ETH: Layout = net(
 );
 
 /// 802.1Q tag as it follows the source MAC (TPID included).
-pub const VLAN: Layout = net(
+pub const VLAN: Layout = Layout::net(
     "802.1Q tag",
     4,
     &[
@@ -45,7 +30,7 @@ pub const VLAN: Layout = net(
 );
 
 /// IPv4 header without options (RFC 791 3.1). rxe and ferroce carry RoCEv2 with IHL = 5.
-pub const IPV4: Layout = net(
+pub const IPV4: Layout = Layout::net(
     "IPv4",
     20,
     &[
@@ -67,7 +52,7 @@ pub const IPV4: Layout = net(
 );
 
 /// IPv6 header (RFC 8200 3).
-pub const IPV6: Layout = net(
+pub const IPV6: Layout = Layout::net(
     "IPv6",
     40,
     &[
@@ -84,7 +69,7 @@ pub const IPV6: Layout = net(
 );
 
 /// UDP header (RFC 768).
-pub const UDP: Layout = net(
+pub const UDP: Layout = Layout::net(
     "UDP",
     8,
     &[
@@ -107,7 +92,7 @@ pub const UDP: Layout = net(
 );
 
 /// Base Transport Header (IBA 9.2).
-pub const BTH: Layout = net(
+pub const BTH: Layout = Layout::net(
     "BTH",
     12,
     &[
@@ -139,7 +124,7 @@ pub const BTH: Layout = net(
 );
 
 /// RDMA Extended Transport Header (IBA 9.3.3).
-pub const RETH: Layout = net(
+pub const RETH: Layout = Layout::net(
     "RETH",
     16,
     &[
@@ -156,7 +141,7 @@ pub const RETH: Layout = net(
 );
 
 /// ACK Extended Transport Header (IBA 9.3.5).
-pub const AETH: Layout = net(
+pub const AETH: Layout = Layout::net(
     "AETH",
     4,
     &[
@@ -172,7 +157,7 @@ pub const AETH: Layout = net(
 );
 
 /// Immediate data (IBA 9.3.4).
-pub const IMMDT: Layout = net(
+pub const IMMDT: Layout = Layout::net(
     "ImmDt",
     4,
     &[f("imm", 0, 32, "immediate data")],
@@ -180,7 +165,7 @@ pub const IMMDT: Layout = net(
 );
 
 /// Datagram Extended Transport Header (IBA 9.3.2).
-pub const DETH: Layout = net(
+pub const DETH: Layout = Layout::net(
     "DETH",
     8,
     &[
@@ -192,7 +177,7 @@ pub const DETH: Layout = net(
 );
 
 /// Atomic Extended Transport Header (IBA 9.3.6).
-pub const ATOMIC_ETH: Layout = net(
+pub const ATOMIC_ETH: Layout = Layout::net(
     "AtomicETH",
     28,
     &[
@@ -205,7 +190,7 @@ pub const ATOMIC_ETH: Layout = net(
 );
 
 /// Atomic ACK Extended Transport Header (IBA 9.3.7).
-pub const ATOMIC_ACK_ETH: Layout = net(
+pub const ATOMIC_ACK_ETH: Layout = Layout::net(
     "AtomicAckETH",
     8,
     &[f("orig", 0, 64, "original remote data")],
@@ -213,7 +198,7 @@ pub const ATOMIC_ACK_ETH: Layout = net(
 );
 
 /// Invalidate Extended Transport Header (IBA 9.3.9).
-pub const IETH: Layout = net(
+pub const IETH: Layout = Layout::net(
     "IETH",
     4,
     &[f("rkey", 0, 32, "R_Key to invalidate")],

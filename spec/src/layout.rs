@@ -70,7 +70,8 @@ pub struct Layout {
     pub doc: &'static str,
 }
 
-const fn str_eq(a: &str, b: &str) -> bool {
+/// String equality usable in `const fn` (table look-ups by name fail the build when wrong).
+pub const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
@@ -86,6 +87,38 @@ const fn str_eq(a: &str, b: &str) -> bool {
 }
 
 impl Layout {
+    /// A wire header layout.
+    pub const fn net(
+        name: &'static str,
+        len: usize,
+        fields: &'static [Field],
+        doc: &'static str,
+    ) -> Layout {
+        Layout {
+            name,
+            order: Order::Network,
+            len,
+            fields,
+            doc,
+        }
+    }
+
+    /// A host-memory (little-endian) layout.
+    pub const fn host(
+        name: &'static str,
+        len: usize,
+        fields: &'static [Field],
+        doc: &'static str,
+    ) -> Layout {
+        Layout {
+            name,
+            order: Order::Host,
+            len,
+            fields,
+            doc,
+        }
+    }
+
     /// The field named `name`. In a `const` this fails the build when the name is wrong.
     pub const fn field(&self, name: &str) -> Field {
         let mut i = 0;

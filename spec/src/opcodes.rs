@@ -141,15 +141,8 @@ impl Opcode {
     pub const fn code_of(name: &str) -> u8 {
         let mut i = 0;
         while i < OPCODES.len() {
-            let (a, b) = (OPCODES[i].name.as_bytes(), name.as_bytes());
-            if a.len() == b.len() {
-                let mut j = 0;
-                while j < a.len() && a[j] == b[j] {
-                    j += 1;
-                }
-                if j == a.len() {
-                    return OPCODES[i].code;
-                }
+            if crate::layout::str_eq(OPCODES[i].name, name) {
+                return OPCODES[i].code;
             }
             i += 1;
         }

@@ -8,25 +8,10 @@
 //! (`(index >> log_size) & 1` inverted, so the first pass writes 1 over zeroed memory) and the
 //! driver polls the next entry's owner bit without touching the NIC.
 
-use crate::layout::{f, Layout, Order};
-
-const fn host(
-    name: &'static str,
-    len: usize,
-    fields: &'static [crate::layout::Field],
-    doc: &'static str,
-) -> Layout {
-    Layout {
-        name,
-        order: Order::Host,
-        len,
-        fields,
-        doc,
-    }
-}
+use crate::layout::{f, Layout};
 
 /// Send work queue entry, 64 bytes.
-pub const WQE: Layout = host(
+pub const WQE: Layout = Layout::host(
     "send WQE",
     64,
     &[
@@ -51,7 +36,7 @@ pub const WQE_LEN: usize = WQE.len;
 
 /// Completion queue entry, 32 bytes; the owner bit is in the last byte so a CQE written by
 /// one TLP is seen complete once that byte is.
-pub const CQE: Layout = host(
+pub const CQE: Layout = Layout::host(
     "CQE",
     32,
     &[
@@ -69,7 +54,7 @@ pub const CQE_LEN: usize = CQE.len;
 /// QP context as the OBJECT block's staging window holds it (`regs::CTX_WORDS` words).
 /// Fields marked NIC are maintained by the hardware once the QP runs; a write sets their
 /// start value, a read returns their current value. Bits no field names read as 0.
-pub const QP_CTX: Layout = host(
+pub const QP_CTX: Layout = Layout::host(
     "QP context",
     128,
     &[
@@ -91,7 +76,7 @@ pub const QP_CTX: Layout = host(
 );
 
 /// CQ context.
-pub const CQ_CTX: Layout = host(
+pub const CQ_CTX: Layout = Layout::host(
     "CQ context",
     16,
     &[

@@ -12,7 +12,7 @@
 //! context words into CTX*, then a command into CMD; a read of STATUS returns once the command
 //! has finished (the completer takes no request while a command runs).
 
-use crate::layout::{f, Layout, Order};
+use crate::layout::{f, str_eq, Layout, Order};
 
 /// How software may access a register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -289,7 +289,7 @@ pub const STATUS_ERR_SHIFT: u32 = 8;
 pub const fn block(name: &str) -> &'static Block {
     let mut i = 0;
     while i < BLOCKS.len() {
-        if eq(BLOCKS[i].name, name) {
+        if str_eq(BLOCKS[i].name, name) {
             return &BLOCKS[i];
         }
         i += 1;
@@ -302,27 +302,12 @@ pub const fn addr(blk: &str, name: &str) -> u32 {
     let b = block(blk);
     let mut i = 0;
     while i < b.regs.len() {
-        if eq(b.regs[i].name, name) {
+        if str_eq(b.regs[i].name, name) {
             return b.base + b.regs[i].offset;
         }
         i += 1;
     }
     panic!("no such register")
-}
-
-const fn eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 impl Block {

@@ -87,3 +87,13 @@ pub fn drain(mon: &RefCell<AxisSink>) -> Vec<(u32, u64)> {
         })
         .collect()
 }
+
+/// Settle a rust-hdl design, then give it one rising edge (the rust-hdl side of the
+/// differential tests).
+pub fn hdl_edge<B: ferroce_hdl::prelude::Block>(b: &mut B, set_clk: impl Fn(&mut B, bool)) {
+    use ferroce_hdl::prelude::simulate;
+    set_clk(b, false);
+    assert!(simulate(b, 200), "rust-hdl model did not settle");
+    set_clk(b, true);
+    assert!(simulate(b, 200), "rust-hdl model did not settle");
+}

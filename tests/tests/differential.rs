@@ -9,17 +9,9 @@ use ferroce_hdl::util::{bits_from_bools, bits_from_u64, bools_from_bytes};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::roce::RoceFrame;
 use ferroce_sim::BuildOptions;
-use ferroce_tests::{full_keep, rng, seed};
+use ferroce_tests::{full_keep, hdl_edge, rng, seed};
 use rand::Rng;
 use std::collections::VecDeque;
-
-/// Settle the rust-hdl design, then give it one rising edge.
-fn hdl_edge<B: Block>(b: &mut B, set_clk: impl Fn(&mut B, bool)) {
-    set_clk(b, false);
-    assert!(simulate(b, 200), "rust-hdl model did not settle");
-    set_clk(b, true);
-    assert!(simulate(b, 200), "rust-hdl model did not settle");
-}
 
 /// One cycle of input to a stream tap.
 struct Stim {

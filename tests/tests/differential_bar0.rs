@@ -12,7 +12,7 @@ use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::regs;
 use ferroce_spec::tlp::{self, Header};
-use ferroce_tests::{rng, seed};
+use ferroce_tests::{hdl_edge, rng, seed};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -99,12 +99,7 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut hdl = Bar0::<64, 8>::new(bar0_params(Config::TenG));
     hdl.connect_all();
     let mut tb = open_tb("ferroce_bar0_64", &BuildOptions::default())?;
-    let edge = |b: &mut Bar0<64, 8>| {
-        b.clk.next = false.into();
-        assert!(simulate(b, 200), "rust-hdl model did not settle");
-        b.clk.next = true.into();
-        assert!(simulate(b, 200), "rust-hdl model did not settle");
-    };
+    let edge = |b: &mut Bar0<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);

@@ -1,6 +1,7 @@
 //! The BAR0 completer under Verilator, driven by the real driver through the root complex
 //! model: device discovery, register access, QP/CQ contexts and the QP state machine,
-//! object-command errors, refused TLPs, and doorbells under random back-pressure.
+//! object-command errors, refused TLPs, and doorbells, with random back-pressure on the
+//! completion and doorbell streams.
 
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::sim::{SimBar, SimMem, SimNic};
@@ -8,7 +9,7 @@ use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::model::{Model, Port};
 use ferroce_sim::pcie::{PcieConfig, ReadResult};
-use ferroce_sim::{BuildOptions, Component};
+use ferroce_sim::{BuildOptions, Component, PauseGenerator};
 use ferroce_spec::queues::QP_CTX;
 use ferroce_spec::regs::{self, BLOCKS};
 use ferroce_spec::tlp::{self, Header};
@@ -60,6 +61,10 @@ fn open(seed: u64) -> Result<Opened> {
         got: vec![],
     }));
     let nic = SimNic::new(tb, PcieConfig::default())?;
+    nic.borrow()
+        .rc
+        .borrow_mut()
+        .set_backpressure_generator(PauseGenerator::random(seed + 1, 0.3));
     nic.borrow_mut().tb.add(db.clone());
     // The context tables clear themselves after reset (256 cycles).
     nic.borrow_mut().run(300)?;
