@@ -27,7 +27,9 @@ fn sim_err(e: ferroce_sim::SimError) -> DriverError {
 impl SimNic {
     /// Attach a root complex to `tb`'s BAR0 streams `s_req` / `m_cpl`.
     pub fn new(mut tb: Tb, config: PcieConfig) -> Result<Rc<RefCell<SimNic>>> {
-        let rc = RootComplex::new(tb.model_ref(), "s_req", "m_cpl", config).map_err(sim_err)?;
+        let rc = RootComplex::new(config)
+            .with_bar(tb.model_ref(), "s_req", "m_cpl")
+            .map_err(sim_err)?;
         let rc = Rc::new(RefCell::new(rc));
         tb.add(rc.clone());
         Ok(Rc::new(RefCell::new(SimNic { tb, rc })))

@@ -5,7 +5,9 @@
 //! - [`model`]: load such a library; set and get ports by name, evaluate, trace to VCD.
 //! - [`tb`]: a cocotb-like testbench: a clock, rising edges, N cycles, and components.
 //! - [`axis`]: AXI-stream `AxisSource` / `AxisSink` / `AxisMonitor` with pause generators.
-//! - [`pcie`]: PCIe root complex model: host memory of driver-allocated buffers, MMIO.
+//! - [`record`]: ready/valid streams of named fields (commands, doorbells) with pause generators.
+//! - [`pcie`]: PCIe root complex model: host memory of driver-allocated buffers, MMIO to BAR0,
+//!   and the NIC's DMA reads and writes with latency, MPS/MRRS/RCB rules and fault checks.
 
 pub mod axis;
 pub mod build;
@@ -15,6 +17,7 @@ pub mod model;
 pub mod pause;
 pub mod pcie;
 pub mod perf;
+pub mod record;
 pub mod roce;
 pub mod synth;
 pub mod tb;
@@ -23,6 +26,7 @@ pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
 pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
+pub use record::{RecordSink, RecordSource};
 pub use tb::{Component, Tb};
 
 use std::path::PathBuf;

@@ -1,7 +1,13 @@
 //! PCIe transaction layer packets as ferroce's host interface carries them (PCIe Base 6.0,
-//! 2.2): a 128-bit header beside a 64-bit-per-beat payload stream, DW 0 of the payload in the
-//! lowest lanes whatever the address (a DW-aligned interface, like Corundum's generic TLP
-//! interface).
+//! 2.2): a 128-bit header beside the first beat of a payload stream.
+//!
+//! Two payload placements, as in the PCIe hard blocks of current FPGAs:
+//! - **Completer side** (BAR0 requests in, their completions out): DW-aligned, DW 0 of the
+//!   payload in the lowest lanes whatever the address (like Corundum's generic TLP interface).
+//! - **Requester side** (DMA: memory reads and writes out, read completions in):
+//!   address-aligned, the payload byte at host address `A` in lane `A mod (DW/8)` of its beat,
+//!   so a transfer cut into TLPs at aligned boundaries needs no re-shifting per TLP. `tkeep`
+//!   marks the payload bytes exactly.
 //!
 //! The header is always carried in the 4-DW form, read as one big-endian 128-bit integer (DW 0
 //! in bits 127..96). A request with a 32-bit address is written with a 64-bit address whose
@@ -130,8 +136,21 @@ pub const CPL_CA: u8 = 0b100;
 pub const DW: usize = 4;
 /// Requests must not cross a 4 KiB boundary (PCIe 2.2.7).
 pub const PAGE: u64 = 4096;
-/// Tags the DMA requester uses (8-bit tags).
+/// Width of the tag field (8-bit tags).
 pub const TAG_W: usize = 8;
+/// Read requests the NIC keeps outstanding at once (tags 0..DMA_TAGS).
+pub const DMA_TAGS: usize = 16;
+/// The longest memory read request the NIC issues, in bytes. Its requests also never cross a
+/// boundary aligned to this size, so they never cross 4 KiB either. The host's max read
+/// request size must be at least this.
+pub const DMA_READ_REQUEST: usize = 512;
+/// The longest memory write payload the NIC issues, in bytes; writes are cut at boundaries
+/// aligned to it (and so at 4 KiB). The host's max payload size must be at least this.
+pub const DMA_WRITE_PAYLOAD: usize = 256;
+/// The longest single DMA transfer a NIC block asks for: one packet at the largest PMTU.
+pub const DMA_MAX_LEN: usize = 4096;
+/// Requester ID the NIC puts in its requests (bus 1, device 0, function 0).
+pub const NIC_REQUESTER_ID: u16 = 0x0100;
 
 /// Request kinds the host interface sees.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

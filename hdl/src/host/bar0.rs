@@ -26,6 +26,7 @@
 //! the command's result (PCIe orders a read behind earlier posted writes).
 
 use crate::host::ctx_table::CtxTable;
+use crate::host::lsb;
 use crate::prelude::*;
 use crate::util::{bits_from_bools, bits_from_u64};
 use ferroce_spec::queues::{CQ_CTX, QP_CTX};
@@ -186,13 +187,6 @@ pub struct Bar0<const DW: usize, const KW: usize> {
 
 fn word(byte_addr: u32) -> u64 {
     u64::from(byte_addr / 4)
-}
-
-fn lsb(l: &ferroce_spec::layout::Layout, name: &str) -> Constant<Bits<7>> {
-    let f = l
-        .find(name)
-        .unwrap_or_else(|| panic!("{} has no field {name}", l.name));
-    Constant::new(bits_from_u64(l.lsb(f) as u64))
 }
 
 /// Mask of the bits a host layout's fields cover: the rest are stored as 0.

@@ -1,8 +1,27 @@
-//! The host interface: BAR0 completer with register blocks and object commands, and the
-//! context tables behind it.
+//! The host interface: BAR0 completer with register blocks and object commands, the context
+//! tables behind it, and the DMA engines that read and write host memory.
 
 pub mod bar0;
 pub mod ctx_table;
+pub mod dma_rd;
 
 pub use bar0::{Bar0, Bar0Params};
 pub use ctx_table::CtxTable;
+pub use dma_rd::DmaRead;
+
+use crate::prelude::*;
+use crate::util::bits_from_u64;
+
+/// Bit position of a header field in its packed 128-bit form (the HDL's view of
+/// `Layout::lsb`), as a constant to shift by.
+pub(crate) fn lsb(l: &ferroce_spec::layout::Layout, name: &str) -> Constant<Bits<7>> {
+    let f = l
+        .find(name)
+        .unwrap_or_else(|| panic!("{} has no field {name}", l.name));
+    Constant::new(bits_from_u64(l.lsb(f) as u64))
+}
+
+/// A constant of any width from a `u64`.
+pub(crate) fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
+    Constant::new(bits_from_u64(v))
+}

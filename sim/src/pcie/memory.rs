@@ -1,0 +1,88 @@
+//! Host memory made only of buffers the driver allocated: every access is checked against
+//! them, and one outside them is a [`SimError::Dma`], never a silent read or write.
+
+use crate::{Result, SimError};
+use std::collections::BTreeMap;
+
+/// A driver-allocated buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Buffer {
+    pub addr: u64,
+    pub len: usize,
+}
+
+/// Host memory: only what the driver allocated exists.
+#[derive(Debug)]
+pub struct HostMemory {
+    buffers: BTreeMap<u64, Vec<u8>>,
+    next: u64,
+}
+
+/// Where allocations start: above 4 GiB, so 32-bit address truncation shows up as a fault.
+const HEAP_BASE: u64 = 0x1_0000_0000;
+/// Unallocated space between buffers, so an overrun lands outside any buffer.
+const GUARD: u64 = 4096;
+
+impl Default for HostMemory {
+    fn default() -> Self {
+        HostMemory {
+            buffers: BTreeMap::new(),
+            next: HEAP_BASE,
+        }
+    }
+}
+
+impl HostMemory {
+    /// Allocate `len` zeroed bytes aligned to `align` (a power of two).
+    pub fn alloc(&mut self, len: usize, align: u64) -> Result<Buffer> {
+        if !align.is_power_of_two() || len == 0 {
+            return Err(SimError::Dma(format!(
+                "alloc of {len} bytes aligned to {align}: length must be non-zero and alignment a power of two"
+            )));
+        }
+        let addr = self.next.div_ceil(align) * align;
+        self.next = addr + len as u64 + GUARD;
+        self.buffers.insert(addr, vec![0; len]);
+        Ok(Buffer { addr, len })
+    }
+
+    /// Free a buffer; later accesses to it are faults.
+    pub fn free(&mut self, addr: u64) -> Result<()> {
+        self.buffers
+            .remove(&addr)
+            .map(|_| ())
+            .ok_or_else(|| SimError::Dma(format!("free of {addr:#x}, which is not a buffer")))
+    }
+
+    fn find(&self, addr: u64, len: usize) -> Option<(u64, usize)> {
+        let (&base, buf) = self.buffers.range(..=addr).next_back()?;
+        let off = (addr - base) as usize;
+        (off + len <= buf.len()).then_some((base, off))
+    }
+
+    fn fault(&self, what: &str, addr: u64, len: usize) -> SimError {
+        SimError::Dma(format!(
+            "{what} of {len} bytes at {addr:#x} is outside every driver-allocated buffer"
+        ))
+    }
+
+    /// Read `out.len()` bytes at `addr`, all inside one buffer.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<()> {
+        let (base, off) = self
+            .find(addr, out.len())
+            .ok_or_else(|| self.fault("read", addr, out.len()))?;
+        out.copy_from_slice(&self.buffers[&base][off..off + out.len()]);
+        Ok(())
+    }
+
+    /// Write `data` at `addr`, all inside one buffer.
+    pub fn write(&mut self, addr: u64, data: &[u8]) -> Result<()> {
+        let (base, off) = self
+            .find(addr, data.len())
+            .ok_or_else(|| self.fault("write", addr, data.len()))?;
+        if let Some(buf) = self.buffers.get_mut(&base) {
+            buf[off..off + data.len()].copy_from_slice(data);
+        }
+        Ok(())
+    }
+}
