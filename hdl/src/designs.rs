@@ -4,7 +4,7 @@
 
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
-use crate::host::{Bar0, Bar0Params, DmaRead};
+use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +80,11 @@ pub const DESIGNS: &[Design] = &[
         config: Config::TenG,
         summary: "DMA read engine: tagged reads, completion reorder buffer, realigned output",
     },
+    Design {
+        name: "ferroce_dma_wr_64",
+        config: Config::TenG,
+        summary: "DMA write engine: memory writes cut at payload-size boundaries",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -95,6 +100,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_icrc_512" => emit(&mut Icrc::<512, 64, 9>::new(), name),
         "ferroce_bar0_64" => emit(&mut Bar0::<64, 8>::new(bar0_params(Config::TenG)), name),
         "ferroce_dma_rd_64" => emit(&mut DmaRead::<64, 8, 9>::new(), name),
+        "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }
 }

@@ -46,11 +46,12 @@
 //! it is in the buffer (its done bit), so the first beat of a command leaves 3 cycles after
 //! the last completion beat of its first piece.
 
+use crate::host::req_header::ReqHeader;
 use crate::host::{k, lsb};
 use crate::prelude::*;
 use crate::stream::ones;
 use crate::util::log2_exact;
-use ferroce_spec::tlp::{self, COMPLETION, DMA_MAX_LEN, DMA_READ_REQUEST, DMA_TAGS, REQUEST};
+use ferroce_spec::tlp::{self, COMPLETION, DMA_MAX_LEN, DMA_READ_REQUEST, DMA_TAGS};
 
 /// Command length width (bytes, up to `DMA_MAX_LEN`).
 pub const LEN_W: usize = 13;
@@ -89,6 +90,7 @@ pub struct DmaRead<const DW: usize, const KW: usize, const BB: usize> {
     pub m_data_tready: Signal<In, Bit>,
     pub bad_cpl: Signal<Out, Bits<32>>,
     pub timeouts: Signal<Out, Bits<32>>,
+    rqh: ReqHeader,
     ram_e: RAM<Bits<DW>, BB>,
     ram_o: RAM<Bits<DW>, BB>,
     // Issuer.
@@ -101,7 +103,6 @@ pub struct DmaRead<const DW: usize, const KW: usize, const BB: usize> {
     c_bad: DFF<Bit>,
     iss: DFF<Bits<5>>,
     ret: DFF<Bits<5>>,
-    rq_hdr: DFF<Bits<128>>,
     rq_valid: DFF<Bit>,
     // Per tag: end of its piece (byte offset in its part of the buffer); for the first tag of
     // a command, the command's length, start offset and tag count.
@@ -155,15 +156,6 @@ pub struct DmaRead<const DW: usize, const KW: usize, const BB: usize> {
     i_room: Signal<Local, Bits<16>>,
     i_chunk: Signal<Local, Bits<16>>,
     i_rem_after: Signal<Local, Bits<16>>,
-    i_a0: Signal<Local, Bits<4>>,
-    i_e: Signal<Local, Bits<4>>,
-    i_dw16: Signal<Local, Bits<16>>,
-    i_fbe: Signal<Local, Bits<4>>,
-    i_lmask: Signal<Local, Bits<4>>,
-    i_one: Signal<Local, Bits<4>>,
-    i_addr: Signal<Local, Bits<64>>,
-    i_be: Signal<Local, Bits<8>>,
-    i_fmt: Signal<Local, Bits<3>>,
     i_tmask: Signal<Local, Bits<DMA_TAGS>>,
     i_done_set: Signal<Local, Bits<DMA_TAGS>>,
     i_err_set: Signal<Local, Bits<DMA_TAGS>>,
@@ -236,21 +228,12 @@ pub struct DmaRead<const DW: usize, const KW: usize, const BB: usize> {
     dw: Constant<Bits<16>>,
     full_keep: Constant<Bits<KW>>,
     rid: Constant<Bits<16>>,
-    fmt3: Constant<Bits<3>>,
-    fmt4: Constant<Bits<3>>,
     fmt_cpl: Constant<Bits<3>>,
     fmt_cpld: Constant<Bits<3>>,
     type_cpl: Constant<Bits<5>>,
     wait_max: Constant<Bits<TIMEOUT_W>>,
     ntags_max: Constant<Bits<5>>,
-    dw_mask: Constant<Bits<64>>,
     max_len: Constant<Bits<LEN_W>>,
-    l_fmt: Constant<Bits<7>>,
-    l_len: Constant<Bits<7>>,
-    l_rid: Constant<Bits<7>>,
-    l_tag: Constant<Bits<7>>,
-    l_be: Constant<Bits<7>>,
-    l_addr: Constant<Bits<7>>,
     cl_fmt: Constant<Bits<7>>,
     cl_type: Constant<Bits<7>>,
     cl_len: Constant<Bits<7>>,
@@ -306,6 +289,7 @@ impl<const DW: usize, const KW: usize, const BB: usize> DmaRead<DW, KW, BB> {
             m_data_tready: Default::default(),
             bad_cpl: Default::default(),
             timeouts: Default::default(),
+            rqh: ReqHeader::default(),
             ram_e: RAM::default(),
             ram_o: RAM::default(),
             c_active: Default::default(),
@@ -317,7 +301,6 @@ impl<const DW: usize, const KW: usize, const BB: usize> DmaRead<DW, KW, BB> {
             c_bad: Default::default(),
             iss: Default::default(),
             ret: Default::default(),
-            rq_hdr: Default::default(),
             rq_valid: Default::default(),
             t_end: (0..DMA_TAGS).map(|_| DFF::default()).collect(),
             t_len: (0..DMA_TAGS).map(|_| DFF::default()).collect(),
@@ -366,15 +349,6 @@ impl<const DW: usize, const KW: usize, const BB: usize> DmaRead<DW, KW, BB> {
             i_room: Default::default(),
             i_chunk: Default::default(),
             i_rem_after: Default::default(),
-            i_a0: Default::default(),
-            i_e: Default::default(),
-            i_dw16: Default::default(),
-            i_fbe: Default::default(),
-            i_lmask: Default::default(),
-            i_one: Default::default(),
-            i_addr: Default::default(),
-            i_be: Default::default(),
-            i_fmt: Default::default(),
             i_tmask: Default::default(),
             i_done_set: Default::default(),
             i_err_set: Default::default(),
@@ -446,21 +420,12 @@ impl<const DW: usize, const KW: usize, const BB: usize> DmaRead<DW, KW, BB> {
             dw: k(DW as u64),
             full_keep: ones::<KW>(),
             rid: k(tlp::NIC_REQUESTER_ID.into()),
-            fmt3: k(tlp::FMT_3DW_NO_DATA.into()),
-            fmt4: k(tlp::FMT_4DW_NO_DATA.into()),
             fmt_cpl: k(tlp::FMT_3DW_NO_DATA.into()),
             fmt_cpld: k(tlp::FMT_3DW_DATA.into()),
             type_cpl: k(tlp::TYPE_CPL.into()),
             wait_max: Constant::new(Bits::<TIMEOUT_W>::mask()),
             ntags_max: k(DMA_TAGS as u64),
-            dw_mask: k(!3u64),
             max_len: k(DMA_MAX_LEN as u64),
-            l_fmt: lsb(&REQUEST, "fmt"),
-            l_len: lsb(&REQUEST, "length"),
-            l_rid: lsb(&REQUEST, "requester_id"),
-            l_tag: lsb(&REQUEST, "tag"),
-            l_be: lsb(&REQUEST, "be"),
-            l_addr: lsb(&REQUEST, "addr"),
             cl_fmt: lsb(&COMPLETION, "fmt"),
             cl_type: lsb(&COMPLETION, "type"),
             cl_len: lsb(&COMPLETION, "length"),
@@ -484,11 +449,11 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, c_active, c_bad, c_first, c_addr, c_rem, c_len, c_ntags, iss, ret, rq_hdr,
-            rq_valid, done, err, k_active, k_drop, k_final, k_tag, k_q, w_we, w_bank, w_idx,
-            w_data, w_done, w_err, n_bad, r_busy, r_p, r_rem, r_s, r_ntags, r_err, r_force, r_wait,
-            n_timeouts, ra_e, ra_o, rv, rs, r_odd, r_keep, r_last, r_user, o_valid, o_data, o_keep,
-            o_last, o_user
+            self, clk, c_active, c_bad, c_first, c_addr, c_rem, c_len, c_ntags, iss, ret, rq_valid,
+            done, err, k_active, k_drop, k_final, k_tag, k_q, w_we, w_bank, w_idx, w_data, w_done,
+            w_err, n_bad, r_busy, r_p, r_rem, r_s, r_ntags, r_err, r_force, r_wait, n_timeouts,
+            ra_e, ra_o, rv, rs, r_odd, r_keep, r_last, r_user, o_valid, o_data, o_keep, o_last,
+            o_user
         );
         for i in 0..DMA_TAGS {
             self.t_end[i].clock.next = self.clk.val();
@@ -506,7 +471,9 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
         self.ram_o.write_clock.next = self.clk.val();
 
         // Outputs straight from registers.
-        self.m_rq_hdr.next = self.rq_hdr.q.val();
+        self.m_rq_hdr.next = self.rqh.hdr.val();
+        self.rqh.clk.next = self.clk.val();
+        self.rqh.load.next = false;
         self.m_rq_tdata.next = bits::<DW>(0);
         self.m_rq_tkeep.next = bits::<KW>(0);
         self.m_rq_tlast.next = true;
@@ -534,35 +501,10 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
             self.i_chunk.next = self.c_rem.q.val();
         }
         self.i_rem_after.next = self.c_rem.q.val() - self.i_chunk.val();
-        self.i_a0.next = bit_cast::<4, 64>(self.c_addr.q.val() & bits::<64>(3));
-        self.i_e.next = bit_cast::<4, 16>(
-            (bit_cast::<16, 4>(self.i_a0.val()) + self.i_chunk.val()) & bits::<16>(3),
-        );
-        self.i_dw16.next =
-            (bit_cast::<16, 4>(self.i_a0.val()) + self.i_chunk.val() + bits::<16>(3)) >> 2;
-        self.i_fbe.next = bits::<4>(15) << self.i_a0.val();
-        self.i_lmask.next = bits::<4>(15);
-        if self.i_e.val() == bits::<4>(1) {
-            self.i_lmask.next = bits::<4>(1);
-        }
-        if self.i_e.val() == bits::<4>(2) {
-            self.i_lmask.next = bits::<4>(3);
-        }
-        if self.i_e.val() == bits::<4>(3) {
-            self.i_lmask.next = bits::<4>(7);
-        }
-        // One DW: both ends in the first byte enables; else the last DW's in the high nibble.
-        self.i_be.next =
-            bit_cast::<8, 4>(self.i_fbe.val()) | (bit_cast::<8, 4>(self.i_lmask.val()) << 4);
-        self.i_one.next = self.i_fbe.val() & self.i_lmask.val();
-        if self.i_dw16.val() == bits::<16>(1) {
-            self.i_be.next = bit_cast::<8, 4>(self.i_one.val());
-        }
-        self.i_fmt.next = self.fmt3.val();
-        if (self.c_addr.q.val() >> 32) != bits::<64>(0) {
-            self.i_fmt.next = self.fmt4.val();
-        }
-        self.i_addr.next = self.c_addr.q.val() & self.dw_mask.val();
+        self.rqh.addr.next = self.c_addr.q.val();
+        self.rqh.bytes.next = self.i_chunk.val();
+        self.rqh.write.next = false;
+        self.rqh.tag.next = bit_cast::<8, TB>(self.i_tag.val());
         self.i_tmask.next = bits::<DMA_TAGS>(1) << self.i_tag.val();
         self.i_go.next = self.c_active.q.val()
             & (self.nfl.val() < self.ntags_max.val())
@@ -618,13 +560,7 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
                 }
             } else {
                 self.rq_valid.d.next = true;
-                self.rq_hdr.d.next = (bit_cast::<128, 3>(self.i_fmt.val()) << self.l_fmt.val())
-                    | (bit_cast::<128, 10>(self.i_dw16.val().get_bits::<10>(0))
-                        << self.l_len.val())
-                    | (bit_cast::<128, 16>(self.rid.val()) << self.l_rid.val())
-                    | (bit_cast::<128, TB>(self.i_tag.val()) << self.l_tag.val())
-                    | (bit_cast::<128, 8>(self.i_be.val()) << self.l_be.val())
-                    | (bit_cast::<128, 64>(self.i_addr.val()) << self.l_addr.val());
+                self.rqh.load.next = true;
             }
         }
 

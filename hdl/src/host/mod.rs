@@ -4,10 +4,13 @@
 pub mod bar0;
 pub mod ctx_table;
 pub mod dma_rd;
+pub mod dma_wr;
+pub mod req_header;
 
 pub use bar0::{Bar0, Bar0Params};
 pub use ctx_table::CtxTable;
 pub use dma_rd::DmaRead;
+pub use dma_wr::DmaWrite;
 
 use crate::prelude::*;
 use crate::util::bits_from_u64;

@@ -37,6 +37,15 @@ pub struct DmaStats {
 /// A received payload beat: bytes and `tkeep`.
 type RqBeat = (Vec<u8>, u64);
 
+struct RcPorts {
+    hdr: Port,
+    tdata: Port,
+    tkeep: Option<Port>,
+    tlast: Port,
+    tvalid: Port,
+    tready: Port,
+}
+
 struct Cpl {
     due: u64,
     tag: u8,
@@ -55,12 +64,8 @@ pub(crate) struct DmaSide {
     rq_tlast: Port,
     rq_tvalid: Port,
     rq_tready: Port,
-    rc_hdr: Port,
-    rc_tdata: Port,
-    rc_tkeep: Option<Port>,
-    rc_tlast: Port,
-    rc_tvalid: Port,
-    rc_tready: Port,
+    /// The completion stream; a write-only engine has none.
+    rc: Option<RcPorts>,
     cycle: u64,
     /// The request being received: header, then (data, keep) per beat.
     got: Option<(u128, Vec<u8>, u64, bool)>,
@@ -98,6 +103,21 @@ impl DmaSide {
             )));
         }
         let keep_name = format!("{rc}_tkeep");
+        let rc = if model.has_port(&format!("{rc}_tvalid")) {
+            Some(RcPorts {
+                hdr: p(rc, "hdr")?,
+                tdata: p(rc, "tdata")?,
+                tkeep: model
+                    .has_port(&keep_name)
+                    .then(|| model.port(&keep_name))
+                    .transpose()?,
+                tlast: p(rc, "tlast")?,
+                tvalid: p(rc, "tvalid")?,
+                tready: p(rc, "tready")?,
+            })
+        } else {
+            None
+        };
         Ok(DmaSide {
             bytes: tdata.width / 8,
             latency_cycles: config.read_latency_ps.div_ceil(period_ps.max(1)),
@@ -107,15 +127,7 @@ impl DmaSide {
             rq_tlast: p(rq, "tlast")?,
             rq_tvalid: p(rq, "tvalid")?,
             rq_tready: p(rq, "tready")?,
-            rc_hdr: p(rc, "hdr")?,
-            rc_tdata: p(rc, "tdata")?,
-            rc_tkeep: model
-                .has_port(&keep_name)
-                .then(|| model.port(&keep_name))
-                .transpose()?,
-            rc_tlast: p(rc, "tlast")?,
-            rc_tvalid: p(rc, "tvalid")?,
-            rc_tready: p(rc, "tready")?,
+            rc,
             cycle: 0,
             got: None,
             assembling: None,
@@ -144,7 +156,7 @@ impl DmaSide {
                 model.get(self.rq_tlast) == 1,
             )
         });
-        self.rc_fire = self.presented && model.get(self.rc_tready) == 1;
+        self.rc_fire = self.presented && self.rc.as_ref().is_some_and(|c| model.get(c.tready) == 1);
     }
 
     pub(crate) fn drive(
@@ -180,6 +192,9 @@ impl DmaSide {
         violations: &mut Vec<String>,
     ) {
         match h.kind() {
+            Kind::MemRead if self.rc.is_none() => violations.push(format!(
+                "memory read from a NIC with no completion stream: {h:?}"
+            )),
             Kind::MemRead => self.read(h, beats, mem, config, violations),
             Kind::MemWrite => self.write(h, beats, mem, config, violations),
             _ => violations.push(format!(
@@ -403,6 +418,10 @@ impl DmaSide {
     }
 
     fn drive_completions(&mut self, model: &mut Model) -> Result<()> {
+        let Some(rc) = &self.rc else {
+            return Ok(());
+        };
+        let (hdr, tdata, tkeep, tlast, tvalid) = (rc.hdr, rc.tdata, rc.tkeep, rc.tlast, rc.tvalid);
         if self.rc_fire {
             if let Some((c, i)) = &mut self.out {
                 *i += 1;
@@ -422,15 +441,15 @@ impl DmaSide {
         }
         match (&self.out, self.presented) {
             (Some((c, i)), true) => {
-                model.set_words(self.rc_hdr, &words128(c.hdr.pack()))?;
-                model.set_bytes(self.rc_tdata, &c.beats[*i])?;
-                if let Some(k) = self.rc_tkeep {
+                model.set_words(hdr, &words128(c.hdr.pack()))?;
+                model.set_bytes(tdata, &c.beats[*i])?;
+                if let Some(k) = tkeep {
                     model.set(k, c.keeps[*i])?;
                 }
-                model.set(self.rc_tlast, u64::from(*i + 1 == c.beats.len()))?;
-                model.set(self.rc_tvalid, 1)?;
+                model.set(tlast, u64::from(*i + 1 == c.beats.len()))?;
+                model.set(tvalid, 1)?;
             }
-            _ => model.set(self.rc_tvalid, 0)?,
+            _ => model.set(tvalid, 0)?,
         }
         Ok(())
     }
