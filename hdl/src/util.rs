@@ -17,6 +17,12 @@ pub fn bits_from_u64<const N: usize>(value: u64) -> Bits<N> {
     bits_from_bools::<N>(&bools)
 }
 
+/// A `Bits<N>` holding `value` (which must fit in `N` bits).
+pub fn bits_from_u128<const N: usize>(value: u128) -> Bits<N> {
+    let bools: Vec<bool> = (0..128).map(|i| (value >> i) & 1 == 1).collect();
+    bits_from_bools::<N>(&bools)
+}
+
 /// Little-endian bits of a byte string (lane 0 in bits 0..8).
 pub fn bools_from_bytes(bytes: &[u8]) -> Vec<bool> {
     bytes

@@ -228,6 +228,23 @@ impl Model {
         unsafe { std::slice::from_raw_parts(slot.ptr as *const u32, self.words(p)).to_vec() }
     }
 
+    /// Read a port of up to 128 bits (TLP headers) as one value.
+    pub fn get_u128(&self, p: Port) -> u128 {
+        self.get_words(p)
+            .iter()
+            .take(4)
+            .enumerate()
+            .fold(0u128, |acc, (i, w)| acc | (u128::from(*w) << (32 * i)))
+    }
+
+    /// Drive a port of up to 128 bits (TLP headers) from one value.
+    pub fn set_u128(&mut self, p: Port, v: u128) -> Result<()> {
+        let words: Vec<u32> = (0..self.words(p).min(4))
+            .map(|i| (v >> (32 * i)) as u32)
+            .collect();
+        self.set_words(p, &words)
+    }
+
     /// Drive a port of any width from little-endian 32-bit words (missing words are zero).
     pub fn set_words(&mut self, p: Port, words: &[u32]) -> Result<()> {
         let n = self.words(p);

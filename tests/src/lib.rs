@@ -97,3 +97,33 @@ pub fn hdl_edge<B: ferroce_hdl::prelude::Block>(b: &mut B, set_clk: impl Fn(&mut
     set_clk(b, true);
     assert!(simulate(b, 200), "rust-hdl model did not settle");
 }
+
+use ferroce_sim::pcie::{Buffer, PcieConfig, RootComplex};
+use std::rc::Rc;
+
+/// Open design `name` with a root complex on its DMA streams `m_rq_*` / `s_rc_*`.
+pub fn open_with_root_complex(
+    name: &str,
+    config: PcieConfig,
+) -> Result<(Tb, Rc<RefCell<RootComplex>>)> {
+    let mut tb = ferroce_sim::designs::open_tb(name, &ferroce_sim::BuildOptions::default())?;
+    let period = tb.period_ps();
+    let rc = RootComplex::new(config).with_dma(tb.model_ref(), "m_rq", "s_rc", period)?;
+    let rc = Rc::new(RefCell::new(rc));
+    tb.add(rc.clone());
+    Ok((tb, rc))
+}
+
+/// Allocate a host buffer of `len` bytes and fill it with random bytes; returns the buffer and
+/// its contents.
+pub fn random_buffer(
+    rc: &RefCell<RootComplex>,
+    r: &mut impl rand::Rng,
+    len: usize,
+    align: u64,
+) -> Result<(Buffer, Vec<u8>)> {
+    let buf = rc.borrow_mut().mem.alloc(len, align)?;
+    let bytes: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    rc.borrow_mut().mem.write(buf.addr, &bytes)?;
+    Ok((buf, bytes))
+}

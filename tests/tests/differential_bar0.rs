@@ -7,7 +7,7 @@ use anyhow::Result;
 use ferroce_hdl::designs::{bar0_params, Config};
 use ferroce_hdl::host::Bar0;
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::util::{bits_from_bools, bits_from_u64};
+use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::regs;
@@ -15,10 +15,6 @@ use ferroce_spec::tlp::{self, Header};
 use ferroce_tests::{hdl_edge, rng, seed};
 use rand::seq::SliceRandom;
 use rand::Rng;
-
-fn bits128(v: u128) -> Bits<128> {
-    bits_from_bools(&(0..128).map(|i| (v >> i) & 1 == 1).collect::<Vec<_>>())
-}
 
 fn random_request(r: &mut impl Rng) -> (Header, u64, u64, bool) {
     let addrs = [
@@ -134,7 +130,7 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         }
         let (h, data, keep, last) = held.unwrap_or_default();
         let (cpl_ready, db_ready) = (r.gen_bool(0.7), r.gen_bool(0.5));
-        hdl.s_req_hdr.next = bits128(h.pack());
+        hdl.s_req_hdr.next = bits_from_u128(h.pack());
         hdl.s_req_tdata.next = bits_from_u64(data);
         hdl.s_req_tkeep.next = bits_from_u64(keep);
         hdl.s_req_tlast.next = last;
@@ -144,16 +140,7 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         assert!(simulate(&mut hdl, 200));
         let taken = valid && hdl.s_req_tready.val();
         edge(&mut hdl);
-        let v = h.pack();
-        tb.model().set_words(
-            hdr_in,
-            &[
-                v as u32,
-                (v >> 32) as u32,
-                (v >> 64) as u32,
-                (v >> 96) as u32,
-            ],
-        )?;
+        tb.model().set_u128(hdr_in, h.pack())?;
         tb.set("s_req_tdata", data)?;
         tb.set("s_req_tkeep", keep)?;
         tb.set("s_req_tlast", last.into())?;
@@ -177,11 +164,7 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
             hdl.local_ipv4.val().to_u64(),
         ];
         assert_eq!(got, want, "cycle {cycle}: Verilator vs rust-hdl ({outs:?})");
-        let w = tb.model_ref().get_words(hdr_port);
-        let got_hdr = w
-            .iter()
-            .enumerate()
-            .fold(0u128, |a, (i, x)| a | u128::from(*x) << (32 * i));
+        let got_hdr = tb.model_ref().get_u128(hdr_port);
         assert_eq!(
             got_hdr,
             hdl.m_cpl_hdr.val().to_u128(),

@@ -10,26 +10,13 @@
 use anyhow::Result;
 use ferroce_hdl::host::{DmaRead, DmaWrite};
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::util::{bits_from_bools, bits_from_u64};
+use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::tlp::{self, Header};
 use ferroce_tests::{hdl_edge, rng, seed};
 use rand::Rng;
 use std::collections::VecDeque;
-
-fn bits128(v: u128) -> Bits<128> {
-    bits_from_bools(&(0..128).map(|i| (v >> i) & 1 == 1).collect::<Vec<_>>())
-}
-
-fn words(v: u128) -> [u32; 4] {
-    [
-        v as u32,
-        (v >> 32) as u32,
-        (v >> 64) as u32,
-        (v >> 96) as u32,
-    ]
-}
 
 /// One completion beat: header, data, last.
 type Beat = (u128, u64, bool);
@@ -169,7 +156,7 @@ fn dma_rd_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_cmd_len.next = bits_from_u64(len & 0x1FFF);
         hdl.s_cmd_tvalid.next = cmd_valid;
         hdl.m_rq_tready.next = rq_ready;
-        hdl.s_rc_hdr.next = bits128(hdr);
+        hdl.s_rc_hdr.next = bits_from_u128(hdr);
         hdl.s_rc_tdata.next = bits_from_u64(data);
         hdl.s_rc_tlast.next = last;
         hdl.s_rc_tvalid.next = beat.is_some();
@@ -184,7 +171,7 @@ fn dma_rd_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_cmd_len", len & 0x1FFF)?;
         tb.set("s_cmd_tvalid", cmd_valid.into())?;
         tb.set("m_rq_tready", rq_ready.into())?;
-        tb.model().set_words(rc_hdr, &words(hdr))?;
+        tb.model().set_u128(rc_hdr, hdr)?;
         tb.set("s_rc_tdata", data)?;
         tb.set("s_rc_tlast", last.into())?;
         tb.set("s_rc_tvalid", beat.is_some().into())?;
@@ -228,11 +215,7 @@ fn dma_rd_64_rust_hdl_matches_verilator() -> Result<()> {
             hdl.timeouts.val().to_u64(),
         ];
         assert_eq!(got, want, "cycle {cycle}: Verilator vs rust-hdl ({outs:?})");
-        let w = tb.model_ref().get_words(rq_hdr);
-        let got_hdr = w
-            .iter()
-            .enumerate()
-            .fold(0u128, |a, (i, x)| a | u128::from(*x) << (32 * i));
+        let got_hdr = tb.model_ref().get_u128(rq_hdr);
         assert_eq!(
             got_hdr,
             hdl.m_rq_hdr.val().to_u128(),
@@ -349,11 +332,7 @@ fn dma_wr_64_rust_hdl_matches_verilator() -> Result<()> {
             hdl.bad_len.val().to_u64(),
         ];
         assert_eq!(got, want, "cycle {cycle}: Verilator vs rust-hdl ({outs:?})");
-        let w = tb.model_ref().get_words(rq_hdr);
-        let got_hdr = w
-            .iter()
-            .enumerate()
-            .fold(0u128, |a, (i, x)| a | u128::from(*x) << (32 * i));
+        let got_hdr = tb.model_ref().get_u128(rq_hdr);
         assert_eq!(
             got_hdr,
             hdl.m_rq_hdr.val().to_u128(),

@@ -5,11 +5,10 @@
 //! byte out is compared with host memory.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_sim::designs::open_tb;
 use ferroce_sim::pcie::{PcieConfig, RootComplex};
-use ferroce_sim::{AxisSink, BuildOptions, PauseGenerator, RecordSource, Tb};
+use ferroce_sim::{AxisSink, PauseGenerator, RecordSource, Tb};
 use ferroce_spec::tlp::{DMA_MAX_LEN, DMA_READ_REQUEST};
-use ferroce_tests::{rng, seed};
+use ferroce_tests::{open_with_root_complex, random_buffer, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -22,11 +21,7 @@ struct Bench {
 }
 
 fn bench(config: PcieConfig) -> Result<Bench> {
-    let mut tb = open_tb("ferroce_dma_rd_64", &BuildOptions::default())?;
-    let period = tb.period_ps();
-    let rc = RootComplex::new(config).with_dma(tb.model_ref(), "m_rq", "s_rc", period)?;
-    let rc = Rc::new(RefCell::new(rc));
-    tb.add(rc.clone());
+    let (mut tb, rc) = open_with_root_complex("ferroce_dma_rd_64", config)?;
     let cmd = RecordSource::new(&mut tb, "s_cmd", &["addr", "len"])?;
     let data = AxisSink::new(&mut tb, "m_data")?;
     Ok(Bench { tb, rc, cmd, data })
@@ -94,10 +89,7 @@ fn random_reads_come_back_byte_exact_in_order() -> Result<()> {
     let mut bufs = Vec::new();
     for _ in 0..3 {
         let len = 3 * 4096 + r.gen_range(0..4096);
-        let buf = b.rc.borrow_mut().mem.alloc(len, 64)?;
-        let bytes: Vec<u8> = (0..len).map(|_| r.gen()).collect();
-        b.rc.borrow_mut().mem.write(buf.addr, &bytes)?;
-        bufs.push(buf);
+        bufs.push(random_buffer(&b.rc, &mut r, len, 64)?.0);
     }
     let mut reads = Vec::new();
     for _ in 0..1000 {

@@ -6,11 +6,10 @@
 //! byte for byte, so the bytes around each write are checked untouched too.
 
 use anyhow::{ensure, Result};
-use ferroce_sim::designs::open_tb;
 use ferroce_sim::pcie::{Buffer, PcieConfig, RootComplex};
-use ferroce_sim::{AxisSource, BuildOptions, PauseGenerator, RecordSource, Tb};
+use ferroce_sim::{AxisSource, PauseGenerator, RecordSource, Tb};
 use ferroce_spec::tlp::{DMA_MAX_LEN, DMA_WRITE_PAYLOAD, PAGE};
-use ferroce_tests::{rng, seed};
+use ferroce_tests::{open_with_root_complex, random_buffer, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -23,11 +22,7 @@ struct Bench {
 }
 
 fn bench(config: PcieConfig) -> Result<Bench> {
-    let mut tb = open_tb("ferroce_dma_wr_64", &BuildOptions::default())?;
-    let period = tb.period_ps();
-    let rc = RootComplex::new(config).with_dma(tb.model_ref(), "m_rq", "s_rc", period)?;
-    let rc = Rc::new(RefCell::new(rc));
-    tb.add(rc.clone());
+    let (mut tb, rc) = open_with_root_complex("ferroce_dma_wr_64", config)?;
     let cmd = RecordSource::new(&mut tb, "s_cmd", &["addr", "len"])?;
     let data = AxisSource::new(&mut tb, "s_data")?;
     Ok(Bench { tb, rc, cmd, data })
@@ -83,10 +78,7 @@ fn random_writes_land_byte_exact_and_nothing_else_changes() -> Result<()> {
     let mut bufs = Vec::new();
     for _ in 0..3 {
         let len = 3 * PAGE as usize + r.gen_range(0..4096);
-        let buf = b.rc.borrow_mut().mem.alloc(len, 64)?;
-        let fill: Vec<u8> = (0..len).map(|_| r.gen()).collect();
-        b.rc.borrow_mut().mem.write(buf.addr, &fill)?;
-        bufs.push((buf, fill));
+        bufs.push(random_buffer(&b.rc, &mut r, len, 64)?);
     }
     let n = 600;
     let mut bytes = 0;

@@ -16,7 +16,6 @@
 use crate::model::{Model, Port};
 use crate::pause::PauseGenerator;
 use crate::pcie::memory::HostMemory;
-use crate::pcie::mmio::{get128, words128};
 use crate::pcie::PcieConfig;
 use crate::Result;
 use ferroce_spec::tlp::{self, Header, Kind};
@@ -150,7 +149,7 @@ impl DmaSide {
     pub(crate) fn sample(&mut self, model: &Model) {
         self.got = (model.get(self.rq_tvalid) == 1 && model.get(self.rq_tready) == 1).then(|| {
             (
-                get128(model, self.rq_hdr),
+                model.get_u128(self.rq_hdr),
                 model.get_bytes(self.rq_tdata),
                 model.get(self.rq_tkeep),
                 model.get(self.rq_tlast) == 1,
@@ -441,7 +440,7 @@ impl DmaSide {
         }
         match (&self.out, self.presented) {
             (Some((c, i)), true) => {
-                model.set_words(hdr, &words128(c.hdr.pack()))?;
+                model.set_u128(hdr, c.hdr.pack())?;
                 model.set_bytes(tdata, &c.beats[*i])?;
                 if let Some(k) = tkeep {
                     model.set(k, c.keeps[*i])?;

@@ -45,25 +45,6 @@ pub(crate) struct MmioSide {
     pub(crate) cpl_pause: Option<PauseGenerator>,
 }
 
-/// A 128-bit header port as four 32-bit words, low first.
-pub(crate) fn words128(v: u128) -> [u32; 4] {
-    [
-        v as u32,
-        (v >> 32) as u32,
-        (v >> 64) as u32,
-        (v >> 96) as u32,
-    ]
-}
-
-/// Read a 128-bit header port.
-pub(crate) fn get128(model: &Model, p: Port) -> u128 {
-    model
-        .get_words(p)
-        .iter()
-        .enumerate()
-        .fold(0u128, |acc, (i, x)| acc | (u128::from(*x) << (32 * i)))
-}
-
 impl MmioSide {
     pub(crate) fn new(model: &Model, req: &str, cpl: &str, host_id: u16) -> Result<MmioSide> {
         let p = |s: &str, n: &str| model.port(&format!("{s}_{n}"));
@@ -166,7 +147,7 @@ impl MmioSide {
         self.handshake =
             self.in_flight.is_some() && model.get(self.tready) == 1 && model.get(self.tvalid) == 1;
         if model.get(self.c_tvalid) == 1 && model.get(self.c_tready) == 1 {
-            self.got_cpl = Some((get128(model, self.c_hdr), model.get(self.c_tdata)));
+            self.got_cpl = Some((model.get_u128(self.c_hdr), model.get(self.c_tdata)));
         }
     }
 
@@ -184,7 +165,7 @@ impl MmioSide {
         model.set(self.c_tready, u64::from(!pause))?;
         match &self.in_flight {
             Some(m) => {
-                model.set_words(self.hdr, &words128(m.hdr.pack()))?;
+                model.set_u128(self.hdr, m.hdr.pack())?;
                 model.set(
                     self.tdata,
                     u64::from(m.data[0]) | (u64::from(m.data[1]) << 32),
