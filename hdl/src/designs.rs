@@ -5,6 +5,7 @@
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite};
+use crate::net::TxHeader;
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,11 @@ pub const DESIGNS: &[Design] = &[
         config: Config::TenG,
         summary: "DMA write engine: memory writes cut at payload-size boundaries",
     },
+    Design {
+        name: "ferroce_tx_header_64",
+        config: Config::TenG,
+        summary: "TX header builder: Eth/IPv4/UDP/BTH/RETH|AETH from a metadata record, payload, pad, ICRC slot",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -101,6 +107,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_bar0_64" => emit(&mut Bar0::<64, 8>::new(bar0_params(Config::TenG)), name),
         "ferroce_dma_rd_64" => emit(&mut DmaRead::<64, 8, 9>::new(), name),
         "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
+        "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }
 }

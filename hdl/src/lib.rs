@@ -9,6 +9,7 @@ pub mod crc;
 pub mod designs;
 pub mod emit;
 pub mod host;
+pub mod net;
 pub mod prelude;
 pub mod stream;
 pub mod util;

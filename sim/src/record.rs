@@ -18,13 +18,17 @@ fn field_ports(model: &Model, prefix: &str, fields: &[&str]) -> Result<Vec<Port>
         .collect()
 }
 
-/// Drives records of field values (each up to 64 bits) into the model.
+/// Drives records of field values into the model: up to 64 bits each with [`send`], any
+/// width with [`send_bytes`].
+///
+/// [`send`]: RecordSource::send
+/// [`send_bytes`]: RecordSource::send_bytes
 pub struct RecordSource {
     fields: Vec<Port>,
     tvalid: Port,
     tready: Port,
-    queue: VecDeque<Vec<u64>>,
-    current: Option<Vec<u64>>,
+    queue: VecDeque<Vec<Vec<u8>>>,
+    current: Option<Vec<Vec<u8>>>,
     pause: PauseGenerator,
     fire: bool,
     sent: u64,
@@ -50,6 +54,12 @@ impl RecordSource {
 
     /// Queue a record: one value per field, in the order the fields were named.
     pub fn send(&mut self, values: Vec<u64>) {
+        self.queue
+            .push_back(values.iter().map(|v| v.to_le_bytes().to_vec()).collect());
+    }
+
+    /// Queue a record of fields of any width, each as bytes (byte 0 in bits 7:0).
+    pub fn send_bytes(&mut self, values: Vec<Vec<u8>>) {
         self.queue.push_back(values);
     }
 
@@ -85,7 +95,8 @@ impl Component for RecordSource {
         match &self.current {
             Some(v) => {
                 for (p, x) in self.fields.iter().zip(v) {
-                    model.set(*p, *x)?;
+                    let bytes = p.width.div_ceil(8);
+                    model.set_bytes(*p, &x[..bytes.min(x.len())])?;
                 }
                 model.set(self.tvalid, 1)?;
             }

@@ -8,6 +8,7 @@
 //! - [`psn`]: 24-bit PSN arithmetic.
 //! - [`tlp`]: PCIe TLP headers as the host interface carries them.
 //! - [`regs`]: the BAR0 register map.
+//! - [`meta`]: records that travel between NIC blocks beside a payload stream.
 //! - [`queues`]: WQE, CQE, QP and CQ context formats and the verbs codes in them.
 //! - [`crc`]: CRC-32 (IEEE 802.3, reflected), the reference for the FCS and the ICRC.
 //! - [`icrc`]: the RoCEv2 invariant CRC (IBA Annex A17.3.3).
@@ -18,6 +19,7 @@ pub mod docs;
 pub mod headers;
 pub mod icrc;
 pub mod layout;
+pub mod meta;
 pub mod opcodes;
 pub mod psn;
 pub mod queues;

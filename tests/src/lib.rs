@@ -1,5 +1,7 @@
 //! Shared helpers for ferroce's tests.
 
+pub mod tx;
+
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 

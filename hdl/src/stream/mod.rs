@@ -10,6 +10,10 @@
 //! input too. A block that sees `tkeep` break the rule says so (a flag in its result), it never
 //! guesses.
 
+pub mod skid;
+
+pub use skid::Skid;
+
 use crate::prelude::*;
 use crate::util::bits_from_bools;
 

@@ -1,0 +1,154 @@
+//! Packets for the TX path tests: random metadata records (packed by `spec::meta::TX_META`, the
+//! block's interface) and the frame each must become, built independently of the HDL's header
+//! image: etherparse for Ethernet, IPv4 (its checksum) and UDP, the BTH and extended headers
+//! written byte by byte from IBA's figures.
+
+use etherparse::{IpNumber, Ipv4Dscp, Ipv4Ecn, Ipv4Header, PacketBuilder};
+use ferroce_spec::meta::{TX_MAX_PAYLOAD, TX_META};
+use ferroce_spec::opcodes::{
+    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
+    RC_RDMA_WRITE_ONLY,
+};
+use rand::Rng;
+
+/// One packet as a requester or responder would describe it.
+#[derive(Clone, Debug)]
+pub struct TxPacket {
+    pub dst_mac: [u8; 6],
+    pub src_mac: [u8; 6],
+    pub src_ip: [u8; 4],
+    pub dst_ip: [u8; 4],
+    pub src_port: u16,
+    pub dscp: u8,
+    pub ecn: u8,
+    pub ttl: u8,
+    pub opcode: u8,
+    pub se: bool,
+    pub ack_req: bool,
+    pub pkey: u16,
+    pub dest_qp: u32,
+    pub psn: u32,
+    /// Extended headers as they go on the wire (16 bytes for a RETH, 4 for an AETH).
+    pub ext: Vec<u8>,
+    pub payload: Vec<u8>,
+}
+
+/// Extended-header bytes of an opcode the builder sends.
+pub fn ext_len(opcode: u8) -> usize {
+    match opcode {
+        RC_RDMA_WRITE_FIRST | RC_RDMA_WRITE_ONLY => 16,
+        RC_ACKNOWLEDGE => 4,
+        _ => 0,
+    }
+}
+
+impl TxPacket {
+    /// A random packet of an implemented opcode; payload lengths favour the edges.
+    pub fn random(r: &mut impl Rng) -> TxPacket {
+        let ops = [
+            RC_RDMA_WRITE_FIRST,
+            RC_RDMA_WRITE_MIDDLE,
+            RC_RDMA_WRITE_LAST,
+            RC_RDMA_WRITE_ONLY,
+            RC_ACKNOWLEDGE,
+        ];
+        let opcode = ops[r.gen_range(0..ops.len())];
+        let len = if opcode == RC_ACKNOWLEDGE {
+            0
+        } else {
+            match r.gen_range(0..8) {
+                0 => r.gen_range(0..=9),
+                1 => TX_MAX_PAYLOAD - r.gen_range(0..4),
+                2 => [256, 512, 1024, 2048][r.gen_range(0..4)],
+                3 => r.gen_range(0..=TX_MAX_PAYLOAD),
+                _ => r.gen_range(0..=300),
+            }
+        };
+        let mut mac = || -> [u8; 6] {
+            let mut m: [u8; 6] = r.gen();
+            m[0] &= 0xFE;
+            m
+        };
+        let (dst_mac, src_mac) = (mac(), mac());
+        TxPacket {
+            dst_mac,
+            src_mac,
+            src_ip: r.gen(),
+            dst_ip: r.gen(),
+            src_port: r.gen_range(0xC000..=0xFFFF),
+            dscp: r.gen_range(0..64),
+            ecn: r.gen_range(0..4),
+            ttl: r.gen_range(1..=255),
+            opcode,
+            se: r.gen(),
+            ack_req: r.gen(),
+            pkey: r.gen(),
+            dest_qp: r.gen_range(0..1 << 24),
+            psn: r.gen_range(0..1 << 24),
+            ext: (0..ext_len(opcode)).map(|_| r.gen()).collect(),
+            payload: (0..len).map(|_| r.gen()).collect(),
+        }
+    }
+
+    /// The metadata record, packed as the block takes it.
+    pub fn meta(&self) -> Vec<u8> {
+        let mut m = vec![0u8; TX_META.len];
+        let mut set = |name: &str, v: u128| {
+            let f = TX_META.find(name).expect("TX_META field");
+            TX_META.set(f, &mut m, v);
+        };
+        let be = |b: &[u8]| b.iter().fold(0u128, |a, &x| (a << 8) | u128::from(x));
+        set("dst_mac", be(&self.dst_mac));
+        set("src_mac", be(&self.src_mac));
+        set("src_ip", be(&self.src_ip));
+        set("dst_ip", be(&self.dst_ip));
+        set("src_port", self.src_port.into());
+        set("dscp", self.dscp.into());
+        set("ecn", self.ecn.into());
+        set("ttl", self.ttl.into());
+        set("opcode", self.opcode.into());
+        set("se", self.se.into());
+        set("ack_req", self.ack_req.into());
+        set("pkey", self.pkey.into());
+        set("dest_qp", self.dest_qp.into());
+        set("psn", self.psn.into());
+        set("pay_len", self.payload.len() as u128);
+        let mut ext = [0u8; 16];
+        ext[..self.ext.len()].copy_from_slice(&self.ext);
+        set("ext", be(&ext));
+        m
+    }
+
+    /// The frame the builder must emit: headers, payload, pad, and 4 zero bytes for the ICRC
+    /// (no FCS).
+    pub fn frame_without_icrc(&self) -> Vec<u8> {
+        let pad = (4 - self.payload.len() % 4) % 4;
+        let mut bth = vec![0u8; 12];
+        bth[0] = self.opcode;
+        bth[1] = (u8::from(self.se) << 7) | ((pad as u8) << 4);
+        bth[2..4].copy_from_slice(&self.pkey.to_be_bytes());
+        bth[5..8].copy_from_slice(&self.dest_qp.to_be_bytes()[1..]);
+        bth[8] = u8::from(self.ack_req) << 7;
+        bth[9..12].copy_from_slice(&self.psn.to_be_bytes()[1..]);
+        let mut udp_payload = bth;
+        udp_payload.extend(&self.ext);
+        udp_payload.extend(&self.payload);
+        udp_payload.extend(std::iter::repeat_n(0u8, pad + 4));
+        let mut ip = Ipv4Header::new(0, self.ttl, IpNumber::UDP, self.src_ip, self.dst_ip)
+            .expect("IPv4 header");
+        ip.dscp = Ipv4Dscp::try_new(self.dscp).expect("dscp");
+        ip.ecn = Ipv4Ecn::try_new(self.ecn).expect("ecn");
+        ip.identification = 0;
+        ip.dont_fragment = true;
+        let mut frame = Vec::new();
+        PacketBuilder::ethernet2(self.src_mac, self.dst_mac)
+            .ip(etherparse::IpHeaders::Ipv4(ip, Default::default()))
+            .udp(self.src_port, ferroce_spec::headers::ROCEV2_UDP_PORT)
+            .write(&mut frame, &udp_payload)
+            .expect("etherparse builds the frame");
+        // RoCEv2 over IPv4 sends no UDP checksum.
+        frame[14 + 20 + 6] = 0;
+        frame[14 + 20 + 7] = 0;
+        frame
+    }
+}
