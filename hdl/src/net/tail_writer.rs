@@ -1,0 +1,319 @@
+//! `TailWriter`: puts a 32-bit value computed over a frame at the frame's end, the value
+//! travelling least-significant byte first. Two modes, fixed at elaboration:
+//! - overwrite: the frame already ends with four placeholder bytes; they become the value
+//!   (the ICRC, after `TxHeader`).
+//! - append: the value follows the frame's last byte, in the last beat or a new one (the FCS).
+//!
+//! Ports: `s_axis_*` the frame; `s_val_{tdata,tvalid}` the value of each frame, in frame order,
+//! from a tap watching `s_axis` (it may arrive any time after the frame's last beat is taken);
+//! `m_axis_*` the frame with its value.
+//!
+//! How: a two-entry buffer whose entries are both visible (head `h`, next `t`) and a two-entry
+//! value queue. The head leaves when the output skid has room and it does not need the value,
+//! or the value is there: in overwrite mode a beat needs it when it is the last, or when the
+//! next beat is the last and holds fewer than four bytes (the value straddles the two). Every
+//! output is registered and `s_axis_tready` depends on registers only (docs/ARCHITECTURE.md,
+//! "Composition").
+//!
+//! Throughput: one beat per clock once the buffer runs one beat behind the tap's latency; an
+//! appended value that spills into a new beat costs one cycle. Values that arrive with no frame
+//! waiting for one are ignored; a frame whose value never comes waits (the tap always answers).
+
+use crate::host::k;
+use crate::prelude::*;
+use crate::stream::{ones, Skid};
+
+#[derive(LogicBlock)]
+pub struct TailWriter<const DW: usize, const KW: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_axis_tdata: Signal<In, Bits<DW>>,
+    pub s_axis_tkeep: Signal<In, Bits<KW>>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tready: Signal<Out, Bit>,
+    pub s_val_tdata: Signal<In, Bits<32>>,
+    pub s_val_tvalid: Signal<In, Bit>,
+    pub m_axis_tdata: Signal<Out, Bits<DW>>,
+    pub m_axis_tkeep: Signal<Out, Bits<KW>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    out: Skid<DW, KW>,
+    h_valid: DFF<Bit>,
+    h_data: DFF<Bits<DW>>,
+    h_keep: DFF<Bits<KW>>,
+    h_last: DFF<Bit>,
+    h_n: DFF<Bits<8>>,
+    t_valid: DFF<Bit>,
+    t_data: DFF<Bits<DW>>,
+    t_keep: DFF<Bits<KW>>,
+    t_last: DFF<Bit>,
+    t_n: DFF<Bits<8>>,
+    v0_valid: DFF<Bit>,
+    v0: DFF<Bits<32>>,
+    v1_valid: DFF<Bit>,
+    v1: DFF<Bits<32>>,
+    spilled: DFF<Bit>,
+    // Locals.
+    in_n: Signal<Local, Bits<8>>,
+    vw: Signal<Local, Bits<DW>>,
+    need_v: Signal<Local, Bit>,
+    go: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    push: Signal<Local, Bit>,
+    sh: Signal<Local, Bits<16>>,
+    o_data: Signal<Local, Bits<DW>>,
+    o_keep: Signal<Local, Bits<KW>>,
+    o_last: Signal<Local, Bit>,
+    n4: Signal<Local, Bits<8>>,
+    spill_n: Signal<Local, Bits<8>>,
+    // Constants.
+    append: Constant<Bit>,
+    keepc: Vec<Constant<Bits<KW>>>,
+    dmask: Vec<Constant<Bits<DW>>>,
+    nc: Vec<Constant<Bits<8>>>,
+    m32: Constant<Bits<DW>>,
+    kw: Constant<Bits<8>>,
+    kw16: Constant<Bits<16>>,
+    full_keep: Constant<Bits<KW>>,
+}
+
+impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
+    /// `append`: add the value after the frame; otherwise overwrite its last four bytes.
+    pub fn new(append: bool) -> Self {
+        assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
+        assert!((4..=128).contains(&KW), "a beat holds the whole value");
+        let thermo = |n: usize, w: usize| -> Vec<bool> { (0..w).map(|i| i < n).collect() };
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tvalid: Default::default(),
+            s_axis_tready: Default::default(),
+            s_val_tdata: Default::default(),
+            s_val_tvalid: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tready: Default::default(),
+            out: Skid::new(),
+            h_valid: Default::default(),
+            h_data: Default::default(),
+            h_keep: Default::default(),
+            h_last: Default::default(),
+            h_n: Default::default(),
+            t_valid: Default::default(),
+            t_data: Default::default(),
+            t_keep: Default::default(),
+            t_last: Default::default(),
+            t_n: Default::default(),
+            v0_valid: Default::default(),
+            v0: Default::default(),
+            v1_valid: Default::default(),
+            v1: Default::default(),
+            spilled: Default::default(),
+            in_n: Default::default(),
+            vw: Default::default(),
+            need_v: Default::default(),
+            go: Default::default(),
+            pop: Default::default(),
+            push: Default::default(),
+            sh: Default::default(),
+            o_data: Default::default(),
+            o_keep: Default::default(),
+            o_last: Default::default(),
+            n4: Default::default(),
+            spill_n: Default::default(),
+            append: Constant::new(append),
+            keepc: (0..=KW)
+                .map(|n| Constant::new(crate::util::bits_from_bools::<KW>(&thermo(n, KW))))
+                .collect(),
+            dmask: (0..=KW)
+                .map(|n| Constant::new(crate::util::bits_from_bools::<DW>(&thermo(8 * n, DW))))
+                .collect(),
+            nc: (0..=KW).map(|n| k(n as u64)).collect(),
+            m32: k(0xFFFF_FFFF),
+            kw: k(KW as u64),
+            kw16: k(KW as u64),
+            full_keep: ones::<KW>(),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clk, h_valid, h_data, h_keep, h_last, h_n, t_valid, t_data, t_keep, t_last, t_n,
+            v0_valid, v0, v1_valid, v1, spilled
+        );
+        self.out.clk.next = self.clk.val();
+        self.out.rst.next = self.rst.val();
+        self.m_axis_tdata.next = self.out.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
+        self.m_axis_tlast.next = self.out.m_axis_tlast.val();
+        self.m_axis_tvalid.next = self.out.m_axis_tvalid.val();
+        self.out.m_axis_tready.next = self.m_axis_tready.val();
+
+        // Bytes in the incoming beat (all lanes unless it is the last).
+        self.in_n.next = self.kw.val();
+        if self.s_axis_tlast.val() {
+            self.in_n.next = bits::<8>(0);
+            for i in 0..(KW + 1) {
+                if self.s_axis_tkeep.val() == self.keepc[i].val() {
+                    self.in_n.next = self.nc[i].val();
+                }
+            }
+        }
+        self.vw.next = bit_cast::<DW, 32>(self.v0.q.val());
+
+        // Does the head beat need the value, and where does it go?
+        self.need_v.next = self.h_last.q.val();
+        self.n4.next = self.h_n.q.val() + bits::<8>(4);
+        self.sh.next = bit_cast::<16, 8>(self.h_n.q.val()) << 3;
+        self.o_data.next = self.h_data.q.val();
+        self.o_keep.next = self.h_keep.q.val();
+        self.o_last.next = self.h_last.q.val();
+        self.spill_n.next = self.n4.val() - self.kw.val();
+        if self.append.val() {
+            // The value follows byte h_n of the last beat; past the beat it spills.
+            if self.h_last.q.val() {
+                for i in 0..(KW + 1) {
+                    if self.h_n.q.val() == self.nc[i].val() {
+                        self.o_data.next = (self.h_data.q.val() & self.dmask[i].val())
+                            | (self.vw.val() << self.sh.val());
+                    }
+                }
+                for i in 0..(KW + 1) {
+                    if self.n4.val() == self.nc[i].val() {
+                        self.o_keep.next = self.keepc[i].val();
+                    }
+                }
+                if self.n4.val() > self.kw.val() {
+                    self.o_keep.next = self.full_keep.val();
+                    self.o_last.next = false;
+                    if self.spilled.q.val() {
+                        // The second beat: the value's bytes that did not fit.
+                        self.sh.next = (self.kw16.val() - bit_cast::<16, 8>(self.h_n.q.val())) << 3;
+                        self.o_data.next = self.vw.val() >> self.sh.val();
+                        self.o_last.next = true;
+                        for i in 0..(KW + 1) {
+                            if self.spill_n.val() == self.nc[i].val() {
+                                self.o_keep.next = self.keepc[i].val();
+                            }
+                        }
+                    }
+                }
+            }
+        } else {
+            // Overwrite: the value is the last four bytes of the frame.
+            if self.h_last.q.val() {
+                if self.h_n.q.val() < bits::<8>(4) {
+                    self.sh.next = (bits::<16>(4) - bit_cast::<16, 8>(self.h_n.q.val())) << 3;
+                    self.o_data.next = (self.h_data.q.val() & !(self.m32.val() >> self.sh.val()))
+                        | (self.vw.val() >> self.sh.val());
+                } else {
+                    self.sh.next = (bit_cast::<16, 8>(self.h_n.q.val()) - bits::<16>(4)) << 3;
+                    self.o_data.next = (self.h_data.q.val() & !(self.m32.val() << self.sh.val()))
+                        | (self.vw.val() << self.sh.val());
+                }
+            } else if self.t_valid.q.val() & self.t_last.q.val() & (self.t_n.q.val() < bits::<8>(4))
+            {
+                self.need_v.next = true;
+                self.sh.next =
+                    (self.kw16.val() - bits::<16>(4) + bit_cast::<16, 8>(self.t_n.q.val())) << 3;
+                self.o_data.next = (self.h_data.q.val() & !(self.m32.val() << self.sh.val()))
+                    | (self.vw.val() << self.sh.val());
+            }
+        }
+        // A non-last head waits for the beat behind it in overwrite mode (it may be the short
+        // last one).
+        self.go.next = self.h_valid.q.val()
+            & self.out.s_axis_tready.val()
+            & (!self.need_v.val() | self.v0_valid.q.val())
+            & (self.append.val() | self.h_last.q.val() | self.t_valid.q.val());
+        self.out.s_axis_tvalid.next = self.go.val();
+        self.out.s_axis_tdata.next = self.o_data.val();
+        self.out.s_axis_tkeep.next = self.o_keep.val();
+        self.out.s_axis_tlast.next = self.o_last.val();
+        self.pop.next = self.go.val();
+        if self.append.val() & self.h_last.q.val() & (self.n4.val() > self.kw.val()) {
+            self.pop.next = self.go.val() & self.spilled.q.val();
+            if self.go.val() {
+                self.spilled.d.next = !self.spilled.q.val();
+            }
+        }
+
+        // The buffer: the head leaves, a beat comes in when the next slot is or becomes free.
+        self.s_axis_tready.next = !self.t_valid.q.val() | self.pop.val();
+        self.push.next = self.s_axis_tvalid.val() & self.s_axis_tready.val();
+        if self.pop.val() {
+            if self.t_valid.q.val() {
+                self.h_data.d.next = self.t_data.q.val();
+                self.h_keep.d.next = self.t_keep.q.val();
+                self.h_last.d.next = self.t_last.q.val();
+                self.h_n.d.next = self.t_n.q.val();
+                self.t_valid.d.next = self.push.val();
+                self.t_data.d.next = self.s_axis_tdata.val();
+                self.t_keep.d.next = self.s_axis_tkeep.val();
+                self.t_last.d.next = self.s_axis_tlast.val();
+                self.t_n.d.next = self.in_n.val();
+            } else {
+                self.h_valid.d.next = self.push.val();
+                self.h_data.d.next = self.s_axis_tdata.val();
+                self.h_keep.d.next = self.s_axis_tkeep.val();
+                self.h_last.d.next = self.s_axis_tlast.val();
+                self.h_n.d.next = self.in_n.val();
+            }
+        } else if self.push.val() {
+            if self.h_valid.q.val() {
+                self.t_valid.d.next = true;
+                self.t_data.d.next = self.s_axis_tdata.val();
+                self.t_keep.d.next = self.s_axis_tkeep.val();
+                self.t_last.d.next = self.s_axis_tlast.val();
+                self.t_n.d.next = self.in_n.val();
+            } else {
+                self.h_valid.d.next = true;
+                self.h_data.d.next = self.s_axis_tdata.val();
+                self.h_keep.d.next = self.s_axis_tkeep.val();
+                self.h_last.d.next = self.s_axis_tlast.val();
+                self.h_n.d.next = self.in_n.val();
+            }
+        }
+
+        // The value queue: a frame's value is used up when its last beat leaves.
+        if self.pop.val() & self.h_last.q.val() {
+            self.v0_valid.d.next = self.v1_valid.q.val();
+            self.v0.d.next = self.v1.q.val();
+            self.v1_valid.d.next = false;
+            if self.s_val_tvalid.val() {
+                if self.v1_valid.q.val() {
+                    self.v1_valid.d.next = true;
+                    self.v1.d.next = self.s_val_tdata.val();
+                } else {
+                    self.v0_valid.d.next = true;
+                    self.v0.d.next = self.s_val_tdata.val();
+                }
+            }
+        } else if self.s_val_tvalid.val() {
+            if self.v0_valid.q.val() {
+                self.v1_valid.d.next = true;
+                self.v1.d.next = self.s_val_tdata.val();
+            } else {
+                self.v0_valid.d.next = true;
+                self.v0.d.next = self.s_val_tdata.val();
+            }
+        }
+        if self.rst.val() {
+            self.h_valid.d.next = false;
+            self.t_valid.d.next = false;
+            self.v0_valid.d.next = false;
+            self.v1_valid.d.next = false;
+            self.spilled.d.next = false;
+        }
+    }
+}

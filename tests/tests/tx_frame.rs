@@ -1,0 +1,293 @@
+//! The TX framing path on Verilator, checked by outside references: the FCS by the `crc`
+//! crate (zlib's CRC-32), the ICRC by scapy (`tests/py/roce_check.py` over a pcap of the
+//! frames), the dissection by tshark (every frame RoCEv2 with the opcode, QP and PSN it was
+//! given, nothing malformed), the headers by etherparse (`ferroce_tests::tx`). Random idle
+//! cycles on the inputs and back-pressure on the output throughout.
+
+use anyhow::{ensure, Context, Result};
+use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
+use ferroce_tests::tx::TxPacket;
+use ferroce_tests::{rng, seed};
+use pcap_file::pcap::{PcapPacket, PcapWriter};
+use rand::Rng;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+
+fn open(name: &str) -> Result<Tb> {
+    Ok(ferroce_sim::designs::open_tb(
+        name,
+        &ferroce_sim::BuildOptions::default(),
+    )?)
+}
+
+fn collect(tb: &mut Tb, out: &std::cell::RefCell<AxisSink>, n: usize) -> Result<Vec<Vec<u8>>> {
+    tb.run_until(3_000_000, "frames", |_| out.borrow().count() >= n)?;
+    tb.clock_cycles(50)?;
+    ensure!(
+        out.borrow().violations().is_empty(),
+        "{:?}",
+        out.borrow().violations()
+    );
+    let got: Vec<Vec<u8>> = std::iter::from_fn(|| out.borrow_mut().recv())
+        .map(|f| f.data)
+        .collect();
+    ensure!(got.len() == n, "{} frames, expected {n}", got.len());
+    Ok(got)
+}
+
+/// Split off and check the FCS; returns the frame without it.
+fn strip_fcs(i: usize, f: &[u8]) -> Result<&[u8]> {
+    ensure!(
+        f.len() >= 64,
+        "frame {i}: {} bytes, below the minimum",
+        f.len()
+    );
+    let (body, fcs) = f.split_at(f.len() - 4);
+    ensure!(
+        fcs == FCS.checksum(body).to_le_bytes(),
+        "frame {i}: FCS {fcs:02x?}, zlib's CRC-32 is {:08x}",
+        FCS.checksum(body)
+    );
+    Ok(body)
+}
+
+#[test]
+fn mac_pads_short_frames_and_appends_the_zlib_fcs() -> Result<()> {
+    let s = seed("mac_pads_short_frames_and_appends_the_zlib_fcs");
+    let mut r = rng(s);
+    let mut tb = open("ferroce_mac_tx_64")?;
+    let src = AxisSource::new(&mut tb, "s_axis")?;
+    let out = AxisSink::new(&mut tb, "m_axis")?;
+    src.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 1, 0.2));
+    out.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 2, 0.3));
+    let frames: Vec<Vec<u8>> = (0..600)
+        .map(|i| {
+            let len = match i % 3 {
+                0 => r.gen_range(0..=70),
+                1 => r.gen_range(56..=68),
+                _ => r.gen_range(0..=1600),
+            };
+            (0..len).map(|_| r.gen()).collect()
+        })
+        .collect();
+    for f in &frames {
+        src.borrow_mut().send(f.clone());
+    }
+    let got = collect(&mut tb, &out, frames.len())?;
+    for (i, (g, f)) in got.iter().zip(&frames).enumerate() {
+        let body = strip_fcs(i, g).with_context(|| format!("seed {s}"))?;
+        let mut want = f.clone();
+        if want.len() < 60 {
+            want.resize(60, 0);
+        }
+        ensure!(
+            body == want.as_slice(),
+            "frame {i} ({} bytes): body differs",
+            f.len()
+        );
+    }
+    ensure!(tb.get("bad_keep")? == 0, "bad_keep");
+    Ok(())
+}
+
+fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
+    let out = Command::new("tshark")
+        .arg("-r")
+        .arg(pcap)
+        .args(["-T", "fields", "-E", "separator=;"])
+        .args(["-e", "_ws.col.Protocol", "-e", "infiniband.bth.opcode"])
+        .args(["-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
+        .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
+        .args(["-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn"])
+        .output()
+        .context("running tshark (installed by .ci/setup)")?;
+    ensure!(
+        out.status.success(),
+        "tshark: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split(';').map(str::to_string).collect())
+        .collect())
+}
+
+fn scapy_check(pcap: &Path) -> Result<String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = Command::new(root.join(".venv/bin/python"))
+        .arg(root.join("tests/py/roce_check.py"))
+        .arg(pcap)
+        .output()
+        .context("running tests/py/roce_check.py in .venv (made by .ci/setup)")?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    ensure!(
+        out.status.success(),
+        "scapy: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(text)
+}
+
+fn write_pcap(path: &Path, frames: &[&[u8]]) -> Result<()> {
+    let file = std::fs::File::create(path).with_context(|| path.display().to_string())?;
+    let mut w = PcapWriter::new(file)?;
+    for (i, f) in frames.iter().enumerate() {
+        w.write_packet(&PcapPacket::new(
+            Duration::from_micros(i as u64),
+            f.len() as u32,
+            f,
+        ))?;
+    }
+    Ok(())
+}
+
+#[test]
+fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
+    let s = seed("frames_pass_scapy_icrc_zlib_fcs_and_tshark");
+    let mut r = rng(s);
+    let mut tb = open("ferroce_tx_64")?;
+    let meta = RecordSource::new(&mut tb, "s_meta", &["tdata"])?;
+    let pay = AxisSource::new(&mut tb, "s_pay")?;
+    let out = AxisSink::new(&mut tb, "m_axis")?;
+    meta.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 1, 0.2));
+    pay.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 2, 0.1));
+    out.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 3, 0.3));
+    let pkts: Vec<TxPacket> = (0..300).map(|_| TxPacket::random(&mut r)).collect();
+    for p in &pkts {
+        meta.borrow_mut().send_bytes(vec![p.meta()]);
+        pay.borrow_mut().send(p.payload.clone());
+    }
+    let got = collect(&mut tb, &out, pkts.len())?;
+    let mut bodies = Vec::new();
+    for (i, (g, p)) in got.iter().zip(&pkts).enumerate() {
+        let body = strip_fcs(i, g).with_context(|| format!("seed {s}"))?;
+        // The frame, its ICRC slot taken from what came out (scapy checks it below), and
+        // Ethernet padding when it is short.
+        let mut want = p.frame_without_icrc();
+        let n = want.len();
+        want.resize(n.max(60), 0);
+        ensure!(
+            body.len() == want.len(),
+            "frame {i}: {} bytes, expected {}",
+            body.len(),
+            want.len()
+        );
+        want[n - 4..n].copy_from_slice(&body[n - 4..n]);
+        ensure!(
+            body == want.as_slice(),
+            "frame {i}: differs outside the ICRC (seed {s})"
+        );
+        bodies.push(body);
+    }
+    ensure!(tb.get("self_check")? == 0, "self_check");
+    let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tx_frames.pcap");
+    write_pcap(&pcap, &bodies)?;
+    let ok = scapy_check(&pcap)?;
+    ensure!(ok.trim() == format!("ok {}", pkts.len()), "scapy: {ok}");
+    let rows = tshark_fields(&pcap)?;
+    ensure!(rows.len() == pkts.len(), "tshark saw {} frames", rows.len());
+    for (i, (row, p)) in rows.iter().zip(&pkts).enumerate() {
+        let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
+        let (va, msn) = match p.ext.len() {
+            16 => (format!("{:#018x}", be(&p.ext[..8])), String::new()),
+            4 => (String::new(), be(&p.ext[1..4]).to_string()),
+            _ => (String::new(), String::new()),
+        };
+        // Expert notes (a low TTL) are fine; warnings and errors are not.
+        let sev_ok = row.get(5).is_some_and(|sev| {
+            sev.split(',')
+                .all(|v| v.is_empty() || v.parse::<u64>().is_ok_and(|v| v < 0x0060_0000))
+        });
+        ensure!(sev_ok, "frame {i}: tshark expert warning or error {row:?}");
+        let mut row = row.clone();
+        row[5].clear();
+        // Protocol, opcode, QP, PSN, nothing malformed, (expert), RETH VA, AETH MSN.
+        let want = [
+            "RRoCE".to_string(),
+            p.opcode.to_string(),
+            format!("{:#08x}", p.dest_qp),
+            p.psn.to_string(),
+            String::new(),
+            String::new(),
+            va,
+            msn,
+        ];
+        ensure!(
+            row.as_slice() == want,
+            "frame {i}: tshark says {row:?}, expected {want:?}"
+        );
+    }
+    println!(
+        "{} frames: scapy {}, tshark RRoCE with opcode/QP/PSN",
+        pkts.len(),
+        ok.trim()
+    );
+    Ok(())
+}
+
+#[test]
+fn scapy_check_catches_a_flipped_byte() -> Result<()> {
+    // The ICRC check above means something only if it can fail.
+    let p = TxPacket::random(&mut rng(7));
+    let mut f = p.frame_without_icrc();
+    let n = f.len();
+    let crc = ferroce_spec::icrc(&f).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    f[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let good = dir.join("tx_one_good.pcap");
+    write_pcap(&good, &[&f])?;
+    scapy_check(&good)?;
+    f[n - 5] ^= 0x10;
+    let bad = dir.join("tx_one_bad.pcap");
+    write_pcap(&bad, &[&f])?;
+    ensure!(
+        scapy_check(&bad).is_err(),
+        "scapy accepted a corrupted frame"
+    );
+    Ok(())
+}
+
+#[test]
+fn full_size_frames_stream_at_one_beat_per_clock() -> Result<()> {
+    // No idle, no back-pressure: 4096-byte payloads, a frame per (beats + 3) clocks at most
+    // (the builder's gap, the FCS spilling into its own beat, one spare).
+    let s = seed("full_size_frames_stream_at_one_beat_per_clock");
+    let mut r = rng(s);
+    let mut tb = open("ferroce_tx_64")?;
+    let meta = RecordSource::new(&mut tb, "s_meta", &["tdata"])?;
+    let pay = AxisSource::new(&mut tb, "s_pay")?;
+    let out = AxisSink::new(&mut tb, "m_axis")?;
+    let n = 20;
+    for _ in 0..n {
+        let mut p = TxPacket::random(&mut r);
+        p.opcode = ferroce_spec::opcodes::RC_RDMA_WRITE_MIDDLE;
+        p.ext.clear();
+        p.payload = (0..4096).map(|_| r.gen()).collect();
+        meta.borrow_mut().send_bytes(vec![p.meta()]);
+        pay.borrow_mut().send(p.payload.clone());
+    }
+    // Count from the first beat out to the last.
+    let o = out.clone();
+    tb.run_until(10_000, "first beat", |_| o.borrow().beats() > 0)?;
+    let start = tb.cycle();
+    let got = collect(&mut tb, &out, n)?;
+    let cycles = tb.cycle() - 50 - start;
+    let beats: u64 = got.iter().map(|f| f.len().div_ceil(8) as u64).sum();
+    println!(
+        "{n} frames of {} bytes: {beats} beats in {cycles} cycles",
+        got[0].len()
+    );
+    ensure!(
+        cycles <= beats + 3 * n as u64,
+        "{beats} beats took {cycles} cycles"
+    );
+    Ok(())
+}
