@@ -16,6 +16,9 @@ use ferroce_tests::{full_keep, hdl_edge, rng, seed};
 use rand::Rng;
 use std::collections::VecDeque;
 
+/// A payload beat: data, keep, last.
+type Beat = (u64, u64, bool);
+
 /// One cycle of inputs.
 #[derive(Default, Clone)]
 struct In {
@@ -144,8 +147,9 @@ fn run<D: Dut + Block>(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let mut metas: VecDeque<Vec<u8>> = VecDeque::new();
-    let mut beats: VecDeque<(u64, u64, bool)> = VecDeque::new();
-    let (mut cur_meta, mut cur_beat): (Option<Vec<u8>>, Option<(u64, u64, bool)>) = (None, None);
+    let mut beats: VecDeque<Beat> = VecDeque::new();
+    let mut cur_meta: Option<Vec<u8>> = None;
+    let mut cur_beat: Option<Beat> = None;
     let mut frames = 0;
     for cycle in 0..cycles {
         if beats.len() < 8 {
