@@ -5,7 +5,7 @@
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite};
-use crate::net::{MacTx, TxFrame, TxHeader};
+use crate::net::{MacRx, MacTx, TxFrame, TxHeader};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +97,11 @@ pub const DESIGNS: &[Design] = &[
         summary: "MAC transmit, frame level: padding to 60 bytes, FCS",
     },
     Design {
+        name: "ferroce_mac_rx_64",
+        config: Config::TenG,
+        summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
+    },
+    Design {
         name: "ferroce_tx_64",
         config: Config::TenG,
         summary: "TX framing path: header builder, ICRC insert, Ethernet padding, FCS",
@@ -119,6 +124,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8>::new(), name),
+        "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }

@@ -129,3 +129,33 @@ pub fn random_buffer(
     rc.borrow_mut().mem.write(buf.addr, &bytes)?;
     Ok((buf, bytes))
 }
+
+/// Every frame of a pcap file, in order.
+pub fn read_pcap(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
+    use anyhow::Context;
+    let mut reader = pcap_file::pcap::PcapReader::new(std::fs::File::open(path)?)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let mut frames = Vec::new();
+    while let Some(pkt) = reader.next_packet() {
+        frames.push(pkt?.data.into_owned());
+    }
+    Ok(frames)
+}
+
+/// Every frame of the Soft-RoCE captures in `../shared/vectors/rxe`, file by file in name
+/// order (RoCEv2 traffic and the TCP connection setup around it).
+pub fn rxe_frames() -> Result<Vec<Vec<u8>>> {
+    use anyhow::Context;
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .collect();
+    paths.sort();
+    let mut frames = Vec::new();
+    for path in paths {
+        frames.extend(read_pcap(&path)?);
+    }
+    Ok(frames)
+}

@@ -7,8 +7,7 @@ use ferroce_sim::roce::RoceFrame;
 use ferroce_sim::{AxisSink, AxisSource, BuildOptions, PauseGenerator, Tb};
 use ferroce_spec::headers::*;
 use ferroce_spec::icrc::{carried_icrc, flags, icrc, parse, IcrcLayout, IpVersion};
-use ferroce_tests::{beat, collect, drain, full_keep, rng, seed};
-use pcap_file::pcap::PcapReader;
+use ferroce_tests::{beat, collect, drain, full_keep, read_pcap, rng, rxe_frames, seed};
 use rand::Rng;
 use std::path::PathBuf;
 
@@ -93,37 +92,12 @@ fn built_frames_match_the_reference() -> Result<()> {
     Ok(())
 }
 
-fn read_pcap(path: &std::path::Path, frames: &mut Vec<Vec<u8>>) -> Result<()> {
-    let mut reader = PcapReader::new(std::fs::File::open(path)?)
-        .with_context(|| format!("opening {}", path.display()))?;
-    while let Some(pkt) = reader.next_packet() {
-        frames.push(pkt?.data.into_owned());
-    }
-    Ok(())
-}
-
-fn rxe_frames() -> Result<Vec<Vec<u8>>> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
-        .collect();
-    paths.sort();
-    let mut frames = Vec::new();
-    for path in paths {
-        read_pcap(&path, &mut frames)?;
-    }
-    Ok(frames)
-}
-
 #[test]
 fn scapy_frames_match_the_reference_and_scapy() -> Result<()> {
     // tests/data/scapy_roce.pcap: 1,200 frames built by scapy (tests/py/scapy_frames.py; a
     // pytest checks the file is what scapy makes). The ICRC each carries is scapy's.
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/scapy_roce.pcap");
-    let mut frames = Vec::new();
-    read_pcap(&path, &mut frames)?;
+    let frames = read_pcap(&path)?;
     assert_eq!(frames.len(), 1200);
     for (i, f) in frames.iter().enumerate() {
         assert_eq!(

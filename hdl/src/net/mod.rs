@@ -1,12 +1,14 @@
-//! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and,
-//! later, its receive mirror.
+//! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and the
+//! receive path (MAC receive with FCS and ICRC checks; the parser comes next).
 
+pub mod mac_rx;
 pub mod mac_tx;
 pub mod pad;
 pub mod tail_writer;
 pub mod tx_frame;
 pub mod tx_header;
 
+pub use mac_rx::MacRx;
 pub use mac_tx::MacTx;
 pub use pad::Pad;
 pub use tail_writer::TailWriter;

@@ -1,0 +1,493 @@
+//! `MacRx`: the receive side of the MAC at the frame level, store and forward. A frame from
+//! the wire (FCS included, no back-pressure: the wire does not wait) is written into a block
+//! RAM buffer while a `Crc32` tap checks its FCS and an `Icrc` tap checks its ICRC; two cycles
+//! after its last beat both verdicts are in and the frame is either released to `m_axis_*`
+//! (without its FCS) or dropped and counted by reason. So nothing downstream (the parser, the
+//! responder, host memory) ever sees a byte of a corrupted frame.
+//!
+//! Ports:
+//! - `s_axis_{tdata,tkeep,tlast,tvalid}`: frames from the wire, FCS last.
+//! - `m_axis_*`: good RoCEv2 frames without FCS (Ethernet padding, if any, stays).
+//! - counters, each a frame dropped for that reason (first reason that applies, in this
+//!   order): `fcs_err` (FCS wrong), `runt` (under 64 bytes with FCS), `not_roce` (not IPv4/6 +
+//!   UDP 4791, or IPv4 options), `bad_len` (IP length disagrees with the frame, or bad
+//!   `tkeep`), `icrc_err` (ICRC wrong), `overflow` (no room: buffer or frame records full).
+//! - `self_check`: cycles where a tap's verdict did not come exactly two cycles after a last
+//!   beat (a bug counter; the tests assert it stays zero).
+//!
+//! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
+//! (the write pointer returns to its first beat) and counted, so a partial frame never
+//! occupies the buffer. The frame's beat and byte counts travel two cycles alongside the taps'
+//! pipelines and become a record (beats, bytes, drop) in a 32-entry record queue; the reader
+//! takes records in order, reads RAM ahead (its address is the next read pointer, so the head
+//! beat is always in the RAM's output register), sends `bytes - 4` bytes with their `tkeep`
+//! and skips the rest; a frame to be dropped is skipped in one cycle (the read pointer jumps
+//! past it). All outputs are
+//! registered (a `Skid`); see docs/ARCHITECTURE.md, "MAC receive".
+//!
+//! Throughput: one beat per clock in and out, frames back to back on the way out except
+//! after a dropped one (one cycle). The wire does not wait: when the reader is slower than the
+//! wire for longer than the buffer lasts, whole frames are dropped and counted.
+
+use crate::crc::{Crc32, Icrc};
+use crate::host::k;
+use crate::prelude::*;
+use crate::stream::{ones, Skid};
+use crate::util::bits_from_bools;
+use ferroce_spec::headers::{ETH_MIN_FRAME_NO_FCS, FCS_LEN};
+use ferroce_spec::icrc::flags;
+
+/// Frame records the buffer holds.
+const RECS: usize = 32;
+/// The CRC-32 of a frame followed by its correct FCS (the CRC-32 residue).
+const FCS_RESIDUE: u64 = 0x2144_DF1C;
+
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum MacRxRead {
+    Idle,
+    Run,
+}
+
+#[derive(LogicBlock)]
+pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_axis_tdata: Signal<In, Bits<DW>>,
+    pub s_axis_tkeep: Signal<In, Bits<KW>>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tvalid: Signal<In, Bit>,
+    pub m_axis_tdata: Signal<Out, Bits<DW>>,
+    pub m_axis_tkeep: Signal<Out, Bits<KW>>,
+    pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tvalid: Signal<Out, Bit>,
+    pub m_axis_tready: Signal<In, Bit>,
+    pub fcs_err: Signal<Out, Bits<32>>,
+    pub runt: Signal<Out, Bits<32>>,
+    pub not_roce: Signal<Out, Bits<32>>,
+    pub bad_len: Signal<Out, Bits<32>>,
+    pub icrc_err: Signal<Out, Bits<32>>,
+    pub overflow: Signal<Out, Bits<32>>,
+    pub self_check: Signal<Out, Bits<32>>,
+    fcs: Crc32<DW, KW>,
+    icrc: Icrc<DW, KW, SW>,
+    ram: RAM<Bits<DW>, AW>,
+    out: Skid<DW, KW>,
+    // Write side.
+    wp: DFF<Bits<16>>,
+    start: DFF<Bits<16>>,
+    in_frame: DFF<Bit>,
+    ovf: DFF<Bit>,
+    beats: DFF<Bits<16>>,
+    bytes: DFF<Bits<16>>,
+    // The frame's counts beside the taps' two-cycle pipelines.
+    p1_valid: DFF<Bit>,
+    p1_beats: DFF<Bits<16>>,
+    p1_bytes: DFF<Bits<16>>,
+    p1_ovf: DFF<Bit>,
+    p2_valid: DFF<Bit>,
+    p2_beats: DFF<Bits<16>>,
+    p2_bytes: DFF<Bits<16>>,
+    p2_ovf: DFF<Bit>,
+    // Records: beats, bytes, drop.
+    r_beats: Vec<DFF<Bits<16>>>,
+    r_bytes: Vec<DFF<Bits<16>>>,
+    r_drop: Vec<DFF<Bit>>,
+    r_wp: DFF<Bits<8>>,
+    r_rp: DFF<Bits<8>>,
+    // Read side.
+    state: DFF<MacRxRead>,
+    rp: DFF<Bits<16>>,
+    left_beats: DFF<Bits<16>>,
+    left_bytes: DFF<Bits<16>>,
+    // Counters.
+    n_fcs: DFF<Bits<32>>,
+    n_runt: DFF<Bits<32>>,
+    n_not_roce: DFF<Bits<32>>,
+    n_len: DFF<Bits<32>>,
+    n_icrc: DFF<Bits<32>>,
+    n_ovf: DFF<Bits<32>>,
+    n_check: DFF<Bits<32>>,
+    // Locals.
+    n_in: Signal<Local, Bits<16>>,
+    used: Signal<Local, Bits<16>>,
+    room: Signal<Local, Bit>,
+    recs: Signal<Local, Bits<8>>,
+    first: Signal<Local, Bit>,
+    ovf_now: Signal<Local, Bit>,
+    write: Signal<Local, Bit>,
+    wp_next: Signal<Local, Bits<16>>,
+    rp_next: Signal<Local, Bits<16>>,
+    fcs_ok: Signal<Local, Bit>,
+    is_runt: Signal<Local, Bit>,
+    nr: Signal<Local, Bit>,
+    bl: Signal<Local, Bit>,
+    ic: Signal<Local, Bit>,
+    bad: Signal<Local, Bit>,
+    h_beats: Signal<Local, Bits<16>>,
+    h_bytes: Signal<Local, Bits<16>>,
+    h_drop: Signal<Local, Bit>,
+    step: Signal<Local, Bit>,
+    at_end: Signal<Local, Bit>,
+    have: Signal<Local, Bit>,
+    send: Signal<Local, Bit>,
+    keep_o: Signal<Local, Bits<KW>>,
+    // Constants.
+    keepc: Vec<Constant<Bits<KW>>>,
+    nc16: Vec<Constant<Bits<16>>>,
+    rc: Vec<Constant<Bits<8>>>,
+    kw: Constant<Bits<16>>,
+    depth: Constant<Bits<16>>,
+    rec_limit: Constant<Bits<8>>,
+    rec_mask: Constant<Bits<8>>,
+    min_len: Constant<Bits<16>>,
+    fcs_len: Constant<Bits<16>>,
+    residue: Constant<Bits<32>>,
+    f_not_roce: Constant<Bits<8>>,
+    f_len: Constant<Bits<8>>,
+    f_icrc: Constant<Bits<8>>,
+    full_keep: Constant<Bits<KW>>,
+}
+
+impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<DW, KW, SW, AW> {
+    pub fn new() -> Self {
+        assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
+        assert!(AW < 15, "pointers are 16 bits with a wrap bit to spare");
+        let thermo = |n: usize| -> Vec<bool> { (0..KW).map(|i| i < n).collect() };
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tvalid: Default::default(),
+            m_axis_tdata: Default::default(),
+            m_axis_tkeep: Default::default(),
+            m_axis_tlast: Default::default(),
+            m_axis_tvalid: Default::default(),
+            m_axis_tready: Default::default(),
+            fcs_err: Default::default(),
+            runt: Default::default(),
+            not_roce: Default::default(),
+            bad_len: Default::default(),
+            icrc_err: Default::default(),
+            overflow: Default::default(),
+            self_check: Default::default(),
+            fcs: Crc32::new(),
+            icrc: Icrc::new(),
+            ram: RAM::default(),
+            out: Skid::new(),
+            wp: Default::default(),
+            start: Default::default(),
+            in_frame: Default::default(),
+            ovf: Default::default(),
+            beats: Default::default(),
+            bytes: Default::default(),
+            p1_valid: Default::default(),
+            p1_beats: Default::default(),
+            p1_bytes: Default::default(),
+            p1_ovf: Default::default(),
+            p2_valid: Default::default(),
+            p2_beats: Default::default(),
+            p2_bytes: Default::default(),
+            p2_ovf: Default::default(),
+            r_beats: (0..RECS).map(|_| Default::default()).collect(),
+            r_bytes: (0..RECS).map(|_| Default::default()).collect(),
+            r_drop: (0..RECS).map(|_| Default::default()).collect(),
+            r_wp: Default::default(),
+            r_rp: Default::default(),
+            state: Default::default(),
+            rp: Default::default(),
+            left_beats: Default::default(),
+            left_bytes: Default::default(),
+            n_fcs: Default::default(),
+            n_runt: Default::default(),
+            n_not_roce: Default::default(),
+            n_len: Default::default(),
+            n_icrc: Default::default(),
+            n_ovf: Default::default(),
+            n_check: Default::default(),
+            n_in: Default::default(),
+            used: Default::default(),
+            room: Default::default(),
+            recs: Default::default(),
+            first: Default::default(),
+            ovf_now: Default::default(),
+            write: Default::default(),
+            wp_next: Default::default(),
+            rp_next: Default::default(),
+            fcs_ok: Default::default(),
+            is_runt: Default::default(),
+            nr: Default::default(),
+            bl: Default::default(),
+            ic: Default::default(),
+            bad: Default::default(),
+            h_beats: Default::default(),
+            h_bytes: Default::default(),
+            h_drop: Default::default(),
+            step: Default::default(),
+            at_end: Default::default(),
+            have: Default::default(),
+            send: Default::default(),
+            keep_o: Default::default(),
+            keepc: (0..=KW)
+                .map(|n| Constant::new(bits_from_bools::<KW>(&thermo(n))))
+                .collect(),
+            nc16: (0..=KW).map(|n| k(n as u64)).collect(),
+            rc: (0..RECS).map(|n| k(n as u64)).collect(),
+            kw: k(KW as u64),
+            depth: k(1 << AW),
+            rec_limit: k((RECS - 3) as u64),
+            rec_mask: k((RECS - 1) as u64),
+            min_len: k((ETH_MIN_FRAME_NO_FCS + FCS_LEN) as u64),
+            fcs_len: k(FCS_LEN as u64),
+            residue: k(FCS_RESIDUE),
+            f_not_roce: k((flags::NOT_IP | flags::NOT_ROCE | flags::IP_OPTIONS).into()),
+            f_len: k((flags::BAD_LENGTH | flags::TRUNCATED | flags::BAD_KEEP).into()),
+            f_icrc: k(flags::MISMATCH.into()),
+            full_keep: ones::<KW>(),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Default
+    for MacRx<DW, KW, SW, AW>
+{
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
+    for MacRx<DW, KW, SW, AW>
+{
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clk, wp, start, in_frame, ovf, beats, bytes, p1_valid, p1_beats, p1_bytes,
+            p1_ovf, p2_valid, p2_beats, p2_bytes, p2_ovf, r_wp, r_rp, state, rp, left_beats,
+            left_bytes, n_fcs, n_runt, n_not_roce, n_len, n_icrc, n_ovf, n_check
+        );
+        for i in 0..RECS {
+            self.r_beats[i].clock.next = self.clk.val();
+            self.r_bytes[i].clock.next = self.clk.val();
+            self.r_drop[i].clock.next = self.clk.val();
+            self.r_beats[i].d.next = self.r_beats[i].q.val();
+            self.r_bytes[i].d.next = self.r_bytes[i].q.val();
+            self.r_drop[i].d.next = self.r_drop[i].q.val();
+        }
+        self.fcs.clk.next = self.clk.val();
+        self.fcs.rst.next = self.rst.val();
+        self.icrc.clk.next = self.clk.val();
+        self.icrc.rst.next = self.rst.val();
+        self.out.clk.next = self.clk.val();
+        self.out.rst.next = self.rst.val();
+        self.ram.read_clock.next = self.clk.val();
+        self.ram.write_clock.next = self.clk.val();
+        self.fcs_err.next = self.n_fcs.q.val();
+        self.runt.next = self.n_runt.q.val();
+        self.not_roce.next = self.n_not_roce.q.val();
+        self.bad_len.next = self.n_len.q.val();
+        self.icrc_err.next = self.n_icrc.q.val();
+        self.overflow.next = self.n_ovf.q.val();
+        self.self_check.next = self.n_check.q.val();
+        if (self.fcs.m_crc_tvalid.val() != self.p2_valid.q.val())
+            | (self.icrc.m_icrc_tvalid.val() != self.p2_valid.q.val())
+        {
+            self.n_check.d.next = self.n_check.q.val() + bits::<32>(1);
+        }
+        self.m_axis_tdata.next = self.out.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
+        self.m_axis_tlast.next = self.out.m_axis_tlast.val();
+        self.m_axis_tvalid.next = self.out.m_axis_tvalid.val();
+        self.out.m_axis_tready.next = self.m_axis_tready.val();
+
+        // The taps watch the wire; nothing stalls it.
+        self.fcs.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.fcs.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.fcs.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.fcs.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.fcs.s_axis_tready.next = true;
+        self.icrc.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.icrc.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.icrc.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.icrc.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.icrc.s_axis_tready.next = true;
+
+        // Write side.
+        self.n_in.next = self.kw.val();
+        if self.s_axis_tlast.val() {
+            self.n_in.next = bits::<16>(0);
+            for i in 0..(KW + 1) {
+                if self.s_axis_tkeep.val() == self.keepc[i].val() {
+                    self.n_in.next = self.nc16[i].val();
+                }
+            }
+        }
+        self.used.next = self.wp.q.val() - self.rp.q.val();
+        self.room.next = self.used.val() < self.depth.val();
+        self.recs.next = self.r_wp.q.val() - self.r_rp.q.val();
+        self.first.next = !self.in_frame.q.val();
+        // A frame starts in overflow when the record queue could not take it.
+        self.ovf_now.next = self.ovf.q.val();
+        if self.first.val() {
+            self.ovf_now.next = self.recs.val() >= self.rec_limit.val();
+        }
+        self.write.next = false;
+        self.wp_next.next = self.wp.q.val();
+        self.ram.write_address.next = bit_cast::<AW, 16>(self.wp.q.val());
+        self.ram.write_data.next = self.s_axis_tdata.val();
+        if self.s_axis_tvalid.val() {
+            self.in_frame.d.next = !self.s_axis_tlast.val();
+            if self.first.val() {
+                self.start.d.next = self.wp.q.val();
+                self.beats.d.next = bits::<16>(0);
+                self.bytes.d.next = bits::<16>(0);
+            }
+            if !self.ovf_now.val() & self.room.val() {
+                self.write.next = true;
+                self.wp_next.next = self.wp.q.val() + bits::<16>(1);
+                if self.first.val() {
+                    self.beats.d.next = bits::<16>(1);
+                    self.bytes.d.next = self.n_in.val();
+                } else {
+                    self.beats.d.next = self.beats.q.val() + bits::<16>(1);
+                    self.bytes.d.next = self.bytes.q.val() + self.n_in.val();
+                }
+                self.ovf.d.next = false;
+            } else {
+                // Out of room: the frame's beats so far are given back.
+                self.ovf.d.next = true;
+                if !self.first.val() {
+                    self.wp_next.next = self.start.q.val();
+                }
+            }
+            if self.s_axis_tlast.val() {
+                self.ovf.d.next = false;
+            }
+        }
+        self.ram.write_enable.next = self.write.val();
+        self.wp.d.next = self.wp_next.val();
+        self.p1_valid.d.next = self.s_axis_tvalid.val() & self.s_axis_tlast.val();
+        self.p1_beats.d.next = self.beats.q.val() + bits::<16>(1);
+        self.p1_bytes.d.next = self.bytes.q.val() + self.n_in.val();
+        if self.first.val() {
+            self.p1_beats.d.next = bits::<16>(1);
+            self.p1_bytes.d.next = self.n_in.val();
+        }
+        self.p1_ovf.d.next = self.ovf_now.val() | !self.room.val();
+        self.p2_valid.d.next = self.p1_valid.q.val();
+        self.p2_beats.d.next = self.p1_beats.q.val();
+        self.p2_bytes.d.next = self.p1_bytes.q.val();
+        self.p2_ovf.d.next = self.p1_ovf.q.val();
+
+        // Verdict, two cycles after the last beat, with both taps' results.
+        self.fcs_ok.next = self.fcs.m_crc_tdata.val() == self.residue.val();
+        self.is_runt.next = self.p2_bytes.q.val() < self.min_len.val();
+        self.nr.next = (self.icrc.m_icrc_tuser.val() & self.f_not_roce.val()) != bits::<8>(0);
+        self.bl.next = ((self.icrc.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
+            | self.fcs.m_crc_tuser.val();
+        self.ic.next = (self.icrc.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0);
+        self.bad.next =
+            !self.fcs_ok.val() | self.is_runt.val() | self.nr.val() | self.bl.val() | self.ic.val();
+        if self.p2_valid.q.val() {
+            if self.p2_ovf.q.val() {
+                self.n_ovf.d.next = self.n_ovf.q.val() + bits::<32>(1);
+            } else {
+                for i in 0..RECS {
+                    if (self.r_wp.q.val() & self.rec_mask.val()) == self.rc[i].val() {
+                        self.r_beats[i].d.next = self.p2_beats.q.val();
+                        self.r_bytes[i].d.next = self.p2_bytes.q.val();
+                        self.r_drop[i].d.next = self.bad.val();
+                    }
+                }
+                self.r_wp.d.next = self.r_wp.q.val() + bits::<8>(1);
+                if !self.fcs_ok.val() {
+                    self.n_fcs.d.next = self.n_fcs.q.val() + bits::<32>(1);
+                } else if self.is_runt.val() {
+                    self.n_runt.d.next = self.n_runt.q.val() + bits::<32>(1);
+                } else if self.nr.val() {
+                    self.n_not_roce.d.next = self.n_not_roce.q.val() + bits::<32>(1);
+                } else if self.bl.val() {
+                    self.n_len.d.next = self.n_len.q.val() + bits::<32>(1);
+                } else if self.ic.val() {
+                    self.n_icrc.d.next = self.n_icrc.q.val() + bits::<32>(1);
+                }
+            }
+        }
+
+        // Read side: the head record, then its beats from RAM (read one ahead).
+        self.h_beats.next = bits::<16>(0);
+        self.h_bytes.next = bits::<16>(0);
+        self.h_drop.next = false;
+        for i in 0..RECS {
+            if (self.r_rp.q.val() & self.rec_mask.val()) == self.rc[i].val() {
+                self.h_beats.next = self.r_beats[i].q.val();
+                self.h_bytes.next = self.r_bytes[i].q.val();
+                self.h_drop.next = self.r_drop[i].q.val();
+            }
+        }
+        self.keep_o.next = self.full_keep.val();
+        for i in 0..(KW + 1) {
+            if self.left_bytes.q.val() == self.nc16[i].val() {
+                self.keep_o.next = self.keepc[i].val();
+            }
+        }
+        self.send.next = self.left_bytes.q.val() != bits::<16>(0);
+        self.step.next = (self.state.q.val() == MacRxRead::Run)
+            & (!self.send.val() | self.out.s_axis_tready.val());
+        self.out.s_axis_tvalid.next = self.step.val() & self.send.val();
+        self.out.s_axis_tdata.next = self.ram.read_data.val();
+        self.out.s_axis_tkeep.next = self.keep_o.val();
+        self.out.s_axis_tlast.next = self.left_bytes.q.val() <= self.kw.val();
+        // Where the read pointer goes: one beat on a step, then past a dropped frame's beats
+        // when the next record is one (skipped in a cycle, never read out).
+        self.rp_next.next = self.rp.q.val();
+        if self.step.val() {
+            self.rp_next.next = self.rp.q.val() + bits::<16>(1);
+        }
+        self.at_end.next = (self.state.q.val() == MacRxRead::Idle)
+            | (self.step.val() & (self.left_beats.q.val() == bits::<16>(1)));
+        self.have.next = self.r_rp.q.val() != self.r_wp.q.val();
+        if self.step.val() {
+            self.left_beats.d.next = self.left_beats.q.val() - bits::<16>(1);
+            if self.left_bytes.q.val() > self.kw.val() {
+                self.left_bytes.d.next = self.left_bytes.q.val() - self.kw.val();
+            } else {
+                self.left_bytes.d.next = bits::<16>(0);
+            }
+        }
+        if self.at_end.val() {
+            self.state.d.next = MacRxRead::Idle;
+            if self.have.val() {
+                self.r_rp.d.next = self.r_rp.q.val() + bits::<8>(1);
+                if self.h_drop.val() {
+                    self.rp_next.next = self.rp_next.val() + self.h_beats.val();
+                } else {
+                    self.left_beats.d.next = self.h_beats.val();
+                    self.left_bytes.d.next = self.h_bytes.val() - self.fcs_len.val();
+                    self.state.d.next = MacRxRead::Run;
+                }
+            }
+        }
+        self.rp.d.next = self.rp_next.val();
+        self.ram.read_address.next = bit_cast::<AW, 16>(self.rp_next.val());
+        if self.rst.val() {
+            self.wp.d.next = bits::<16>(0);
+            self.rp.d.next = bits::<16>(0);
+            self.in_frame.d.next = false;
+            self.ovf.d.next = false;
+            self.p1_valid.d.next = false;
+            self.p2_valid.d.next = false;
+            self.r_wp.d.next = bits::<8>(0);
+            self.r_rp.d.next = bits::<8>(0);
+            self.state.d.next = MacRxRead::Idle;
+            self.n_fcs.d.next = bits::<32>(0);
+            self.n_runt.d.next = bits::<32>(0);
+            self.n_not_roce.d.next = bits::<32>(0);
+            self.n_len.d.next = bits::<32>(0);
+            self.n_icrc.d.next = bits::<32>(0);
+            self.n_ovf.d.next = bits::<32>(0);
+            self.n_check.d.next = bits::<32>(0);
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! MAC receive on its Verilator model: frames from the wire (FCS appended by the `crc` crate),
+//! with random idle cycles between beats and random back-pressure on the output. Every frame of
+//! the Soft-RoCE captures must come out byte-exact without its FCS, and everything else must be
+//! dropped and counted under its reason, the good frames around it untouched.
+
+use anyhow::{ensure, Result};
+use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, Tb};
+use ferroce_spec::headers::ROCEV2_UDP_PORT;
+use ferroce_tests::tx::TxPacket;
+use ferroce_tests::{rng, rxe_frames, seed};
+use rand::Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+const COUNTERS: [&str; 7] = [
+    "fcs_err",
+    "runt",
+    "not_roce",
+    "bad_len",
+    "icrc_err",
+    "overflow",
+    "self_check",
+];
+
+/// A frame as the wire carries it: padded to 60 bytes, FCS appended.
+fn wire(f: &[u8]) -> Vec<u8> {
+    let mut w = f.to_vec();
+    if w.len() < 60 {
+        w.resize(60, 0);
+    }
+    w.extend(FCS.checksum(&w).to_le_bytes());
+    w
+}
+
+/// A RoCEv2 frame with its ICRC (from the `spec` reference, itself checked against scapy).
+fn roce(r: &mut impl Rng) -> Result<Vec<u8>> {
+    let mut f = TxPacket::random(r).frame_without_icrc();
+    let n = f.len();
+    let crc = ferroce_spec::icrc(&f).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    f[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    Ok(f)
+}
+
+struct Bench {
+    tb: Tb,
+    src: Rc<RefCell<AxisSource>>,
+    out: Rc<RefCell<AxisSink>>,
+}
+
+fn bench(s: u64, idle: f64, stall: f64) -> Result<Bench> {
+    let mut tb =
+        ferroce_sim::designs::open_tb("ferroce_mac_rx_64", &ferroce_sim::BuildOptions::default())?;
+    let src = AxisSource::new(&mut tb, "s_axis")?;
+    let out = AxisSink::new(&mut tb, "m_axis")?;
+    src.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 1, idle));
+    out.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 2, stall));
+    Ok(Bench { tb, src, out })
+}
+
+/// Send everything, wait until the input is done and the output quiet; the frames out and the
+/// counters.
+fn run(b: &mut Bench, frames: &[Vec<u8>]) -> Result<(Vec<Vec<u8>>, Vec<u64>)> {
+    for f in frames {
+        b.src.borrow_mut().send(f.clone());
+    }
+    let src = b.src.clone();
+    b.tb.run_until(5_000_000, "input", |_| src.borrow().idle())?;
+    let mut quiet = 0;
+    let mut last = 0;
+    while quiet < 200 {
+        b.tb.rising_edge()?;
+        let n = b.out.borrow().beats();
+        quiet = if n == last { quiet + 1 } else { 0 };
+        last = n;
+    }
+    ensure!(
+        b.out.borrow().violations().is_empty(),
+        "{:?}",
+        b.out.borrow().violations()
+    );
+    let got = std::iter::from_fn(|| b.out.borrow_mut().recv())
+        .map(|f| f.data)
+        .collect();
+    let counts = COUNTERS
+        .iter()
+        .map(|c| b.tb.get(c))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((got, counts))
+}
+
+#[test]
+fn soft_roce_captures_pass_and_their_tcp_is_counted() -> Result<()> {
+    let s = seed("soft_roce_captures_pass_and_their_tcp_is_counted");
+    let mut b = bench(s, 0.3, 0.1)?;
+    let frames = rxe_frames()?;
+    let is_roce = |f: &[u8]| {
+        etherparse::SlicedPacket::from_ethernet(f).is_ok_and(|p| {
+            matches!(p.transport, Some(etherparse::TransportSlice::Udp(u))
+                if u.destination_port() == ROCEV2_UDP_PORT)
+        })
+    };
+    let wired: Vec<Vec<u8>> = frames.iter().map(|f| wire(f)).collect();
+    let (got, counts) = run(&mut b, &wired)?;
+    let want: Vec<Vec<u8>> = wired
+        .iter()
+        .zip(&frames)
+        .filter(|(_, f)| is_roce(f))
+        .map(|(w, _)| w[..w.len() - 4].to_vec())
+        .collect();
+    let others = (frames.len() - want.len()) as u64;
+    println!(
+        "{} frames: {} RoCEv2, {others} other",
+        frames.len(),
+        want.len()
+    );
+    ensure!(want.len() >= 600, "the captures hold RoCEv2 frames");
+    ensure!(
+        got == want,
+        "RoCEv2 frames did not all pass byte-exact: {} out, counters {counts:?}; first \
+         difference at frame {:?}",
+        got.len(),
+        got.iter().zip(&want).position(|(a, b)| a != b)
+    );
+    ensure!(
+        counts == [0, 0, others, 0, 0, 0, 0],
+        "counters {COUNTERS:?} = {counts:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
+    let s = seed("bad_frames_are_dropped_by_reason_and_good_ones_pass");
+    let mut r = rng(s);
+    let mut b = bench(s, 0.3, 0.15)?;
+    let (mut frames, mut want) = (Vec::new(), Vec::new());
+    let mut expect = [0u64; 7];
+    for i in 0..400 {
+        let f = roce(&mut r)?;
+        match i % 8 {
+            0 => {
+                // A bit flipped on the wire: the FCS catches it.
+                let mut w = wire(&f);
+                let at = r.gen_range(0..w.len());
+                w[at] ^= 1 << r.gen_range(0..8);
+                frames.push(w);
+                expect[0] += 1;
+            }
+            1 => {
+                // Under 64 bytes with a good FCS.
+                let n = r.gen_range(1..60);
+                let mut w: Vec<u8> = f[..n.min(f.len())].to_vec();
+                w.extend(FCS.checksum(&w).to_le_bytes());
+                frames.push(w);
+                expect[1] += 1;
+            }
+            2 => {
+                // Not RoCEv2: another UDP port (IPv4 and UDP otherwise intact).
+                let mut g = f.clone();
+                g[36..38].copy_from_slice(&4792u16.to_be_bytes());
+                frames.push(wire(&g));
+                expect[2] += 1;
+            }
+            3 => {
+                // The IP length promises more than the frame holds (a frame long enough that
+                // Ethernet padding does not make up the difference).
+                let mut g = f.clone();
+                while g.len() < 80 {
+                    g = roce(&mut r)?;
+                }
+                g.truncate(g.len() - 8);
+                frames.push(wire(&g));
+                expect[3] += 1;
+            }
+            4 => {
+                // Changed past the FCS's reach (the FCS recomputed): the ICRC catches it.
+                let mut g = f.clone();
+                let at = r.gen_range(54..g.len() - 4);
+                g[at] ^= 0x80;
+                frames.push(wire(&g));
+                expect[4] += 1;
+            }
+            _ => {
+                frames.push(wire(&f));
+                let mut w = f.clone();
+                w.resize(w.len().max(60), 0);
+                want.push(w);
+            }
+        }
+    }
+    let (got, counts) = run(&mut b, &frames)?;
+    ensure!(
+        got.len() == want.len(),
+        "{} frames out, {} good in; counters {counts:?}, expected {expect:?}",
+        got.len(),
+        want.len()
+    );
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        ensure!(g == w, "good frame {i} differs (seed {s})");
+    }
+    ensure!(
+        counts == expect,
+        "counters {COUNTERS:?} = {counts:?}, expected {expect:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn overflow_drops_whole_frames_and_the_buffer_recovers() -> Result<()> {
+    // The reader is stalled most of the time while large frames arrive at full rate: the 8 KiB
+    // buffer fills, whole frames are dropped and counted, and every frame that comes out is
+    // intact and in order.
+    let s = seed("overflow_drops_whole_frames_and_the_buffer_recovers");
+    let mut r = rng(s);
+    let mut b = bench(s, 0.0, 0.9)?;
+    let mut good = Vec::new();
+    while good.len() < 60 {
+        let mut p = TxPacket::random(&mut r);
+        p.payload.resize(r.gen_range(1000..=4096), 0x5A);
+        p.opcode = ferroce_spec::opcodes::RC_RDMA_WRITE_MIDDLE;
+        p.ext.clear();
+        let mut f = p.frame_without_icrc();
+        let n = f.len();
+        let crc = ferroce_spec::icrc(&f).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        f[n - 4..].copy_from_slice(&crc.to_le_bytes());
+        good.push(f);
+    }
+    let wired: Vec<Vec<u8>> = good.iter().map(|f| wire(f)).collect();
+    let (got, counts) = run(&mut b, &wired)?;
+    ensure!(counts[5] > 0, "no overflow: the test did not test it");
+    ensure!(
+        got.len() as u64 + counts[5] == good.len() as u64,
+        "{} out + {} overflow != {} in",
+        got.len(),
+        counts[5],
+        good.len()
+    );
+    // In order: each frame out is the next good one not dropped.
+    let mut at = 0;
+    for g in &got {
+        while at < good.len() && &good[at] != g {
+            at += 1;
+        }
+        ensure!(
+            at < good.len(),
+            "a frame came out that was not sent, or out of order"
+        );
+        at += 1;
+    }
+    ensure!(
+        counts[..5] == [0; 5] && counts[6] == 0,
+        "other counters {counts:?}"
+    );
+    println!(
+        "{} of {} frames through, {} dropped on overflow",
+        got.len(),
+        good.len(),
+        counts[5]
+    );
+    Ok(())
+}
