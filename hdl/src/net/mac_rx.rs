@@ -32,8 +32,7 @@
 use crate::crc::{Crc32, Icrc};
 use crate::host::k;
 use crate::prelude::*;
-use crate::stream::{ones, Skid};
-use crate::util::bits_from_bools;
+use crate::stream::{counts, keep_of_count, ones, Skid};
 use ferroce_spec::headers::{ETH_MIN_FRAME_NO_FCS, FCS_LEN};
 use ferroce_spec::icrc::flags;
 
@@ -152,7 +151,6 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
         assert!(AW < 15, "pointers are 16 bits with a wrap bit to spare");
-        let thermo = |n: usize| -> Vec<bool> { (0..KW).map(|i| i < n).collect() };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -229,10 +227,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             have: Default::default(),
             send: Default::default(),
             keep_o: Default::default(),
-            keepc: (0..=KW)
-                .map(|n| Constant::new(bits_from_bools::<KW>(&thermo(n))))
-                .collect(),
-            nc16: (0..=KW).map(|n| k(n as u64)).collect(),
+            keepc: keep_of_count::<KW>(),
+            nc16: counts(KW),
             rc: (0..RECS).map(|n| k(n as u64)).collect(),
             kw: k(KW as u64),
             depth: k(1 << AW),

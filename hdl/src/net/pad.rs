@@ -7,8 +7,7 @@
 
 use crate::host::k;
 use crate::prelude::*;
-use crate::stream::{ones, Skid};
-use crate::util::bits_from_bools;
+use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
 use ferroce_spec::headers::ETH_MIN_FRAME_NO_FCS;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -53,7 +52,6 @@ pub struct Pad<const DW: usize, const KW: usize> {
 impl<const DW: usize, const KW: usize> Pad<DW, KW> {
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
-        let thermo = |n: usize, w: usize| -> Vec<bool> { (0..w).map(|i| i < n).collect() };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -78,13 +76,9 @@ impl<const DW: usize, const KW: usize> Pad<DW, KW> {
             keep_need: Default::default(),
             keep_rem: Default::default(),
             masked: Default::default(),
-            keepc: (0..=KW)
-                .map(|n| Constant::new(bits_from_bools::<KW>(&thermo(n, KW))))
-                .collect(),
-            dmask: (0..=KW)
-                .map(|n| Constant::new(bits_from_bools::<DW>(&thermo(8 * n, DW))))
-                .collect(),
-            nc: (0..=KW).map(|n| k(n as u64)).collect(),
+            keepc: keep_of_count::<KW>(),
+            dmask: data_of_count::<DW>(),
+            nc: counts(KW),
             kw: k(KW as u64),
             min: k(ETH_MIN_FRAME_NO_FCS as u64),
             full_keep: ones::<KW>(),

@@ -21,7 +21,7 @@
 
 use crate::host::k;
 use crate::prelude::*;
-use crate::stream::{ones, Skid};
+use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
 
 #[derive(LogicBlock)]
 pub struct TailWriter<const DW: usize, const KW: usize> {
@@ -84,7 +84,6 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
     pub fn new(append: bool) -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
         assert!((4..=128).contains(&KW), "a beat holds the whole value");
-        let thermo = |n: usize, w: usize| -> Vec<bool> { (0..w).map(|i| i < n).collect() };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -129,13 +128,9 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             n4: Default::default(),
             spill_n: Default::default(),
             append: Constant::new(append),
-            keepc: (0..=KW)
-                .map(|n| Constant::new(crate::util::bits_from_bools::<KW>(&thermo(n, KW))))
-                .collect(),
-            dmask: (0..=KW)
-                .map(|n| Constant::new(crate::util::bits_from_bools::<DW>(&thermo(8 * n, DW))))
-                .collect(),
-            nc: (0..=KW).map(|n| k(n as u64)).collect(),
+            keepc: keep_of_count::<KW>(),
+            dmask: data_of_count::<DW>(),
+            nc: counts(KW),
             m32: k(0xFFFF_FFFF),
             kw: k(KW as u64),
             kw16: k(KW as u64),

@@ -33,7 +33,7 @@
 
 use crate::host::k;
 use crate::prelude::*;
-use crate::stream::{ones, Skid};
+use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
 use crate::util::{bits_from_bools, bits_from_u128, log2_exact};
 use ferroce_spec::headers::{
     BTH, ETH, ETHERTYPE_IPV4, ICRC_LEN, IPV4, IP_PROTO_UDP, ROCEV2_UDP_PORT, UDP,
@@ -352,23 +352,13 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
                 .map(|&(_, e)| Constant::new(bits_from_u128::<128>(ext_mask(e))))
                 .collect(),
             top_sh: (0..KW).map(|l| k((DW - 8 - 8 * l) as u64)).collect(),
-            nc: (0..=KW).map(|n| k(n as u64)).collect(),
+            nc: counts(KW),
             top_at: k((IW - DW) as u64),
             top2_at: k((IW - 2 * DW) as u64),
             lane_sh: (0..KW).map(|l| k((8 * l) as u64)).collect(),
             byte0: k(0xFF),
-            dmask: (0..=KW)
-                .map(|n| {
-                    let b: Vec<bool> = (0..DW).map(|i| i < 8 * n).collect();
-                    Constant::new(bits_from_bools::<DW>(&b))
-                })
-                .collect(),
-            keepc: (0..=KW)
-                .map(|n| {
-                    let b: Vec<bool> = (0..KW).map(|i| i < n).collect();
-                    Constant::new(bits_from_bools::<KW>(&b))
-                })
-                .collect(),
+            dmask: data_of_count::<DW>(),
+            keepc: keep_of_count::<KW>(),
             kw: k(KW as u64),
             kw_log: k(log2_exact(KW) as u64),
             kw_m1: k(KW as u64 - 1),

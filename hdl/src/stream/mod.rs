@@ -27,6 +27,32 @@ pub fn lane_masks<const DW: usize>() -> Vec<Constant<Bits<DW>>> {
         .collect()
 }
 
+/// `keeps[n]` is the `tkeep` of a beat holding `n` bytes (lanes `0..n`), for `n` in `0..=KW`:
+/// the table a block decodes a last beat's byte count from, and builds one with.
+pub fn keep_of_count<const KW: usize>() -> Vec<Constant<Bits<KW>>> {
+    (0..=KW)
+        .map(|n| Constant::new(bits_from_bools::<KW>(&thermometer(n, KW))))
+        .collect()
+}
+
+/// `masks[n]` selects the first `n` byte lanes of a `DW`-bit beat, `n` in `0..=DW/8`.
+pub fn data_of_count<const DW: usize>() -> Vec<Constant<Bits<DW>>> {
+    (0..=DW / 8)
+        .map(|n| Constant::new(bits_from_bools::<DW>(&thermometer(8 * n, DW))))
+        .collect()
+}
+
+/// The numbers `0..=max` as `N`-bit constants (byte counts to compare against in a lane loop).
+pub fn counts<const N: usize>(max: usize) -> Vec<Constant<Bits<N>>> {
+    (0..=max)
+        .map(|n| Constant::new(crate::util::bits_from_u64(n as u64)))
+        .collect()
+}
+
+fn thermometer(n: usize, width: usize) -> Vec<bool> {
+    (0..width).map(|i| i < n).collect()
+}
+
 /// All ones in `N` bits (a full keep, a full data mask).
 pub fn ones<const N: usize>() -> Constant<Bits<N>> {
     Constant::new(bits_from_bools::<N>(&vec![true; N]))
@@ -48,5 +74,14 @@ mod tests {
         assert_eq!(m[0].val().index(), 0xFF);
         assert_eq!(m[3].val().index(), 0xFF00_0000);
         assert_eq!(ones::<8>().val().index(), 0xFF);
+        let k = keep_of_count::<8>();
+        assert_eq!(k.len(), 9);
+        assert_eq!(k[0].val().index(), 0);
+        assert_eq!(k[3].val().index(), 0b111);
+        assert_eq!(k[8].val().index(), 0xFF);
+        let d = data_of_count::<32>();
+        assert_eq!(d[1].val().index(), 0xFF);
+        assert_eq!(d[4].val().index(), 0xFFFF_FFFF);
+        assert_eq!(counts::<16>(4)[4].val().index(), 4);
     }
 }
