@@ -5,7 +5,7 @@
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite};
-use crate::net::{MacRx, MacTx, TxFrame, TxHeader};
+use crate::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +102,16 @@ pub const DESIGNS: &[Design] = &[
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
     },
     Design {
+        name: "ferroce_rx_parser_64",
+        config: Config::TenG,
+        summary: "RX parser: Eth/IPv4/UDP/BTH/ext headers to a metadata record, payload realigned, bad frames dropped and counted",
+    },
+    Design {
+        name: "ferroce_rx_64",
+        config: Config::TenG,
+        summary: "RX path: MAC receive (FCS, ICRC, store and forward) and RX parser",
+    },
+    Design {
         name: "ferroce_tx_64",
         config: Config::TenG,
         summary: "TX framing path: header builder, ICRC insert, Ethernet padding, FCS",
@@ -125,6 +135,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8>::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),
+        "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
+        "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }

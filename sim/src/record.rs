@@ -106,14 +106,18 @@ impl Component for RecordSource {
     }
 }
 
-/// Takes records of field values from the model.
+/// Takes records of field values from the model: up to 64 bits each with [`recv`], any width
+/// with [`recv_bytes`].
+///
+/// [`recv`]: RecordSink::recv
+/// [`recv_bytes`]: RecordSink::recv_bytes
 pub struct RecordSink {
     fields: Vec<Port>,
     tvalid: Port,
     tready: Port,
-    received: VecDeque<Vec<u64>>,
+    received: VecDeque<Vec<Vec<u8>>>,
     backpressure: PauseGenerator,
-    held: Option<Vec<u64>>,
+    held: Option<Vec<Vec<u8>>>,
     violations: Vec<String>,
 }
 
@@ -139,9 +143,28 @@ impl RecordSink {
         self.backpressure = g;
     }
 
-    /// The next record received.
+    /// The next record received, each field's low 64 bits.
     pub fn recv(&mut self) -> Option<Vec<u64>> {
+        self.received.pop_front().map(|r| {
+            r.iter()
+                .map(|b| {
+                    let mut w = [0u8; 8];
+                    let n = b.len().min(8);
+                    w[..n].copy_from_slice(&b[..n]);
+                    u64::from_le_bytes(w)
+                })
+                .collect()
+        })
+    }
+
+    /// The next record received, each field as bytes (byte 0 from bits 7:0).
+    pub fn recv_bytes(&mut self) -> Option<Vec<Vec<u8>>> {
         self.received.pop_front()
+    }
+
+    /// Records received and not yet taken.
+    pub fn count(&self) -> usize {
+        self.received.len()
     }
 
     /// Breaches of the stream contract by the model (valid dropped or a field changed
@@ -154,7 +177,7 @@ impl RecordSink {
 impl Component for RecordSink {
     fn sample(&mut self, model: &Model) {
         let valid = model.get(self.tvalid) == 1;
-        let values: Vec<u64> = self.fields.iter().map(|p| model.get(*p)).collect();
+        let values: Vec<Vec<u8>> = self.fields.iter().map(|p| model.get_bytes(*p)).collect();
         if let Some(h) = self.held.take() {
             if !valid || h != values {
                 self.violations.push(format!(

@@ -4,7 +4,7 @@
 
 use crate::headers::{BTH_LEN, ETH_HDR_LEN, IPV4_HDR_LEN, UDP_HDR_LEN};
 use crate::layout::{f, Layout};
-use crate::opcodes::{opcode, IMPLEMENTED};
+use crate::opcodes::{opcode, IMPLEMENTED, OPCODES};
 
 /// One packet for the TX header builder: everything that is not the payload.
 pub const TX_META: Layout = Layout::host(
@@ -79,6 +79,91 @@ pub fn tx_opcodes() -> Vec<(u8, usize)> {
         .collect()
 }
 
+/// One received packet, as the RX parser (`hdl::net::RxParser`) hands it to the transport:
+/// everything the responder and the completer need that is not the payload. The destination
+/// MAC and IP address were checked against the NIC's own and are not repeated, except the
+/// IP address (a later multi-GID NIC needs it).
+pub const RX_META: Layout = Layout::host(
+    "RX packet metadata",
+    64,
+    &[
+        f("src_mac", 0, 48, "source MAC"),
+        f("src_ip", 48, 32, "source IPv4 address"),
+        f("dst_ip", 80, 32, "destination IPv4 address (the NIC's)"),
+        f("src_port", 112, 16, "UDP source port"),
+        f("dscp", 128, 6, "IPv4 DSCP"),
+        f("ecn", 134, 2, "IPv4 ECN (3: congestion experienced)"),
+        f("ttl", 136, 8, "IPv4 time to live"),
+        f("opcode", 144, 8, "BTH opcode; decides the extended headers"),
+        f("se", 152, 1, "BTH solicited event"),
+        f("ack_req", 153, 1, "BTH acknowledge request"),
+        f("mig_req", 154, 1, "BTH migration state"),
+        f(
+            "fecn",
+            155,
+            1,
+            "BTH forward explicit congestion notification",
+        ),
+        f(
+            "becn",
+            156,
+            1,
+            "BTH backward explicit congestion notification",
+        ),
+        f("pkey", 160, 16, "BTH partition key"),
+        f("dest_qp", 176, 24, "BTH destination QP"),
+        f("psn", 200, 24, "BTH packet sequence number"),
+        f(
+            "pay_len",
+            224,
+            13,
+            "payload bytes (0 ..= 4096), pad and ICRC removed; the payload packet carries \
+             exactly these",
+        ),
+        f(
+            "ext2",
+            256,
+            128,
+            "extended header bytes 16..32 (an ATOMIC ETH's last 12 bytes), big-endian, \
+             byte 16 in bits 383..376",
+        ),
+        f(
+            "ext",
+            384,
+            128,
+            "extended header bytes 0..16 in wire order as one big-endian value, first byte \
+             in bits 511..504 (as in TX_META); bytes past the opcode's headers are zero",
+        ),
+    ],
+    "Metadata of one received RoCEv2 packet from the RX parser (`hdl::net::RxParser`). \
+     Bits 511..256 read as one big-endian value are the extended headers in wire order.",
+);
+
+/// Bytes of extended headers the RX record holds (`ext` then `ext2`).
+pub const RX_EXT_LEN: usize = 32;
+
+/// Longest header the RX parser accepts: the base headers and the longest extended headers
+/// of any opcode in the table.
+pub fn rx_max_hdr_len() -> usize {
+    TX_BASE_HDR_LEN + rx_opcodes().iter().map(|o| o.1).max().unwrap_or(0)
+}
+
+/// Every opcode of the table with its extended-header bytes and whether it may carry a
+/// payload: the RX parser accepts all of them (the transport decides what it implements).
+pub fn rx_opcodes() -> Vec<(u8, usize, bool)> {
+    OPCODES
+        .iter()
+        .map(|op| {
+            assert!(
+                op.ext_len() <= RX_EXT_LEN,
+                "{} ext headers too long",
+                op.name
+            );
+            (op.code, op.ext_len(), op.payload)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,5 +180,13 @@ mod tests {
         assert!(TX_MAX_PAYLOAD < 1 << TX_META.field("pay_len").width);
         let ops = tx_opcodes();
         assert!(ops.iter().any(|&(_, e)| e == 16) && ops.iter().any(|&(_, e)| e == 4));
+        RX_META.check().expect("RX_META");
+        assert_eq!(rx_max_hdr_len(), 82, "ATOMIC ETH is the longest");
+        assert_eq!(
+            RX_META.field("ext").bit,
+            TX_META.field("ext").bit,
+            "ext sits where TX_META has it"
+        );
+        assert_eq!(RX_META.field("ext2").bit + 128, RX_META.field("ext").bit);
     }
 }

@@ -1,5 +1,6 @@
 //! Shared helpers for ferroce's tests.
 
+pub mod rx;
 pub mod tx;
 
 use rand::SeedableRng;

@@ -68,7 +68,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub overflow: Signal<Out, Bits<32>>,
     pub self_check: Signal<Out, Bits<32>>,
     fcs: Crc32<DW, KW>,
-    icrc: Icrc<DW, KW, SW>,
+    icrc_check: Icrc<DW, KW, SW>,
     ram: RAM<Bits<DW>, AW>,
     out: Skid<DW, KW>,
     // Write side.
@@ -171,7 +171,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             overflow: Default::default(),
             self_check: Default::default(),
             fcs: Crc32::new(),
-            icrc: Icrc::new(),
+            icrc_check: Icrc::new(),
             ram: RAM::default(),
             out: Skid::new(),
             wp: Default::default(),
@@ -273,8 +273,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         }
         self.fcs.clk.next = self.clk.val();
         self.fcs.rst.next = self.rst.val();
-        self.icrc.clk.next = self.clk.val();
-        self.icrc.rst.next = self.rst.val();
+        self.icrc_check.clk.next = self.clk.val();
+        self.icrc_check.rst.next = self.rst.val();
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
         self.ram.read_clock.next = self.clk.val();
@@ -287,7 +287,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.overflow.next = self.n_ovf.q.val();
         self.self_check.next = self.n_check.q.val();
         if (self.fcs.m_crc_tvalid.val() != self.p2_valid.q.val())
-            | (self.icrc.m_icrc_tvalid.val() != self.p2_valid.q.val())
+            | (self.icrc_check.m_icrc_tvalid.val() != self.p2_valid.q.val())
         {
             self.n_check.d.next = self.n_check.q.val() + bits::<32>(1);
         }
@@ -303,11 +303,11 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.fcs.s_axis_tlast.next = self.s_axis_tlast.val();
         self.fcs.s_axis_tvalid.next = self.s_axis_tvalid.val();
         self.fcs.s_axis_tready.next = true;
-        self.icrc.s_axis_tdata.next = self.s_axis_tdata.val();
-        self.icrc.s_axis_tkeep.next = self.s_axis_tkeep.val();
-        self.icrc.s_axis_tlast.next = self.s_axis_tlast.val();
-        self.icrc.s_axis_tvalid.next = self.s_axis_tvalid.val();
-        self.icrc.s_axis_tready.next = true;
+        self.icrc_check.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.icrc_check.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.icrc_check.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.icrc_check.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.icrc_check.s_axis_tready.next = true;
 
         // Write side.
         self.n_in.next = self.kw.val();
@@ -379,10 +379,10 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         // Verdict, two cycles after the last beat, with both taps' results.
         self.fcs_ok.next = self.fcs.m_crc_tdata.val() == self.residue.val();
         self.is_runt.next = self.p2_bytes.q.val() < self.min_len.val();
-        self.nr.next = (self.icrc.m_icrc_tuser.val() & self.f_not_roce.val()) != bits::<8>(0);
-        self.bl.next = ((self.icrc.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
+        self.nr.next = (self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val()) != bits::<8>(0);
+        self.bl.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
             | self.fcs.m_crc_tuser.val();
-        self.ic.next = (self.icrc.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0);
+        self.ic.next = (self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0);
         self.bad.next =
             !self.fcs_ok.val() | self.is_runt.val() | self.nr.val() | self.bl.val() | self.ic.val();
         if self.p2_valid.q.val() {

@@ -1,9 +1,11 @@
 //! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and the
-//! receive path (MAC receive with FCS and ICRC checks; the parser comes next).
+//! receive path (MAC receive with FCS and ICRC checks, the RX parser).
 
 pub mod mac_rx;
 pub mod mac_tx;
 pub mod pad;
+pub mod rx_frame;
+pub mod rx_parser;
 pub mod tail_writer;
 pub mod tx_frame;
 pub mod tx_header;
@@ -11,6 +13,8 @@ pub mod tx_header;
 pub use mac_rx::MacRx;
 pub use mac_tx::MacTx;
 pub use pad::Pad;
+pub use rx_frame::RxFrame;
+pub use rx_parser::RxParser;
 pub use tail_writer::TailWriter;
 pub use tx_frame::TxFrame;
 pub use tx_header::TxHeader;
