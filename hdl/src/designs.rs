@@ -4,7 +4,7 @@
 
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
-use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite};
+use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
@@ -87,6 +87,11 @@ pub const DESIGNS: &[Design] = &[
         summary: "DMA write engine: memory writes cut at payload-size boundaries",
     },
     Design {
+        name: "ferroce_rq_mux_64",
+        config: Config::TenG,
+        summary: "Requester TLP mux: two engines' requests onto one interface, a whole TLP at a time",
+    },
+    Design {
         name: "ferroce_tx_header_64",
         config: Config::TenG,
         summary: "TX header builder: Eth/IPv4/UDP/BTH/RETH|AETH from a metadata record, payload, pad, ICRC slot",
@@ -132,6 +137,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_bar0_64" => emit(&mut Bar0::<64, 8>::new(bar0_params(Config::TenG)), name),
         "ferroce_dma_rd_64" => emit(&mut DmaRead::<64, 8, 9>::new(), name),
         "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
+        "ferroce_rq_mux_64" => emit(&mut RqMux::<64, 8>::new(), name),
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8>::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),

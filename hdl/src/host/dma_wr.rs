@@ -27,10 +27,12 @@
 //! dropped, and it is counted.
 //!
 //! Throughput: one beat per clock, one idle cycle between commands (plus one beat when the
-//! data shifts across one more beat than it arrived in).
+//! data shifts across one more beat than it arrived in). Requests leave through a `TlpSkid`,
+//! so `s_*_tready` depend on registers only and the engine composes.
 
 use crate::host::k;
 use crate::host::req_header::ReqHeader;
+use crate::host::TlpSkid;
 use crate::prelude::*;
 use crate::stream::ones;
 use crate::util::log2_exact;
@@ -65,6 +67,7 @@ pub struct DmaWrite<const DW: usize, const KW: usize> {
     pub m_rq_tready: Signal<In, Bit>,
     pub bad_len: Signal<Out, Bits<32>>,
     rqh: ReqHeader,
+    out: TlpSkid<DW, KW>,
     state: DFF<DmaWriteState>,
     // The command: window address (aligned to the beat), bytes left to send, first lane of
     // the next beat, input bytes still expected, shift, carried bytes.
@@ -145,6 +148,7 @@ impl<const DW: usize, const KW: usize> DmaWrite<DW, KW> {
             m_rq_tready: Default::default(),
             bad_len: Default::default(),
             rqh: ReqHeader::default(),
+            out: TlpSkid::new(),
             state: Default::default(),
             w: Default::default(),
             orem: Default::default(),
@@ -209,18 +213,27 @@ impl<const DW: usize, const KW: usize> Logic for DmaWrite<DW, KW> {
             self, clk, state, w, orem, lo, irem, s, carry, starved, too_long, tfirst, o_valid,
             o_data, o_keep, o_last, n_bad
         );
-        self.m_rq_hdr.next = self.rqh.hdr.val();
+        // The output register feeds a TlpSkid, so `s_data_tready` never follows `m_rq_tready`.
+        self.out.clk.next = self.clk.val();
+        self.out.rst.next = self.rst.val();
+        self.out.s_hdr.next = self.rqh.hdr.val();
+        self.out.s_tdata.next = self.o_data.q.val();
+        self.out.s_tkeep.next = self.o_keep.q.val();
+        self.out.s_tlast.next = self.o_last.q.val();
+        self.out.s_tvalid.next = self.o_valid.q.val();
+        self.m_rq_hdr.next = self.out.m_hdr.val();
+        self.m_rq_tdata.next = self.out.m_tdata.val();
+        self.m_rq_tkeep.next = self.out.m_tkeep.val();
+        self.m_rq_tlast.next = self.out.m_tlast.val();
+        self.m_rq_tvalid.next = self.out.m_tvalid.val();
+        self.out.m_tready.next = self.m_rq_tready.val();
         self.rqh.clk.next = self.clk.val();
         self.rqh.load.next = false;
-        self.m_rq_tdata.next = self.o_data.q.val();
-        self.m_rq_tkeep.next = self.o_keep.q.val();
-        self.m_rq_tlast.next = self.o_last.q.val();
-        self.m_rq_tvalid.next = self.o_valid.q.val();
         self.bad_len.next = self.n_bad.q.val();
-        if self.o_valid.q.val() & self.m_rq_tready.val() {
+        if self.o_valid.q.val() & self.out.s_tready.val() {
             self.o_valid.d.next = false;
         }
-        self.o_free.next = !self.o_valid.q.val() | self.m_rq_tready.val();
+        self.o_free.next = !self.o_valid.q.val() | self.out.s_tready.val();
 
         // This beat: bytes `lo..lo+nb` of the window at `w`, the input beat if one is due.
         self.room.next = self.kw.val() - self.lo.q.val();

@@ -1,16 +1,21 @@
 //! The host interface: BAR0 completer with register blocks and object commands, the context
-//! tables behind it, and the DMA engines that read and write host memory.
+//! tables behind it, the DMA engines that read and write host memory, and the mux that puts
+//! both engines' requests on the one requester interface.
 
 pub mod bar0;
 pub mod ctx_table;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod req_header;
+pub mod rq_mux;
+pub mod tlp_skid;
 
 pub use bar0::{Bar0, Bar0Params};
 pub use ctx_table::CtxTable;
 pub use dma_rd::DmaRead;
 pub use dma_wr::DmaWrite;
+pub use rq_mux::RqMux;
+pub use tlp_skid::TlpSkid;
 
 use crate::prelude::*;
 use crate::util::bits_from_u64;
