@@ -143,9 +143,8 @@ pub fn read_pcap(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     Ok(frames)
 }
 
-/// Every frame of the Soft-RoCE captures in `../shared/vectors/rxe`, file by file in name
-/// order (RoCEv2 traffic and the TCP connection setup around it).
-pub fn rxe_frames() -> Result<Vec<Vec<u8>>> {
+/// The Soft-RoCE captures in `../shared/vectors/rxe`, in name order.
+pub fn rxe_pcaps() -> Result<Vec<std::path::PathBuf>> {
     use anyhow::Context;
     let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
     let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
@@ -154,8 +153,14 @@ pub fn rxe_frames() -> Result<Vec<Vec<u8>>> {
         .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
         .collect();
     paths.sort();
+    Ok(paths)
+}
+
+/// Every frame of the Soft-RoCE captures, file by file in name order (RoCEv2 traffic and the
+/// TCP connection setup around it).
+pub fn rxe_frames() -> Result<Vec<Vec<u8>>> {
     let mut frames = Vec::new();
-    for path in paths {
+    for path in rxe_pcaps()? {
         frames.extend(read_pcap(&path)?);
     }
     Ok(frames)

@@ -11,10 +11,9 @@ use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSink, Tb};
 use ferroce_spec::meta::RX_META;
 use ferroce_tests::rx::{be, diff, record, record_of};
 use ferroce_tests::tx::TxPacket;
-use ferroce_tests::{read_pcap, rng, seed};
+use ferroce_tests::{read_pcap, rng, rxe_pcaps, seed};
 use rand::Rng;
 use std::cell::RefCell;
-use std::path::PathBuf;
 use std::process::Command;
 use std::rc::Rc;
 
@@ -268,13 +267,7 @@ fn tshark_dissect(path: &std::path::Path, frames: &[Vec<u8>]) -> Result<Vec<Diss
 #[test]
 fn soft_roce_frames_parse_as_tshark_reads_them() -> Result<()> {
     let s = seed("soft_roce_frames_parse_as_tshark_reads_them");
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
-        .collect();
-    paths.sort();
+    let paths = rxe_pcaps()?;
     let mut total = 0;
     let mut opcodes = std::collections::BTreeSet::new();
     for path in &paths {
