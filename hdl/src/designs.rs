@@ -6,6 +6,8 @@ use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
+use crate::nic::Nic;
+use crate::rc::Requester;
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +123,16 @@ pub const DESIGNS: &[Design] = &[
         config: Config::TenG,
         summary: "TX framing path: header builder, ICRC insert, Ethernet padding, FCS",
     },
+    Design {
+        name: "ferroce_requester_64",
+        config: Config::TenG,
+        summary: "RC requester: doorbells, QP scheduler, WQE fetch, RDMA WRITE cut at the PMTU into packet records and payload reads",
+    },
+    Design {
+        name: "ferroce_nic_64",
+        config: Config::TenG,
+        summary: "The NIC (send half today): BAR0, requester, DMA read engine, TX path to the wire",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -144,6 +156,11 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
         "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),
+        "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
+        "ferroce_nic_64" => emit(
+            &mut Nic::<64, 8, 9, 576, 6>::new(bar0_params(Config::TenG)),
+            name,
+        ),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }
 }

@@ -10,7 +10,9 @@ pub mod designs;
 pub mod emit;
 pub mod host;
 pub mod net;
+pub mod nic;
 pub mod prelude;
+pub mod rc;
 pub mod stream;
 pub mod util;
 

@@ -90,7 +90,67 @@ pub struct QueuePair {
     pub send_cq: u32,
     pub sq: DmaBuf,
     pub sq_log_size: u32,
+    /// Work requests posted (the SQ producer index, wrapping at 2^16).
+    pub sq_pi: u16,
+    /// Work requests the driver knows have left the ring (completed).
+    pub sq_done: u16,
     attr: QpAttr,
+}
+
+/// Work request opcodes the driver posts (`enum ibv_wr_opcode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WrOpcode {
+    RdmaWrite,
+}
+
+impl WrOpcode {
+    pub fn code(self) -> u32 {
+        match self {
+            WrOpcode::RdmaWrite => queues::WR_RDMA_WRITE,
+        }
+    }
+}
+
+/// One send work request with one scatter/gather element (`struct ibv_send_wr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SendWr {
+    pub wr_id: u64,
+    pub opcode: WrOpcode,
+    /// Source buffer in host memory and its length (0 ..= 2^31 bytes).
+    pub local_addr: u64,
+    pub length: u32,
+    pub lkey: u32,
+    /// Target at the peer.
+    pub remote_addr: u64,
+    pub rkey: u32,
+    /// Ask for a completion (`IBV_SEND_SIGNALED`).
+    pub signaled: bool,
+}
+
+impl SendWr {
+    /// The WQE image of this work request (`spec::queues::WQE`).
+    pub fn wqe(&self) -> [u8; WQE_LEN] {
+        let mut img = [0u8; WQE_LEN];
+        let flags = if self.signaled {
+            queues::WQE_FLAG_SIGNALED
+        } else {
+            0
+        };
+        put(&queues::WQE, &mut img, "opcode", self.opcode.code().into());
+        put(&queues::WQE, &mut img, "flags", flags.into());
+        put(&queues::WQE, &mut img, "length", self.length.into());
+        put(&queues::WQE, &mut img, "wr_id", self.wr_id.into());
+        put(&queues::WQE, &mut img, "local_addr", self.local_addr.into());
+        put(&queues::WQE, &mut img, "lkey", self.lkey.into());
+        put(&queues::WQE, &mut img, "rkey", self.rkey.into());
+        put(
+            &queues::WQE,
+            &mut img,
+            "remote_addr",
+            self.remote_addr.into(),
+        );
+        img
+    }
 }
 
 fn type_of(b: &Block) -> u32 {
@@ -285,6 +345,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             send_cq: send_cq.cqn,
             sq,
             sq_log_size,
+            sq_pi: 0,
+            sq_done: 0,
             attr: QpAttr::default(),
         };
         self.write_qp(&qp)?;
@@ -429,6 +491,56 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             remote_mac: g("remote_mac") as u64,
             remote_ip: g("remote_ip"),
         })
+    }
+
+    /// Set the port's own MAC and IPv4 address (the source of every packet it sends).
+    pub fn set_port(&mut self, mac: [u8; 6], ipv4: [u8; 4]) -> Result<()> {
+        let m = mac.iter().fold(0u64, |a, b| a << 8 | u64::from(*b));
+        self.bar
+            .write32(regs::addr("PORT", "MAC_LO"), (m & 0xFFFF_FFFF) as u32)?;
+        self.bar
+            .write32(regs::addr("PORT", "MAC_HI"), (m >> 32) as u32)?;
+        self.bar
+            .write32(regs::addr("PORT", "IPV4"), u32::from_be_bytes(ipv4))
+    }
+
+    /// Post a list of send work requests (`ibv_post_send`): each WQE is written into the send
+    /// queue ring, then the doorbell is rung once for the whole list. All or nothing: a list
+    /// that does not fit the ring's free entries, or has an invalid request, posts none.
+    pub fn post_send(&mut self, qp: &mut QueuePair, wrs: &[SendWr]) -> Result<()> {
+        if qp.state != QpState::Rts {
+            return Err(DriverError::Invalid(format!(
+                "QP {}: post_send in state {:?}, needs RTS",
+                qp.qpn, qp.state
+            )));
+        }
+        let size = 1usize << qp.sq_log_size;
+        let used = usize::from(qp.sq_pi.wrapping_sub(qp.sq_done));
+        if wrs.len() > size - used {
+            return Err(DriverError::QueueFull {
+                qpn: qp.qpn,
+                free: size - used,
+                asked: wrs.len(),
+            });
+        }
+        if let Some(wr) = wrs.iter().find(|w| w.length > 1 << 31) {
+            return Err(DriverError::Invalid(format!(
+                "wr_id {}: length {} is over 2^31",
+                wr.wr_id, wr.length
+            )));
+        }
+        let mut pi = qp.sq_pi;
+        for wr in wrs {
+            let slot = usize::from(pi) & (size - 1);
+            self.mem
+                .write(qp.sq.addr + (slot * WQE_LEN) as u64, &wr.wqe())?;
+            pi = pi.wrapping_add(1);
+        }
+        if !wrs.is_empty() {
+            self.ring_sq_doorbell(qp.qpn, pi)?;
+        }
+        qp.sq_pi = pi;
+        Ok(())
     }
 
     /// Ring QP `qpn`'s send doorbell with producer index `pi`.

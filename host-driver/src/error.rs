@@ -47,6 +47,8 @@ pub enum DriverError {
         attr: &'static str,
         to: crate::QpState,
     },
+    #[error("QP {qpn}: the send queue has {free} free entries, the list has {asked}")]
+    QueueFull { qpn: u32, free: usize, asked: usize },
     #[error("BAR access failed: {0}")]
     Bar(String),
     #[error("DMA memory: {0}")]

@@ -14,7 +14,9 @@ pub mod error;
 #[cfg(feature = "sim")]
 pub mod sim;
 
-pub use device::{CompletionQueue, Device, DeviceInfo, QpAttr, QpState, QueuePair};
+pub use device::{
+    CompletionQueue, Device, DeviceInfo, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+};
 pub use error::DriverError;
 pub use ferroce_spec as spec;
 

@@ -25,11 +25,18 @@ fn sim_err(e: ferroce_sim::SimError) -> DriverError {
 }
 
 impl SimNic {
-    /// Attach a root complex to `tb`'s BAR0 streams `s_req` / `m_cpl`.
+    /// Attach a root complex to `tb`'s BAR0 streams `s_req` / `m_cpl`, and to its DMA streams
+    /// `m_rq` / `s_rc` when the design has them (a whole NIC does; BAR0 alone does not).
     pub fn new(mut tb: Tb, config: PcieConfig) -> Result<Rc<RefCell<SimNic>>> {
-        let rc = RootComplex::new(config)
+        let mut rc = RootComplex::new(config)
             .with_bar(tb.model_ref(), "s_req", "m_cpl")
             .map_err(sim_err)?;
+        if tb.model_ref().has_port("m_rq_tvalid") {
+            let period = tb.period_ps();
+            rc = rc
+                .with_dma(tb.model_ref(), "m_rq", "s_rc", period)
+                .map_err(sim_err)?;
+        }
         let rc = Rc::new(RefCell::new(rc));
         tb.add(rc.clone());
         Ok(Rc::new(RefCell::new(SimNic { tb, rc })))

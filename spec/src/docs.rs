@@ -224,6 +224,7 @@ fn formats() -> String {
     s.push_str("## Records between NIC blocks\n\n");
     layout_table(&mut s, &crate::meta::TX_META);
     layout_table(&mut s, &crate::meta::RX_META);
+    layout_table(&mut s, &crate::meta::SENT);
     s.push_str("## PCIe TLP headers\n\nCarried beside the payload as one 128-bit big-endian value, always in the 4-DW form.\n\n");
     layout_table(&mut s, &tlp::REQUEST);
     layout_table(&mut s, &tlp::COMPLETION);

@@ -164,6 +164,50 @@ pub fn rx_opcodes() -> Vec<(u8, usize, bool)> {
         .collect()
 }
 
+/// One work request the requester has sent (or refused), for the completer: the completer
+/// retires it when an ACK covers `last_psn` (or at once when `status` is not success) and
+/// writes a CQE to CQ `cqn` if `flags` has `WQE_FLAG_SIGNALED` or the status is an error.
+pub const SENT: Layout = Layout::host(
+    "sent work request",
+    32,
+    &[
+        f("qpn", 0, 24, "local QP number"),
+        f(
+            "status",
+            24,
+            8,
+            "work completion status (queues::WC_STATUS)",
+        ),
+        f("flags", 32, 8, "the WQE's flags"),
+        f("wr_opcode", 40, 8, "the WQE's opcode"),
+        f("cqn", 48, 16, "the QP's send CQ"),
+        f("wr_id", 64, 64, "the WQE's wr_id"),
+        f("byte_len", 128, 32, "the WQE's length"),
+        f("first_psn", 160, 24, "PSN of its first packet"),
+        f(
+            "last_psn",
+            192,
+            24,
+            "PSN of its last packet (first_psn - 1 if it sent none)",
+        ),
+    ],
+    "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
+);
+
+/// IPv4 time to live of every packet the NIC sends.
+pub const TX_TTL: u8 = 64;
+
+/// Partition key of every packet the NIC sends (the default full-membership key).
+pub const TX_PKEY: u16 = 0xFFFF;
+
+/// UDP source port of a QP's packets (IBA A17.3.1: flow entropy, from the dynamic range
+/// 0xC000..): `0xC000 | (qpn << 6 ^ qpn)` over the QP number's low 8 bits, a different port per
+/// QP so ECMP spreads QPs and keeps each QP's packets in order.
+pub const fn src_port(qpn: u32) -> u16 {
+    let q = (qpn & 0xFF) as u16;
+    0xC000 | ((q << 6) ^ q)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +232,9 @@ mod tests {
             "ext sits where TX_META has it"
         );
         assert_eq!(RX_META.field("ext2").bit + 128, RX_META.field("ext").bit);
+        SENT.check().expect("SENT");
+        let ports: std::collections::HashSet<u16> = (0..256).map(src_port).collect();
+        assert_eq!(ports.len(), 256, "one port per QP");
+        assert!(ports.iter().all(|p| *p >= 0xC000));
     }
 }

@@ -147,10 +147,11 @@ pub const WC_STATUS: &[Code] = &[
     code(11, "REM_OP_ERR", false),
     code(12, "RETRY_EXC_ERR", false),
     code(13, "RNR_RETRY_EXC_ERR", false),
-    code(21, "GENERAL_ERR", false),
+    code(21, "GENERAL_ERR", true),
 ];
 pub const WC_SUCCESS: u32 = 0;
 pub const WC_LOC_QP_OP_ERR: u32 = 2;
+pub const WC_GENERAL_ERR: u32 = 21;
 
 /// QP states (the context's `state`; values of `enum ibv_qp_state`).
 pub const QP_STATES: &[Code] = &[

@@ -2,6 +2,7 @@
 
 pub mod rx;
 pub mod tx;
+pub mod wire;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

@@ -17,26 +17,46 @@ fn every_design_lints_clean() -> Result<()> {
     Ok(())
 }
 
+/// Both targets at once, one thread each (the machine has two cores; Yosys uses one).
 #[test]
 fn every_design_synthesizes_for_ice40_and_xilinx() -> Result<()> {
     let scratch = verilog_dir().join("synth");
+    let mut files = Vec::new();
     for d in DESIGNS {
-        let files = emit_to(d.name, &verilog_dir())?;
-        for target in [Target::Ice40, Target::Xilinx] {
-            let res = synth(d.name, &files, target, &scratch)
-                .with_context(|| format!("running yosys on {}", d.name))?
-                .unwrap_or_else(|e| panic!("yosys {} on {}:\n{e}", target.command(), d.name));
-            println!(
-                "{} {}: {} LUT, {} FF",
-                d.name,
-                target.command(),
-                res.luts(),
-                res.ffs()
-            );
-            assert!(res.luts() > 0 && res.ffs() > 0, "{}: empty netlist", d.name);
-        }
+        files.push(emit_to(d.name, &verilog_dir())?);
     }
-    Ok(())
+    let files = &files;
+    let scratch = &scratch;
+    std::thread::scope(|s| -> Result<()> {
+        let jobs: Vec<_> = [Target::Ice40, Target::Xilinx]
+            .into_iter()
+            .map(|target| {
+                s.spawn(move || -> Result<()> {
+                    for (d, files) in DESIGNS.iter().zip(files) {
+                        let res = synth(d.name, files, target, scratch)
+                            .with_context(|| format!("running yosys on {}", d.name))?
+                            .unwrap_or_else(|e| {
+                                panic!("yosys {} on {}:\n{e}", target.command(), d.name)
+                            });
+                        println!(
+                            "{} {}: {} LUT, {} FF",
+                            d.name,
+                            target.command(),
+                            res.luts(),
+                            res.ffs()
+                        );
+                        assert!(res.luts() > 0 && res.ffs() > 0, "{}: empty netlist", d.name);
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        for j in jobs {
+            j.join()
+                .map_err(|_| anyhow::anyhow!("a synthesis thread panicked"))??;
+        }
+        Ok(())
+    })
 }
 
 #[test]

@@ -7,14 +7,10 @@
 use anyhow::{ensure, Context, Result};
 use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
 use ferroce_tests::tx::TxPacket;
+use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{rng, seed};
-use pcap_file::pcap::{PcapPacket, PcapWriter};
 use rand::Rng;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
-
-const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
+use std::path::PathBuf;
 
 fn open(name: &str) -> Result<Tb> {
     Ok(ferroce_sim::designs::open_tb(
@@ -36,22 +32,6 @@ fn collect(tb: &mut Tb, out: &std::cell::RefCell<AxisSink>, n: usize) -> Result<
         .collect();
     ensure!(got.len() == n, "{} frames, expected {n}", got.len());
     Ok(got)
-}
-
-/// Split off and check the FCS; returns the frame without it.
-fn strip_fcs(i: usize, f: &[u8]) -> Result<&[u8]> {
-    ensure!(
-        f.len() >= 64,
-        "frame {i}: {} bytes, below the minimum",
-        f.len()
-    );
-    let (body, fcs) = f.split_at(f.len() - 4);
-    ensure!(
-        fcs == FCS.checksum(body).to_le_bytes(),
-        "frame {i}: FCS {fcs:02x?}, zlib's CRC-32 is {:08x}",
-        FCS.checksum(body)
-    );
-    Ok(body)
 }
 
 #[test]
@@ -92,57 +72,6 @@ fn mac_pads_short_frames_and_appends_the_zlib_fcs() -> Result<()> {
         );
     }
     ensure!(tb.get("bad_keep")? == 0, "bad_keep");
-    Ok(())
-}
-
-fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
-    let out = Command::new("tshark")
-        .arg("-r")
-        .arg(pcap)
-        .args(["-T", "fields", "-E", "separator=;"])
-        .args(["-e", "_ws.col.Protocol", "-e", "infiniband.bth.opcode"])
-        .args(["-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
-        .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
-        .args(["-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn"])
-        .output()
-        .context("running tshark (installed by .ci/setup)")?;
-    ensure!(
-        out.status.success(),
-        "tshark: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| l.split(';').map(str::to_string).collect())
-        .collect())
-}
-
-fn scapy_check(pcap: &Path) -> Result<String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = Command::new(root.join(".venv/bin/python"))
-        .arg(root.join("tests/py/roce_check.py"))
-        .arg(pcap)
-        .output()
-        .context("running tests/py/roce_check.py in .venv (made by .ci/setup)")?;
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    ensure!(
-        out.status.success(),
-        "scapy: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(text)
-}
-
-fn write_pcap(path: &Path, frames: &[&[u8]]) -> Result<()> {
-    let file = std::fs::File::create(path).with_context(|| path.display().to_string())?;
-    let mut w = PcapWriter::new(file)?;
-    for (i, f) in frames.iter().enumerate() {
-        w.write_packet(&PcapPacket::new(
-            Duration::from_micros(i as u64),
-            f.len() as u32,
-            f,
-        ))?;
-    }
     Ok(())
 }
 

@@ -7,6 +7,10 @@
 //! - `m_cpl_*`: completions for reads, in request order.
 //! - `m_db_*`: doorbells, `qpn` and the send queue producer index `pi`.
 //! - `local_mac`, `local_ipv4`: the PORT block's registers, for the transmit path.
+//! - `m_qpw_{en,index,data}`: every write into the QP table (object commands and the clearing
+//!   sweep after reset), so the transport engines keep copies of the QP fields they use that
+//!   always equal the table (a write-through, no handshake: the engines take one per cycle).
+//! - `m_cqw_{en,index,data}`: the same for the CQ table.
 //!
 //! ```text
 //!  s_req --> decode --+-- register file (RO table, RW regs, CTX staging) --> m_cpl
@@ -82,6 +86,12 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_db_tready: Signal<In, Bit>,
     pub local_mac: Signal<Out, Bits<48>>,
     pub local_ipv4: Signal<Out, Bits<32>>,
+    pub m_qpw_en: Signal<Out, Bit>,
+    pub m_qpw_index: Signal<Out, Bits<OBJ_A>>,
+    pub m_qpw_data: Signal<Out, Bits<QP_W>>,
+    pub m_cqw_en: Signal<Out, Bit>,
+    pub m_cqw_index: Signal<Out, Bits<OBJ_A>>,
+    pub m_cqw_data: Signal<Out, Bits<CQ_W>>,
     qp_table: CtxTable<QP_W, OBJ_A>,
     cq_table: CtxTable<CQ_W, OBJ_A>,
     state: DFF<Bar0State>,
@@ -270,6 +280,12 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_db_tready: Default::default(),
             local_mac: Default::default(),
             local_ipv4: Default::default(),
+            m_qpw_en: Default::default(),
+            m_qpw_index: Default::default(),
+            m_qpw_data: Default::default(),
+            m_cqw_en: Default::default(),
+            m_cqw_index: Default::default(),
+            m_cqw_data: Default::default(),
             qp_table: CtxTable::new(),
             cq_table: CtxTable::new(),
             state: DFF::default(),
@@ -389,6 +405,12 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.qp_table.rst.next = self.rst.val();
         self.cq_table.clk.next = self.clk.val();
         self.cq_table.rst.next = self.rst.val();
+        self.m_qpw_en.next = self.qp_table.w_en.val();
+        self.m_qpw_index.next = self.qp_table.w_addr.val();
+        self.m_qpw_data.next = self.qp_table.w_data.val();
+        self.m_cqw_en.next = self.cq_table.w_en.val();
+        self.m_cqw_index.next = self.cq_table.w_addr.val();
+        self.m_cqw_data.next = self.cq_table.w_data.val();
 
         // Outputs straight from registers.
         self.m_cpl_hdr.next = self.cpl_hdr.q.val();

@@ -10,8 +10,10 @@
 //! input too. A block that sees `tkeep` break the rule says so (a flag in its result), it never
 //! guesses.
 
+pub mod fifo;
 pub mod skid;
 
+pub use fifo::Fifo;
 pub use skid::Skid;
 
 use crate::prelude::*;

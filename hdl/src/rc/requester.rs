@@ -1,0 +1,814 @@
+//! `Requester`: the RC send path from doorbell to packets. Doorbells name a QP with work; a
+//! scheduler visits QPs round robin, one work request per visit; the WQE is fetched from the
+//! send queue ring by DMA, and an RDMA WRITE is cut at the path MTU into FIRST / MIDDLE / LAST
+//! or ONLY packets (RETH on the first, AckReq on the last, one PSN each), each a `TX_META`
+//! record and a DMA read of its payload. The payload reads are issued ahead of the wire, as
+//! far as the DMA read engine's tags and a 16-record queue allow, so the read latency is hidden.
+//! Every work request, sent or refused, leaves a `SENT` record for the completer.
+//!
+//! Ports:
+//! - `s_db_{qpn,pi,tvalid,tready}`: doorbells from BAR0 (QP number, SQ producer index).
+//! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
+//!   its own copy of every QP context, equal to the table.
+//! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
+//! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
+//!   (in command order, `tuser` on a last beat = the read failed).
+//! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`.
+//! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
+//! - counters `bad_db` (doorbell for a QP number the NIC does not have), `bad_qp` (a QP in RTS
+//!   with a path MTU that is not 256..4096), `bad_wqe` (WQE opcode not RDMA WRITE, or length
+//!   over 2^31: refused, `SENT` with status LOC_QP_OP_ERR, no packet), `dma_err` (a WQE fetch
+//!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
+//!   to the wire by then and is counted).
+//!
+//! ```text
+//!  s_db --> pi RAM, ready FIFO (a QP is queued at most once: bitmap)
+//!  ready FIFO --> [Idle: pop] -> [Look: context + pi] -> [Check: RTS? work?] -> WQE fetch
+//!    -> [Fetch: 64 bytes from s_rd] -> [Seg: one packet per cycle: record -> meta FIFO,
+//!       payload read -> m_rd] -> [Done: SENT record, write back sq_psn/sq_ci, requeue]
+//!  s_rd --> payload (while payload reads are outstanding) -> Skid -> m_pay
+//!       \-> WQE capture (otherwise)
+//! ```
+//!
+//! Data from the DMA engine comes in command order, and a WQE fetch is issued only after the
+//! previous WQE's payload reads, so the router needs no tags: the bytes are payload while
+//! payload reads are outstanding, WQE bytes otherwise.
+//!
+//! The context copy: a context write (a `modify_qp`) to the QP being served marks it dirty:
+//! the request in flight finishes, its `sq_psn`/`sq_ci` are not written back (the host's
+//! write wins) and the QP is queued again so the next visit reads the new context. The
+//! command table in BAR0 is not updated by the engines yet: a QUERY returns the context as
+//! last written by the host.
+
+use crate::host::k;
+use crate::prelude::*;
+use crate::stream::{Fifo, Skid};
+use crate::util::bits_from_u64;
+use ferroce_spec::layout::Layout;
+use ferroce_spec::meta::{src_port, SENT, TX_META, TX_PKEY, TX_TTL};
+use ferroce_spec::opcodes::{
+    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
+};
+use ferroce_spec::queues::{
+    QP_CTX, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN, WR_RDMA_WRITE,
+};
+
+/// QP table address width (256 QPs) and context bits, as BAR0 stores them.
+pub const QA: usize = 8;
+pub const CTX_W: usize = 512;
+const META_W: usize = TX_META.len * 8;
+const SENT_W: usize = SENT.len * 8;
+/// Payload reads outstanding at most (beyond the DMA engine's own limit, a bound on the router's
+/// counter).
+const MAX_PAY_OUT: u64 = 32;
+
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum ReqState {
+    Idle,
+    Look,
+    Check,
+    Fetch,
+    Seg,
+    Done,
+}
+
+/// Bit position of a host-layout field as a shift constant.
+fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
+    let f = l
+        .find(name)
+        .unwrap_or_else(|| panic!("{} has no field {name}", l.name));
+    Constant::new(bits_from_u64(l.lsb(f) as u64))
+}
+
+#[derive(LogicBlock)]
+pub struct Requester<const DW: usize, const KW: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_db_qpn: Signal<In, Bits<24>>,
+    pub s_db_pi: Signal<In, Bits<16>>,
+    pub s_db_tvalid: Signal<In, Bit>,
+    pub s_db_tready: Signal<Out, Bit>,
+    pub s_qpw_en: Signal<In, Bit>,
+    pub s_qpw_index: Signal<In, Bits<QA>>,
+    pub s_qpw_data: Signal<In, Bits<CTX_W>>,
+    pub local_mac: Signal<In, Bits<48>>,
+    pub local_ipv4: Signal<In, Bits<32>>,
+    pub m_rd_addr: Signal<Out, Bits<64>>,
+    pub m_rd_len: Signal<Out, Bits<13>>,
+    pub m_rd_tvalid: Signal<Out, Bit>,
+    pub m_rd_tready: Signal<In, Bit>,
+    pub s_rd_tdata: Signal<In, Bits<DW>>,
+    pub s_rd_tkeep: Signal<In, Bits<KW>>,
+    pub s_rd_tlast: Signal<In, Bit>,
+    pub s_rd_tuser: Signal<In, Bit>,
+    pub s_rd_tvalid: Signal<In, Bit>,
+    pub s_rd_tready: Signal<Out, Bit>,
+    pub m_meta_tdata: Signal<Out, Bits<META_W>>,
+    pub m_meta_tvalid: Signal<Out, Bit>,
+    pub m_meta_tready: Signal<In, Bit>,
+    pub m_pay_tdata: Signal<Out, Bits<DW>>,
+    pub m_pay_tkeep: Signal<Out, Bits<KW>>,
+    pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tvalid: Signal<Out, Bit>,
+    pub m_pay_tready: Signal<In, Bit>,
+    pub m_sent_tdata: Signal<Out, Bits<SENT_W>>,
+    pub m_sent_tvalid: Signal<Out, Bit>,
+    pub m_sent_tready: Signal<In, Bit>,
+    pub bad_db: Signal<Out, Bits<32>>,
+    pub bad_qp: Signal<Out, Bits<32>>,
+    pub bad_wqe: Signal<Out, Bits<32>>,
+    pub dma_err: Signal<Out, Bits<32>>,
+    // Doorbells and the scheduler.
+    ctx_ram: RAM<Bits<CTX_W>, QA>,
+    pi_ram: RAM<Bits<16>, QA>,
+    ready: Fifo<QA, QA, 9>,
+    queued: DFF<Bits<256>>,
+    state: DFF<ReqState>,
+    qpn: DFF<Bits<QA>>,
+    dirty: DFF<Bit>,
+    ctx: DFF<Bits<CTX_W>>,
+    pi: DFF<Bits<16>>,
+    ci: DFF<Bits<16>>,
+    psn: DFF<Bits<24>>,
+    // The work request.
+    wqe: DFF<Bits<512>>,
+    wpos: DFF<Bits<10>>,
+    wqe_have: DFF<Bit>,
+    wqe_fail: DFF<Bit>,
+    rem: DFF<Bits<32>>,
+    laddr: DFF<Bits<64>>,
+    first: DFF<Bit>,
+    first_psn: DFF<Bits<24>>,
+    status: DFF<Bits<8>>,
+    // Outputs and the router.
+    rd_addr: DFF<Bits<64>>,
+    rd_len: DFF<Bits<13>>,
+    rd_valid: DFF<Bit>,
+    pay_out: DFF<Bits<8>>,
+    meta_q: Fifo<META_W, 4, 5>,
+    pay: Skid<DW, KW>,
+    sent: DFF<Bits<SENT_W>>,
+    sent_valid: DFF<Bit>,
+    n_bad_db: DFF<Bits<32>>,
+    n_bad_qp: DFF<Bits<32>>,
+    n_bad_wqe: DFF<Bits<32>>,
+    n_dma_err: DFF<Bits<32>>,
+    // Locals.
+    db_ok: Signal<Local, Bit>,
+    db_push: Signal<Local, Bit>,
+    requeue: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    q_after_pop: Signal<Local, Bits<256>>,
+    q_next: Signal<Local, Bits<256>>,
+    head_bit: Signal<Local, Bits<256>>,
+    db_bit: Signal<Local, Bits<256>>,
+    cur_bit: Signal<Local, Bits<256>>,
+    c_state: Signal<Local, Bits<4>>,
+    c_pmtu: Signal<Local, Bits<4>>,
+    c_log: Signal<Local, Bits<5>>,
+    c_rqpn: Signal<Local, Bits<24>>,
+    c_mac: Signal<Local, Bits<48>>,
+    c_ip: Signal<Local, Bits<32>>,
+    c_base: Signal<Local, Bits<64>>,
+    c_cqn: Signal<Local, Bits<16>>,
+    ring_mask: Signal<Local, Bits<32>>,
+    slot: Signal<Local, Bits<32>>,
+    wqe_addr: Signal<Local, Bits<64>>,
+    pmtu_bytes: Signal<Local, Bits<32>>,
+    pmtu_ok: Signal<Local, Bit>,
+    w_opcode: Signal<Local, Bits<8>>,
+    w_flags: Signal<Local, Bits<8>>,
+    w_len: Signal<Local, Bits<32>>,
+    w_wrid: Signal<Local, Bits<64>>,
+    w_laddr: Signal<Local, Bits<64>>,
+    w_rkey: Signal<Local, Bits<32>>,
+    w_raddr: Signal<Local, Bits<64>>,
+    last: Signal<Local, Bit>,
+    ack: Signal<Local, Bits<1>>,
+    plen: Signal<Local, Bits<13>>,
+    opcode: Signal<Local, Bits<8>>,
+    reth: Signal<Local, Bits<128>>,
+    meta: Signal<Local, Bits<META_W>>,
+    port: Signal<Local, Bits<16>>,
+    rd_free: Signal<Local, Bit>,
+    can_issue: Signal<Local, Bit>,
+    issue_pay: Signal<Local, Bit>,
+    route_pay: Signal<Local, Bit>,
+    pay_done: Signal<Local, Bit>,
+    ci_next: Signal<Local, Bits<16>>,
+    last_psn: Signal<Local, Bits<24>>,
+    wb: Signal<Local, Bits<CTX_W>>,
+    // Constants.
+    rts: Constant<Bits<4>>,
+    wr_write: Constant<Bits<8>>,
+    max_len: Constant<Bits<32>>,
+    one256: Constant<Bits<256>>,
+    dw_step: Constant<Bits<10>>,
+    max_pay_out: Constant<Bits<8>>,
+    wqe_len: Constant<Bits<13>>,
+    op_first: Constant<Bits<8>>,
+    op_middle: Constant<Bits<8>>,
+    op_last: Constant<Bits<8>>,
+    op_only: Constant<Bits<8>>,
+    st_ok: Constant<Bits<8>>,
+    st_bad_wqe: Constant<Bits<8>>,
+    st_dma: Constant<Bits<8>>,
+    ttl: Constant<Bits<8>>,
+    pkey: Constant<Bits<16>>,
+    port_base: Constant<Bits<16>>,
+    psn_ci_clear: Constant<Bits<CTX_W>>,
+    x_state: Constant<Bits<9>>,
+    x_pmtu: Constant<Bits<9>>,
+    x_log: Constant<Bits<9>>,
+    x_rqpn: Constant<Bits<9>>,
+    x_cqn: Constant<Bits<9>>,
+    x_psn: Constant<Bits<9>>,
+    x_ci: Constant<Bits<9>>,
+    x_mac: Constant<Bits<9>>,
+    x_ip: Constant<Bits<9>>,
+    x_base: Constant<Bits<9>>,
+    w_x_opcode: Constant<Bits<9>>,
+    w_x_flags: Constant<Bits<9>>,
+    w_x_len: Constant<Bits<9>>,
+    w_x_wrid: Constant<Bits<9>>,
+    w_x_laddr: Constant<Bits<9>>,
+    w_x_rkey: Constant<Bits<9>>,
+    w_x_raddr: Constant<Bits<9>>,
+    m_dst_mac: Constant<Bits<9>>,
+    m_src_mac: Constant<Bits<9>>,
+    m_src_ip: Constant<Bits<9>>,
+    m_dst_ip: Constant<Bits<9>>,
+    m_src_port: Constant<Bits<9>>,
+    m_ttl: Constant<Bits<9>>,
+    m_opcode: Constant<Bits<9>>,
+    m_ack_req: Constant<Bits<9>>,
+    m_pkey: Constant<Bits<9>>,
+    m_dest_qp: Constant<Bits<9>>,
+    m_psn: Constant<Bits<9>>,
+    m_pay_len: Constant<Bits<9>>,
+    m_ext: Constant<Bits<9>>,
+    s_qpn: Constant<Bits<9>>,
+    s_status: Constant<Bits<9>>,
+    s_flags: Constant<Bits<9>>,
+    s_wr_opcode: Constant<Bits<9>>,
+    s_cqn: Constant<Bits<9>>,
+    s_wr_id: Constant<Bits<9>>,
+    s_byte_len: Constant<Bits<9>>,
+    s_first_psn: Constant<Bits<9>>,
+    s_last_psn: Constant<Bits<9>>,
+}
+
+impl<const DW: usize, const KW: usize> Requester<DW, KW> {
+    pub fn new() -> Self {
+        assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
+        assert!(
+            DW <= 512 && 512 % DW == 0,
+            "a WQE is a whole number of beats"
+        );
+        assert_eq!(WQE_LEN, 64);
+        // sq_psn and sq_ci are the fields written back.
+        let mut clear = vec![true; CTX_W];
+        for name in ["sq_psn", "sq_ci"] {
+            let f = QP_CTX.field(name);
+            clear[f.bit..f.bit + f.width].fill(false);
+        }
+        // The port is 0xC000 | (qpn << 6 ^ qpn): the block computes the XOR, the spec says what
+        // it must equal (checked here for every QP).
+        for q in 0..256u32 {
+            assert_eq!(src_port(q), 0xC000 | (((q as u16) << 6) ^ q as u16));
+        }
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_db_qpn: Default::default(),
+            s_db_pi: Default::default(),
+            s_db_tvalid: Default::default(),
+            s_db_tready: Default::default(),
+            s_qpw_en: Default::default(),
+            s_qpw_index: Default::default(),
+            s_qpw_data: Default::default(),
+            local_mac: Default::default(),
+            local_ipv4: Default::default(),
+            m_rd_addr: Default::default(),
+            m_rd_len: Default::default(),
+            m_rd_tvalid: Default::default(),
+            m_rd_tready: Default::default(),
+            s_rd_tdata: Default::default(),
+            s_rd_tkeep: Default::default(),
+            s_rd_tlast: Default::default(),
+            s_rd_tuser: Default::default(),
+            s_rd_tvalid: Default::default(),
+            s_rd_tready: Default::default(),
+            m_meta_tdata: Default::default(),
+            m_meta_tvalid: Default::default(),
+            m_meta_tready: Default::default(),
+            m_pay_tdata: Default::default(),
+            m_pay_tkeep: Default::default(),
+            m_pay_tlast: Default::default(),
+            m_pay_tvalid: Default::default(),
+            m_pay_tready: Default::default(),
+            m_sent_tdata: Default::default(),
+            m_sent_tvalid: Default::default(),
+            m_sent_tready: Default::default(),
+            bad_db: Default::default(),
+            bad_qp: Default::default(),
+            bad_wqe: Default::default(),
+            dma_err: Default::default(),
+            ctx_ram: RAM::default(),
+            pi_ram: RAM::default(),
+            ready: Fifo::new(),
+            queued: Default::default(),
+            state: DFF::default(),
+            qpn: Default::default(),
+            dirty: Default::default(),
+            ctx: Default::default(),
+            pi: Default::default(),
+            ci: Default::default(),
+            psn: Default::default(),
+            wqe: Default::default(),
+            wpos: Default::default(),
+            wqe_have: Default::default(),
+            wqe_fail: Default::default(),
+            rem: Default::default(),
+            laddr: Default::default(),
+            first: Default::default(),
+            first_psn: Default::default(),
+            status: Default::default(),
+            rd_addr: Default::default(),
+            rd_len: Default::default(),
+            rd_valid: Default::default(),
+            pay_out: Default::default(),
+            meta_q: Fifo::new(),
+            pay: Skid::new(),
+            sent: Default::default(),
+            sent_valid: Default::default(),
+            n_bad_db: Default::default(),
+            n_bad_qp: Default::default(),
+            n_bad_wqe: Default::default(),
+            n_dma_err: Default::default(),
+            db_ok: Default::default(),
+            db_push: Default::default(),
+            requeue: Default::default(),
+            pop: Default::default(),
+            q_after_pop: Default::default(),
+            q_next: Default::default(),
+            head_bit: Default::default(),
+            db_bit: Default::default(),
+            cur_bit: Default::default(),
+            c_state: Default::default(),
+            c_pmtu: Default::default(),
+            c_log: Default::default(),
+            c_rqpn: Default::default(),
+            c_mac: Default::default(),
+            c_ip: Default::default(),
+            c_base: Default::default(),
+            c_cqn: Default::default(),
+            ring_mask: Default::default(),
+            slot: Default::default(),
+            wqe_addr: Default::default(),
+            pmtu_bytes: Default::default(),
+            pmtu_ok: Default::default(),
+            w_opcode: Default::default(),
+            w_flags: Default::default(),
+            w_len: Default::default(),
+            w_wrid: Default::default(),
+            w_laddr: Default::default(),
+            w_rkey: Default::default(),
+            w_raddr: Default::default(),
+            last: Default::default(),
+            ack: Default::default(),
+            plen: Default::default(),
+            opcode: Default::default(),
+            reth: Default::default(),
+            meta: Default::default(),
+            port: Default::default(),
+            rd_free: Default::default(),
+            can_issue: Default::default(),
+            issue_pay: Default::default(),
+            route_pay: Default::default(),
+            pay_done: Default::default(),
+            ci_next: Default::default(),
+            last_psn: Default::default(),
+            wb: Default::default(),
+            rts: k(QP_STATE_RTS.into()),
+            wr_write: k(WR_RDMA_WRITE.into()),
+            max_len: k(1 << 31),
+            one256: k(1),
+            dw_step: k(DW as u64),
+            max_pay_out: k(MAX_PAY_OUT),
+            wqe_len: k(WQE_LEN as u64),
+            op_first: k(RC_RDMA_WRITE_FIRST.into()),
+            op_middle: k(RC_RDMA_WRITE_MIDDLE.into()),
+            op_last: k(RC_RDMA_WRITE_LAST.into()),
+            op_only: k(RC_RDMA_WRITE_ONLY.into()),
+            st_ok: k(0),
+            st_bad_wqe: k(WC_LOC_QP_OP_ERR.into()),
+            st_dma: k(WC_GENERAL_ERR.into()),
+            ttl: k(TX_TTL.into()),
+            pkey: k(TX_PKEY.into()),
+            port_base: k(0xC000),
+            psn_ci_clear: Constant::new(crate::util::bits_from_bools(&clear)),
+            x_state: at(&QP_CTX, "state"),
+            x_pmtu: at(&QP_CTX, "pmtu"),
+            x_log: at(&QP_CTX, "sq_log_size"),
+            x_rqpn: at(&QP_CTX, "remote_qpn"),
+            x_cqn: at(&QP_CTX, "sq_cqn"),
+            x_psn: at(&QP_CTX, "sq_psn"),
+            x_ci: at(&QP_CTX, "sq_ci"),
+            x_mac: at(&QP_CTX, "remote_mac"),
+            x_ip: at(&QP_CTX, "remote_ip"),
+            x_base: at(&QP_CTX, "sq_base"),
+            w_x_opcode: at(&WQE, "opcode"),
+            w_x_flags: at(&WQE, "flags"),
+            w_x_len: at(&WQE, "length"),
+            w_x_wrid: at(&WQE, "wr_id"),
+            w_x_laddr: at(&WQE, "local_addr"),
+            w_x_rkey: at(&WQE, "rkey"),
+            w_x_raddr: at(&WQE, "remote_addr"),
+            m_dst_mac: at(&TX_META, "dst_mac"),
+            m_src_mac: at(&TX_META, "src_mac"),
+            m_src_ip: at(&TX_META, "src_ip"),
+            m_dst_ip: at(&TX_META, "dst_ip"),
+            m_src_port: at(&TX_META, "src_port"),
+            m_ttl: at(&TX_META, "ttl"),
+            m_opcode: at(&TX_META, "opcode"),
+            m_ack_req: at(&TX_META, "ack_req"),
+            m_pkey: at(&TX_META, "pkey"),
+            m_dest_qp: at(&TX_META, "dest_qp"),
+            m_psn: at(&TX_META, "psn"),
+            m_pay_len: at(&TX_META, "pay_len"),
+            m_ext: at(&TX_META, "ext"),
+            s_qpn: at(&SENT, "qpn"),
+            s_status: at(&SENT, "status"),
+            s_flags: at(&SENT, "flags"),
+            s_wr_opcode: at(&SENT, "wr_opcode"),
+            s_cqn: at(&SENT, "cqn"),
+            s_wr_id: at(&SENT, "wr_id"),
+            s_byte_len: at(&SENT, "byte_len"),
+            s_first_psn: at(&SENT, "first_psn"),
+            s_last_psn: at(&SENT, "last_psn"),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize> Default for Requester<DW, KW> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clk, queued, state, qpn, dirty, ctx, pi, ci, psn, wqe, wpos, wqe_have, wqe_fail,
+            rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
+            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err
+        );
+        self.ctx_ram.read_clock.next = self.clk.val();
+        self.ctx_ram.write_clock.next = self.clk.val();
+        self.pi_ram.read_clock.next = self.clk.val();
+        self.pi_ram.write_clock.next = self.clk.val();
+        self.ready.clk.next = self.clk.val();
+        self.ready.rst.next = self.rst.val();
+        self.meta_q.clk.next = self.clk.val();
+        self.meta_q.rst.next = self.rst.val();
+        self.pay.clk.next = self.clk.val();
+        self.pay.rst.next = self.rst.val();
+
+        // Outputs.
+        self.m_rd_addr.next = self.rd_addr.q.val();
+        self.m_rd_len.next = self.rd_len.q.val();
+        self.m_rd_tvalid.next = self.rd_valid.q.val();
+        self.m_meta_tdata.next = self.meta_q.m_tdata.val();
+        self.m_meta_tvalid.next = self.meta_q.m_tvalid.val();
+        self.meta_q.m_tready.next = self.m_meta_tready.val();
+        self.m_pay_tdata.next = self.pay.m_axis_tdata.val();
+        self.m_pay_tkeep.next = self.pay.m_axis_tkeep.val();
+        self.m_pay_tlast.next = self.pay.m_axis_tlast.val();
+        self.m_pay_tvalid.next = self.pay.m_axis_tvalid.val();
+        self.pay.m_axis_tready.next = self.m_pay_tready.val();
+        self.m_sent_tdata.next = self.sent.q.val();
+        self.m_sent_tvalid.next = self.sent_valid.q.val();
+        self.bad_db.next = self.n_bad_db.q.val();
+        self.bad_qp.next = self.n_bad_qp.q.val();
+        self.bad_wqe.next = self.n_bad_wqe.q.val();
+        self.dma_err.next = self.n_dma_err.q.val();
+        if self.m_sent_tready.val() {
+            self.sent_valid.d.next = false;
+        }
+        if self.m_rd_tready.val() {
+            self.rd_valid.d.next = false;
+        }
+
+        // The context of the QP being served, and what follows from it.
+        self.c_state.next = self.ctx.q.val().get_bits::<4>(self.x_state.val().index());
+        self.c_pmtu.next = self.ctx.q.val().get_bits::<4>(self.x_pmtu.val().index());
+        self.c_log.next = self.ctx.q.val().get_bits::<5>(self.x_log.val().index());
+        self.c_rqpn.next = self.ctx.q.val().get_bits::<24>(self.x_rqpn.val().index());
+        self.c_cqn.next = self.ctx.q.val().get_bits::<16>(self.x_cqn.val().index());
+        self.c_mac.next = self.ctx.q.val().get_bits::<48>(self.x_mac.val().index());
+        self.c_ip.next = self.ctx.q.val().get_bits::<32>(self.x_ip.val().index());
+        self.c_base.next = self.ctx.q.val().get_bits::<64>(self.x_base.val().index());
+        self.ring_mask.next = (bits::<32>(1) << self.c_log.val()) - bits::<32>(1);
+        self.slot.next = bit_cast::<32, 16>(self.ci.q.val()) & self.ring_mask.val();
+        self.wqe_addr.next = self.c_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 6);
+        self.pmtu_ok.next = true;
+        self.pmtu_bytes.next = bits::<32>(4096);
+        if self.c_pmtu.val() == bits::<4>(1) {
+            self.pmtu_bytes.next = bits::<32>(256);
+        } else if self.c_pmtu.val() == bits::<4>(2) {
+            self.pmtu_bytes.next = bits::<32>(512);
+        } else if self.c_pmtu.val() == bits::<4>(3) {
+            self.pmtu_bytes.next = bits::<32>(1024);
+        } else if self.c_pmtu.val() == bits::<4>(4) {
+            self.pmtu_bytes.next = bits::<32>(2048);
+        } else if self.c_pmtu.val() != bits::<4>(5) {
+            self.pmtu_ok.next = false;
+        }
+
+        // The work request.
+        self.w_opcode.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<8>(self.w_x_opcode.val().index());
+        self.w_flags.next = self.wqe.q.val().get_bits::<8>(self.w_x_flags.val().index());
+        self.w_len.next = self.wqe.q.val().get_bits::<32>(self.w_x_len.val().index());
+        self.w_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_x_wrid.val().index());
+        self.w_laddr.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<64>(self.w_x_laddr.val().index());
+        self.w_rkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_rkey.val().index());
+        self.w_raddr.next = self
+            .wqe
+            .q
+            .val()
+            .get_bits::<64>(self.w_x_raddr.val().index());
+
+        // The next packet of the work request.
+        self.last.next = self.rem.q.val() <= self.pmtu_bytes.val();
+        self.plen.next = self.pmtu_bytes.val().get_bits::<13>(0);
+        if self.last.val() {
+            self.plen.next = self.rem.q.val().get_bits::<13>(0);
+        }
+        self.ack.next = bits::<1>(0);
+        if self.last.val() {
+            self.ack.next = bits::<1>(1);
+        }
+        self.opcode.next = self.op_middle.val();
+        if self.first.q.val() & self.last.val() {
+            self.opcode.next = self.op_only.val();
+        } else if self.first.q.val() {
+            self.opcode.next = self.op_first.val();
+        } else if self.last.val() {
+            self.opcode.next = self.op_last.val();
+        }
+        self.reth.next = bits::<128>(0);
+        if self.first.q.val() {
+            self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
+                | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
+                | bit_cast::<128, 32>(self.w_len.val());
+        }
+        self.port.next = self.port_base.val()
+            | ((bit_cast::<16, QA>(self.qpn.q.val()) << 6) ^ bit_cast::<16, QA>(self.qpn.q.val()));
+        self.meta.next = (bit_cast::<META_W, 48>(self.c_mac.val()) << self.m_dst_mac.val())
+            | (bit_cast::<META_W, 48>(self.local_mac.val()) << self.m_src_mac.val())
+            | (bit_cast::<META_W, 32>(self.local_ipv4.val()) << self.m_src_ip.val())
+            | (bit_cast::<META_W, 32>(self.c_ip.val()) << self.m_dst_ip.val())
+            | (bit_cast::<META_W, 16>(self.port.val()) << self.m_src_port.val())
+            | (bit_cast::<META_W, 8>(self.ttl.val()) << self.m_ttl.val())
+            | (bit_cast::<META_W, 8>(self.opcode.val()) << self.m_opcode.val())
+            | (bit_cast::<META_W, 1>(self.ack.val()) << self.m_ack_req.val())
+            | (bit_cast::<META_W, 16>(self.pkey.val()) << self.m_pkey.val())
+            | (bit_cast::<META_W, 24>(self.c_rqpn.val()) << self.m_dest_qp.val())
+            | (bit_cast::<META_W, 24>(self.psn.q.val()) << self.m_psn.val())
+            | (bit_cast::<META_W, 13>(self.plen.val()) << self.m_pay_len.val())
+            | (bit_cast::<META_W, 128>(self.reth.val()) << self.m_ext.val());
+        self.meta_q.s_tdata.next = self.meta.val();
+        self.meta_q.s_tvalid.next = false;
+
+        // Command register free this cycle; a packet needs it and a place in the record queue.
+        self.rd_free.next = !self.rd_valid.q.val() | self.m_rd_tready.val();
+        self.can_issue.next = self.rd_free.val()
+            & self.meta_q.s_tready.val()
+            & (self.pay_out.q.val() < self.max_pay_out.val());
+        self.issue_pay.next = false;
+
+        // Router: bytes are payload while payload reads are outstanding, else the WQE.
+        self.route_pay.next = self.pay_out.q.val() != bits::<8>(0);
+        self.pay.s_axis_tdata.next = self.s_rd_tdata.val();
+        self.pay.s_axis_tkeep.next = self.s_rd_tkeep.val();
+        self.pay.s_axis_tlast.next = self.s_rd_tlast.val();
+        self.pay.s_axis_tvalid.next = self.s_rd_tvalid.val() & self.route_pay.val();
+        self.s_rd_tready.next = self.pay.s_axis_tready.val() | !self.route_pay.val();
+        self.pay_done.next = self.s_rd_tvalid.val()
+            & self.route_pay.val()
+            & self.pay.s_axis_tready.val()
+            & self.s_rd_tlast.val();
+        if self.pay_done.val() & self.s_rd_tuser.val() {
+            self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
+        }
+        if self.s_rd_tvalid.val() & !self.route_pay.val() {
+            self.wqe.d.next = self.wqe.q.val()
+                | (bit_cast::<512, DW>(self.s_rd_tdata.val()) << self.wpos.q.val());
+            self.wpos.d.next = self.wpos.q.val() + self.dw_step.val();
+            if self.s_rd_tlast.val() {
+                self.wqe_have.d.next = true;
+                self.wqe_fail.d.next = self.s_rd_tuser.val();
+            }
+        }
+
+        // Doorbells: pi into its RAM, the QP into the ready queue unless it is there.
+        self.ready.m_tready.next = self.state.q.val() == ReqState::Idle;
+        self.pop.next = (self.state.q.val() == ReqState::Idle) & self.ready.m_tvalid.val();
+        self.head_bit.next = self.one256.val() << self.ready.m_tdata.val();
+        self.db_bit.next = self.one256.val() << self.s_db_qpn.val().get_bits::<QA>(0);
+        self.cur_bit.next = self.one256.val() << self.qpn.q.val();
+        self.q_after_pop.next = self.queued.q.val();
+        if self.pop.val() {
+            self.q_after_pop.next = self.queued.q.val() & !self.head_bit.val();
+        }
+        self.s_db_tready.next = (self.state.q.val() != ReqState::Check)
+            & (self.state.q.val() != ReqState::Done)
+            & self.ready.s_tready.val();
+        self.db_ok.next = self.s_db_tvalid.val()
+            & self.ready.s_tready.val()
+            & (self.state.q.val() != ReqState::Check)
+            & (self.state.q.val() != ReqState::Done)
+            & (self.s_db_qpn.val().get_bits::<16>(8) == bits::<16>(0));
+        if self.s_db_tvalid.val()
+            & self.ready.s_tready.val()
+            & (self.state.q.val() != ReqState::Check)
+            & (self.state.q.val() != ReqState::Done)
+            & (self.s_db_qpn.val().get_bits::<16>(8) != bits::<16>(0))
+        {
+            self.n_bad_db.d.next = self.n_bad_db.q.val() + bits::<32>(1);
+        }
+        self.db_push.next =
+            self.db_ok.val() & ((self.q_after_pop.val() & self.db_bit.val()) == bits::<256>(0));
+        self.pi_ram.write_address.next = self.s_db_qpn.val().get_bits::<QA>(0);
+        self.pi_ram.write_data.next = self.s_db_pi.val();
+        self.pi_ram.write_enable.next = self.db_ok.val();
+        self.pi_ram.read_address.next = self.ready.m_tdata.val();
+        self.ctx_ram.read_address.next = self.ready.m_tdata.val();
+        self.requeue.next = false;
+        self.q_next.next = self.q_after_pop.val();
+        if self.db_push.val() {
+            self.q_next.next = self.q_after_pop.val() | self.db_bit.val();
+        }
+        self.ready.s_tdata.next = self.s_db_qpn.val().get_bits::<QA>(0);
+        self.ready.s_tvalid.next = self.db_push.val();
+
+        // The context copy: the table's writes, else this block's write-back.
+        self.ctx_ram.write_address.next = self.s_qpw_index.val();
+        self.ctx_ram.write_data.next = self.s_qpw_data.val();
+        self.ctx_ram.write_enable.next = self.s_qpw_en.val();
+        if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
+            self.dirty.d.next = true;
+        }
+
+        // The scheduler and segmenter.
+        self.ci_next.next = self.ci.q.val() + bits::<16>(1);
+        self.last_psn.next = self.psn.q.val() - bits::<24>(1);
+        self.wb.next = (self.ctx.q.val() & self.psn_ci_clear.val())
+            | (bit_cast::<CTX_W, 24>(self.psn.q.val()) << self.x_psn.val())
+            | (bit_cast::<CTX_W, 16>(self.ci_next.val()) << self.x_ci.val());
+        match self.state.q.val() {
+            ReqState::Idle => {
+                if self.pop.val() {
+                    self.qpn.d.next = self.ready.m_tdata.val();
+                    self.dirty.d.next =
+                        self.s_qpw_en.val() & (self.s_qpw_index.val() == self.ready.m_tdata.val());
+                    self.state.d.next = ReqState::Look;
+                }
+            }
+            ReqState::Look => {
+                self.ctx.d.next = self.ctx_ram.read_data.val();
+                self.pi.d.next = self.pi_ram.read_data.val();
+                self.psn.d.next = self
+                    .ctx_ram
+                    .read_data
+                    .val()
+                    .get_bits::<24>(self.x_psn.val().index());
+                self.ci.d.next = self
+                    .ctx_ram
+                    .read_data
+                    .val()
+                    .get_bits::<16>(self.x_ci.val().index());
+                self.state.d.next = ReqState::Check;
+            }
+            ReqState::Check => {
+                if self.dirty.q.val() {
+                    self.requeue.next = true;
+                    self.state.d.next = ReqState::Idle;
+                } else if (self.c_state.val() != self.rts.val())
+                    | (self.ci.q.val() == self.pi.q.val())
+                {
+                    self.state.d.next = ReqState::Idle;
+                } else if !self.pmtu_ok.val() {
+                    self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
+                    self.state.d.next = ReqState::Idle;
+                } else if self.rd_free.val() {
+                    self.rd_addr.d.next = self.wqe_addr.val();
+                    self.rd_len.d.next = self.wqe_len.val();
+                    self.rd_valid.d.next = true;
+                    self.wqe.d.next = bits::<512>(0);
+                    self.wpos.d.next = bits::<10>(0);
+                    self.wqe_have.d.next = false;
+                    self.state.d.next = ReqState::Fetch;
+                }
+            }
+            ReqState::Fetch => {
+                if self.wqe_have.q.val() {
+                    self.rem.d.next = self.w_len.val();
+                    self.laddr.d.next = self.w_laddr.val();
+                    self.first.d.next = true;
+                    self.first_psn.d.next = self.psn.q.val();
+                    self.status.d.next = self.st_ok.val();
+                    self.state.d.next = ReqState::Seg;
+                    if self.wqe_fail.q.val() {
+                        self.status.d.next = self.st_dma.val();
+                        self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Done;
+                    } else if (self.w_opcode.val() != self.wr_write.val())
+                        | (self.w_len.val() > self.max_len.val())
+                    {
+                        self.status.d.next = self.st_bad_wqe.val();
+                        self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Done;
+                    }
+                }
+            }
+            ReqState::Seg => {
+                if self.can_issue.val() {
+                    self.issue_pay.next = true;
+                    self.meta_q.s_tvalid.next = true;
+                    self.rd_addr.d.next = self.laddr.q.val();
+                    self.rd_len.d.next = self.plen.val();
+                    self.rd_valid.d.next = true;
+                    self.rem.d.next = self.rem.q.val() - bit_cast::<32, 13>(self.plen.val());
+                    self.laddr.d.next = self.laddr.q.val() + bit_cast::<64, 13>(self.plen.val());
+                    self.psn.d.next = self.psn.q.val() + bits::<24>(1);
+                    self.first.d.next = false;
+                    if self.last.val() {
+                        self.state.d.next = ReqState::Done;
+                    }
+                }
+            }
+            ReqState::Done => {
+                if (!self.sent_valid.q.val() | self.m_sent_tready.val()) & !self.s_qpw_en.val() {
+                    self.sent_valid.d.next = true;
+                    self.sent.d.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val())
+                        << self.s_qpn.val())
+                        | (bit_cast::<SENT_W, 8>(self.status.q.val()) << self.s_status.val())
+                        | (bit_cast::<SENT_W, 8>(self.w_flags.val()) << self.s_flags.val())
+                        | (bit_cast::<SENT_W, 8>(self.w_opcode.val()) << self.s_wr_opcode.val())
+                        | (bit_cast::<SENT_W, 16>(self.c_cqn.val()) << self.s_cqn.val())
+                        | (bit_cast::<SENT_W, 64>(self.w_wrid.val()) << self.s_wr_id.val())
+                        | (bit_cast::<SENT_W, 32>(self.w_len.val()) << self.s_byte_len.val())
+                        | (bit_cast::<SENT_W, 24>(self.first_psn.q.val())
+                            << self.s_first_psn.val())
+                        | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val());
+                    self.ci.d.next = self.ci_next.val();
+                    if !self.dirty.q.val() {
+                        self.ctx_ram.write_address.next = self.qpn.q.val();
+                        self.ctx_ram.write_data.next = self.wb.val();
+                        self.ctx_ram.write_enable.next = true;
+                    }
+                    self.requeue.next =
+                        self.dirty.q.val() | (self.ci_next.val() != self.pi.q.val());
+                    self.state.d.next = ReqState::Idle;
+                }
+            }
+        }
+        // A requeue has the ready queue's write port (doorbells wait in Check and Done); the
+        // QP is not in the queue (popped, and a doorbell since then would have queued it).
+        if self.requeue.val() & ((self.q_after_pop.val() & self.cur_bit.val()) == bits::<256>(0)) {
+            self.ready.s_tdata.next = self.qpn.q.val();
+            self.ready.s_tvalid.next = true;
+            self.q_next.next = self.q_after_pop.val() | self.cur_bit.val();
+        }
+        self.queued.d.next = self.q_next.val();
+        // Payload reads loaded into the command register minus those whose bytes have passed.
+        if self.issue_pay.val() & !self.pay_done.val() {
+            self.pay_out.d.next = self.pay_out.q.val() + bits::<8>(1);
+        } else if !self.issue_pay.val() & self.pay_done.val() {
+            self.pay_out.d.next = self.pay_out.q.val() - bits::<8>(1);
+        }
+        if self.rst.val() {
+            self.state.d.next = ReqState::Idle;
+            self.queued.d.next = bits::<256>(0);
+            self.rd_valid.d.next = false;
+            self.sent_valid.d.next = false;
+            self.pay_out.d.next = bits::<8>(0);
+            self.wqe_have.d.next = false;
+            self.n_bad_db.d.next = bits::<32>(0);
+            self.n_bad_qp.d.next = bits::<32>(0);
+            self.n_bad_wqe.d.next = bits::<32>(0);
+            self.n_dma_err.d.next = bits::<32>(0);
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The NIC's send half on Verilator (`ferroce_nic_64`), driven by the Rust driver through the
+//! simulated BAR and root complex (500 ns read latency, completions split and reordered at
+//! random): RDMA WRITE lists posted on four QPs with different path MTUs come out as RoCEv2
+//! frames. Each frame is checked by outside references: the FCS by zlib's CRC-32 (`crc`), the
+//! Ethernet/IPv4/UDP headers by etherparse, the ICRC by scapy, the dissection by tshark; the
+//! BTH/RETH fields and the payload bytes against the work requests (IBTA 9.2, 9.3.3 byte
+//! offsets written out here). Random back-pressure on the wire and the SENT stream.
+
+use anyhow::{ensure, Context, Result};
+use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use ferroce_driver::sim::{SimBar, SimMem, SimNic};
+use ferroce_driver::{
+    CompletionQueue, Device, DmaMemory, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+};
+use ferroce_sim::pcie::PcieConfig;
+use ferroce_sim::{AxisSink, PauseGenerator, RecordSink};
+use ferroce_spec::meta::{src_port, SENT};
+use ferroce_spec::opcodes::{
+    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
+};
+use ferroce_spec::queues::{WC_LOC_QP_OP_ERR, WQE_FLAG_SIGNALED};
+use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
+use ferroce_tests::{rng, seed};
+use rand::Rng;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::rc::Rc;
+
+const LOCAL_MAC: [u8; 6] = [0x02, 0xfe, 0x00, 0x00, 0x00, 0x01];
+const LOCAL_IP: [u8; 4] = [10, 0, 0, 1];
+const REMOTE_MAC: [u8; 6] = [0x02, 0xfe, 0x00, 0x00, 0x00, 0x02];
+const REMOTE_IP: [u8; 4] = [10, 0, 0, 2];
+
+type Dev = Device<SimBar, SimMem>;
+
+struct Nic {
+    dev: Dev,
+    sim: Rc<RefCell<SimNic>>,
+    wire: Rc<RefCell<AxisSink>>,
+    sent: Rc<RefCell<RecordSink>>,
+}
+
+fn open(s: u64) -> Result<Nic> {
+    let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
+    let wire = AxisSink::new(&mut tb, "m_axis")?;
+    let sent = RecordSink::new(&mut tb, "m_sent", &["tdata"])?;
+    wire.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 11, 0.2));
+    sent.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 12, 0.3));
+    let config = PcieConfig {
+        cpl_reorder_seed: Some(s ^ 13),
+        ..PcieConfig::default()
+    };
+    let sim = SimNic::new(tb, config)?;
+    let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))?;
+    dev.set_port(LOCAL_MAC, LOCAL_IP)?;
+    Ok(Nic {
+        dev,
+        sim,
+        wire,
+        sent,
+    })
+}
+
+/// A QP taken to RTS with `pmtu`, sending to `dest_qpn` from `sq_psn`.
+fn rts_qp(
+    dev: &mut Dev,
+    cq: &CompletionQueue,
+    pmtu: u32,
+    dest_qpn: u32,
+    sq_psn: u32,
+) -> Result<QueuePair> {
+    let mut qp = dev.create_qp(cq, 64)?;
+    dev.modify_qp(&mut qp, QpState::Init, QpAttr::default())?;
+    let rtr = QpAttr {
+        path_mtu: Some(pmtu),
+        dest_qpn: Some(dest_qpn),
+        rq_psn: Some(0),
+        remote_mac: Some(REMOTE_MAC),
+        remote_ipv4: Some(REMOTE_IP),
+        ..QpAttr::default()
+    };
+    dev.modify_qp(&mut qp, QpState::Rtr, rtr)?;
+    let rts = QpAttr {
+        sq_psn: Some(sq_psn),
+        ..QpAttr::default()
+    };
+    dev.modify_qp(&mut qp, QpState::Rts, rts)?;
+    Ok(qp)
+}
+
+/// One packet the NIC must send.
+#[derive(Debug)]
+struct Want {
+    opcode: u8,
+    psn: u32,
+    ack_req: bool,
+    reth: Option<(u64, u32, u32)>,
+    payload: Vec<u8>,
+}
+
+/// A posted work request with its source bytes.
+struct Posted {
+    wr: SendWr,
+    bytes: Vec<u8>,
+    first_psn: u32,
+    packets: u32,
+}
+
+fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
+    let len = p.wr.length as usize;
+    let n = p.packets as usize;
+    (0..n)
+        .map(|i| {
+            let first = i == 0;
+            let last = i == n - 1;
+            let opcode = match (first, last) {
+                (true, true) => RC_RDMA_WRITE_ONLY,
+                (true, false) => RC_RDMA_WRITE_FIRST,
+                (false, true) => RC_RDMA_WRITE_LAST,
+                _ => RC_RDMA_WRITE_MIDDLE,
+            };
+            let lo = (i * pmtu as usize).min(len);
+            let hi = ((i + 1) * pmtu as usize).min(len);
+            Want {
+                opcode,
+                psn: (p.first_psn + i as u32) & 0xFF_FFFF,
+                ack_req: last,
+                reth: first.then_some((p.wr.remote_addr, p.wr.rkey, p.wr.length)),
+                payload: p.bytes[lo..hi].to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// Check one frame (FCS stripped) by etherparse and the IBTA layout; returns its QP.
+fn check_frame(i: usize, body: &[u8], wants: &mut HashMap<u32, Vec<Want>>) -> Result<u32> {
+    let p = SlicedPacket::from_ethernet(body).with_context(|| format!("frame {i}: etherparse"))?;
+    let eth = p.link.as_ref().context("no Ethernet")?;
+    let etherparse::LinkSlice::Ethernet2(eth) = eth else {
+        anyhow::bail!("frame {i}: not Ethernet II");
+    };
+    ensure!(eth.destination() == REMOTE_MAC && eth.source() == LOCAL_MAC);
+    let Some(NetSlice::Ipv4(ip)) = &p.net else {
+        anyhow::bail!("frame {i}: not IPv4");
+    };
+    let h = ip.header();
+    ensure!(h.source() == LOCAL_IP && h.destination() == REMOTE_IP);
+    ensure!(h.ttl() == 64 && h.dont_fragment(), "frame {i}: TTL/DF");
+    ensure!(
+        h.to_header().calc_header_checksum() == h.header_checksum(),
+        "frame {i}: IPv4 checksum"
+    );
+    let Some(TransportSlice::Udp(udp)) = &p.transport else {
+        anyhow::bail!("frame {i}: not UDP");
+    };
+    ensure!(udp.destination_port() == 4791, "frame {i}: UDP port");
+    let b = udp.payload();
+    // BTH (IBTA 9.2): opcode, SE/M/pad/tver, P_Key, reserved, dest QP, A + reserved, PSN.
+    let opcode = b[0];
+    let pad = usize::from((b[1] >> 4) & 3);
+    ensure!(b[1] & 0x0F == 0, "frame {i}: TVer");
+    ensure!(b[2..4] == [0xFF, 0xFF], "frame {i}: P_Key");
+    let dqp = u32::from_be_bytes([0, b[5], b[6], b[7]]);
+    let ack_req = b[8] & 0x80 != 0;
+    let psn = u32::from_be_bytes([0, b[9], b[10], b[11]]);
+    let qp_wants = wants
+        .get_mut(&dqp)
+        .with_context(|| format!("frame {i}: unexpected dest QP {dqp:#x}"))?;
+    ensure!(
+        !qp_wants.is_empty(),
+        "frame {i}: extra packet for QP {dqp:#x}"
+    );
+    let w = qp_wants.remove(0);
+    ensure!(
+        (opcode, psn, ack_req) == (w.opcode, w.psn, w.ack_req),
+        "frame {i}: opcode/PSN/AckReq {:?}, want {w:?}",
+        (opcode, psn, ack_req)
+    );
+    let mut at = 12;
+    if let Some((va, rkey, len)) = w.reth {
+        // RETH (IBTA 9.3.3): VA, R_Key, DMA length.
+        let got = (
+            u64::from_be_bytes(b[12..20].try_into()?),
+            u32::from_be_bytes(b[20..24].try_into()?),
+            u32::from_be_bytes(b[24..28].try_into()?),
+        );
+        ensure!(got == (va, rkey, len), "frame {i}: RETH {got:x?}");
+        at = 28;
+    }
+    let pay = &b[at..b.len() - 4 - pad];
+    ensure!(
+        pay == w.payload.as_slice(),
+        "frame {i}: payload differs ({} bytes, want {})",
+        pay.len(),
+        w.payload.len()
+    );
+    ensure!(
+        (w.payload.len() + pad) % 4 == 0,
+        "frame {i}: pad {pad} for {} bytes",
+        w.payload.len()
+    );
+    Ok(dqp)
+}
+
+#[test]
+fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
+    let s = seed("write_lists_on_four_qps_leave_as_checked_rocev2_frames");
+    let mut r = rng(s);
+    let mut nic = open(s)?;
+    let cq = nic.dev.create_cq(256)?;
+    let pmtus = [256u32, 1024, 4096, 512];
+    let mut qps = Vec::new();
+    for (k, pmtu) in pmtus.iter().enumerate() {
+        // One QP starts just below the PSN wrap.
+        let psn = if k == 1 {
+            0xFF_FFF0
+        } else {
+            r.gen_range(0..0x100_0000)
+        };
+        qps.push(rts_qp(&mut nic.dev, &cq, *pmtu, 0x100 + k as u32, psn)?);
+    }
+    let mut posted: Vec<Vec<Posted>> = (0..qps.len()).map(|_| Vec::new()).collect();
+    let mut next_psn: Vec<u32> = qps
+        .iter()
+        .map(|q| nic.dev.query_qp(q).map(|c| c.sq_psn))
+        .collect::<std::result::Result<_, _>>()?;
+    let mut wr_id = 1000u64;
+    let mut total = 0usize;
+    for _round in 0..4 {
+        for (k, qp) in qps.iter_mut().enumerate() {
+            let pmtu = pmtus[k] as usize;
+            let n = r.gen_range(1..=4);
+            let mut list = Vec::new();
+            for _ in 0..n {
+                let len = match r.gen_range(0..8) {
+                    0 => 0,
+                    1 => pmtu,
+                    2 => pmtu - 1,
+                    3 => pmtu + 1,
+                    4 => r.gen_range(1..=64),
+                    5 => 3 * pmtu + r.gen_range(0..pmtu),
+                    _ => r.gen_range(1..=12_000),
+                };
+                // A source buffer at a random offset in its page, so reads cross 4 KiB pages.
+                let off = r.gen_range(0..4096u64);
+                let buf = nic.dev.mem.alloc(len + 4096, 4096)?;
+                let bytes: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+                nic.dev.mem.write(buf.addr + off, &bytes)?;
+                let wr = SendWr {
+                    wr_id,
+                    opcode: WrOpcode::RdmaWrite,
+                    local_addr: buf.addr + off,
+                    length: len as u32,
+                    lkey: 0x11,
+                    remote_addr: r.gen::<u64>() & !0xFFF | r.gen_range(0..4096),
+                    rkey: r.gen(),
+                    signaled: r.gen_bool(0.7),
+                };
+                wr_id += 1;
+                let packets = len.div_ceil(pmtu).max(1) as u32;
+                list.push(Posted {
+                    wr,
+                    bytes,
+                    first_psn: next_psn[k],
+                    packets,
+                });
+                next_psn[k] = (next_psn[k] + packets) & 0xFF_FFFF;
+            }
+            let wrs: Vec<SendWr> = list.iter().map(|p| p.wr).collect();
+            nic.dev.post_send(qp, &wrs)?;
+            total += list.len();
+            posted[k].extend(list);
+        }
+    }
+    let mut wants: HashMap<u32, Vec<Want>> = HashMap::new();
+    let mut frames_expected = 0;
+    for (k, list) in posted.iter().enumerate() {
+        let v: Vec<Want> = list.iter().flat_map(|p| packets_of(p, pmtus[k])).collect();
+        frames_expected += v.len();
+        wants.insert(0x100 + k as u32, v);
+    }
+    let (wire, sent) = (nic.wire.clone(), nic.sent.clone());
+    nic.sim
+        .borrow_mut()
+        .tb
+        .run_until(20_000_000, "every frame and SENT record", |_| {
+            wire.borrow().count() >= frames_expected && sent.borrow().count() >= total
+        })
+        .with_context(|| format!("seed {s}"))?;
+    nic.sim.borrow_mut().run(2000)?;
+    ensure!(
+        wire.borrow().violations().is_empty(),
+        "{:?}",
+        wire.borrow().violations()
+    );
+    ensure!(
+        sent.borrow().violations().is_empty(),
+        "{:?}",
+        sent.borrow().violations()
+    );
+    ensure!(
+        wire.borrow().count() == frames_expected,
+        "{} frames, expected {frames_expected}",
+        wire.borrow().count()
+    );
+    // Every frame: FCS, headers, BTH/RETH, payload.
+    let mut bodies = Vec::new();
+    let mut order = Vec::new();
+    for i in 0..frames_expected {
+        let f = wire.borrow_mut().recv().context("frame")?.data;
+        let body = strip_fcs(i, &f)?.to_vec();
+        order.push(check_frame(i, &body, &mut wants).with_context(|| format!("seed {s}"))?);
+        bodies.push(body);
+    }
+    ensure!(wants.values().all(|v| v.is_empty()), "packets missing");
+    // SENT records: per QP in posting order, with wr_id, length, PSN range.
+    let mut per_qp: Vec<std::collections::VecDeque<&Posted>> =
+        posted.iter().map(|l| l.iter().collect()).collect();
+    let get = |rec: &[u8], name: &str| SENT.get(&SENT.field(name), rec) as u64;
+    for _ in 0..total {
+        let rec = sent.borrow_mut().recv_bytes().context("SENT")?.remove(0);
+        let qpn = get(&rec, "qpn") as u32;
+        let k = qps
+            .iter()
+            .position(|q| q.qpn == qpn)
+            .with_context(|| format!("SENT for QP {qpn}"))?;
+        let p = per_qp[k].pop_front().context("extra SENT")?;
+        let flags = if p.wr.signaled { WQE_FLAG_SIGNALED } else { 0 };
+        let want = [
+            0,
+            u64::from(flags),
+            u64::from(cq.cqn),
+            p.wr.wr_id,
+            u64::from(p.wr.length),
+            u64::from(p.first_psn),
+            u64::from((p.first_psn + p.packets - 1) & 0xFF_FFFF),
+        ];
+        let got = [
+            get(&rec, "status"),
+            get(&rec, "flags"),
+            get(&rec, "cqn"),
+            get(&rec, "wr_id"),
+            get(&rec, "byte_len"),
+            get(&rec, "first_psn"),
+            get(&rec, "last_psn"),
+        ];
+        ensure!(got == want, "QP {qpn}: SENT {got:x?}, want {want:x?}");
+    }
+    // Source ports: one per QP, from the spec's formula.
+    for (i, body) in bodies.iter().enumerate() {
+        let sport = u16::from_be_bytes([body[34], body[35]]);
+        let k = (order[i] - 0x100) as usize;
+        ensure!(
+            sport == src_port(qps[k].qpn),
+            "frame {i}: UDP source port {sport:#x}"
+        );
+    }
+    // Outside references over a pcap: scapy's ICRC and tshark's dissection.
+    let pcap = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nic_send.pcap");
+    let refs: Vec<&[u8]> = bodies.iter().map(Vec::as_slice).collect();
+    write_pcap(&pcap, &refs)?;
+    let ok = scapy_check(&pcap)?;
+    ensure!(ok.trim() == format!("ok {}", bodies.len()), "scapy: {ok}");
+    let rows = tshark_fields(&pcap)?;
+    ensure!(
+        rows.len() == bodies.len(),
+        "tshark saw {} frames",
+        rows.len()
+    );
+    for (i, row) in rows.iter().enumerate() {
+        ensure!(
+            row[0] == "RRoCE" && row[4].is_empty(),
+            "frame {i}: tshark says {row:?}"
+        );
+        ensure!(
+            row[2] == format!("{:#08x}", order[i]),
+            "frame {i}: tshark dest QP {row:?}"
+        );
+    }
+    for name in [
+        "req_bad_db",
+        "req_bad_qp",
+        "req_bad_wqe",
+        "req_dma_err",
+        "rd_bad_cpl",
+    ] {
+        ensure!(nic.sim.borrow().tb.get(name)? == 0, "{name}");
+    }
+    for name in [
+        "rd_timeouts",
+        "tx_bad_len",
+        "tx_bad_opcode",
+        "tx_self_check",
+    ] {
+        ensure!(nic.sim.borrow().tb.get(name)? == 0, "{name}");
+    }
+    ensure!(nic.sim.borrow().rc.borrow().violations.is_empty());
+    println!(
+        "seed {s}: {total} WRITEs on {} QPs, {} frames, scapy {}, tshark RRoCE",
+        qps.len(),
+        bodies.len(),
+        ok.trim()
+    );
+    Ok(())
+}
+
+#[test]
+fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
+    let s = seed("bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing");
+    let mut r = rng(s);
+    let mut nic = open(s)?;
+    let cq = nic.dev.create_cq(16)?;
+    let mut qp = rts_qp(&mut nic.dev, &cq, 1024, 0x200, 77)?;
+    // A QP left in INIT: its doorbell is ignored.
+    let mut idle = nic.dev.create_qp(&cq, 8)?;
+    nic.dev
+        .modify_qp(&mut idle, QpState::Init, QpAttr::default())?;
+    let buf = nic.dev.mem.alloc(100, 64)?;
+    let good = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite,
+        local_addr: buf.addr,
+        length: 100,
+        lkey: 0,
+        remote_addr: 0x1000,
+        rkey: 5,
+        signaled: true,
+    };
+    // A WQE with an opcode the NIC does not run (SEND today), written behind the driver's back,
+    // between two good ones.
+    nic.dev.post_send(&mut qp, &[good])?;
+    let mut bad = good.wqe();
+    bad[0] = r.gen_range(2..=6);
+    bad[8] = 1;
+    let slot = u64::from(qp.sq_pi) & ((1 << qp.sq_log_size) - 1);
+    nic.dev.mem.write(qp.sq.addr + slot * 64, &bad)?;
+    qp.sq_pi += 1;
+    nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
+    nic.dev.post_send(&mut qp, &[SendWr { wr_id: 3, ..good }])?;
+    nic.dev.ring_sq_doorbell(idle.qpn, 5)?;
+    let sent = nic.sent.clone();
+    nic.sim
+        .borrow_mut()
+        .tb
+        .run_until(200_000, "three SENT records", |_| {
+            sent.borrow().count() >= 3
+        })?;
+    nic.sim.borrow_mut().run(5000)?;
+    let get = |rec: &[u8], name: &str| SENT.get(&SENT.field(name), rec) as u64;
+    let mut got = Vec::new();
+    while let Some(mut rec) = sent.borrow_mut().recv_bytes() {
+        let rec = rec.remove(0);
+        got.push((
+            get(&rec, "wr_id"),
+            get(&rec, "status"),
+            get(&rec, "last_psn"),
+        ));
+    }
+    // The refused WQE sends nothing and uses no PSN.
+    ensure!(
+        got == [(1, 0, 77), (1, u64::from(WC_LOC_QP_OP_ERR), 77), (3, 0, 78)],
+        "SENT {got:?}"
+    );
+    ensure!(
+        nic.wire.borrow().count() == 2,
+        "{} frames",
+        nic.wire.borrow().count()
+    );
+    ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 1);
+    ensure!(nic.sim.borrow().tb.get("req_dma_err")? == 0);
+    ensure!(nic.dev.query_qp(&idle)?.state == Some(QpState::Init));
+    Ok(())
+}
