@@ -13,6 +13,7 @@ pub mod axis;
 pub mod build;
 pub mod demo;
 pub mod designs;
+pub mod link;
 pub mod model;
 pub mod pause;
 pub mod pcie;
@@ -24,6 +25,7 @@ pub mod tb;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
+pub use link::{Fault, Link, LinkConfig, LinkStats};
 pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
 pub use record::{RecordSink, RecordSource};

@@ -1,0 +1,347 @@
+//! An Ethernet link between two simulated NICs: one direction per [`Link`], from one model's
+//! frame output (`m_axis_*`, frames with FCS) to another's frame input (`s_axis_*`, no
+//! `tready`: the wire does not wait).
+//!
+//! - **Timing**: the wire carries `rate_bps`; every frame also costs `overhead_bytes` (7 bytes
+//!   preamble, 1 SFD, 12 inter-frame gap = 20 at 10GBASE-R), so the sender's `tready` drops
+//!   after a frame until the wire is free again, and the receiver sees a frame `propagation_ps`
+//!   after it started on the wire.
+//! - **pcap tap** ([`Link::tap`]): every frame as the sender put it on the wire (before any
+//!   fault), without FCS, stamped with its start time in nanoseconds of simulated time.
+//! - **Faults** ([`Link::set_fault_hook`]): a hook sees each frame (index, bytes with FCS) and
+//!   returns a [`Fault`]: pass, drop, corrupt (XOR a byte), or delay (frames behind a delayed
+//!   frame wait for it: a link keeps order).
+//! - Deterministic: everything follows from the two models and the hook; no wall clock.
+//!
+//! The two halves are [`Component`]s of the two testbenches, which the caller steps in lockstep
+//! (same clock period), one cycle each in turn.
+
+use crate::model::{Model, Port};
+use crate::tb::{Component, Tb};
+use crate::{Result, SimError};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::TsResolution;
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::fs::File;
+use std::path::Path;
+use std::rc::Rc;
+use std::time::Duration;
+
+/// Link parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkConfig {
+    pub rate_bps: u64,
+    /// Bytes on the wire per frame beyond the frame itself (preamble, SFD, inter-frame gap).
+    pub overhead_bytes: u64,
+    /// Time of flight: about 5 ns per metre of fibre or copper.
+    pub propagation_ps: u64,
+}
+
+impl Default for LinkConfig {
+    /// 10 Gb/s, 20 bytes per frame, 2 m of cable.
+    fn default() -> Self {
+        LinkConfig {
+            rate_bps: 10_000_000_000,
+            overhead_bytes: 20,
+            propagation_ps: 10_000,
+        }
+    }
+}
+
+impl LinkConfig {
+    /// Picoseconds the wire is busy with `bytes` bytes.
+    pub fn wire_ps(&self, bytes: u64) -> u64 {
+        (bytes * 8 * 1_000_000_000_000).div_ceil(self.rate_bps)
+    }
+}
+
+/// What happens to one frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fault {
+    Pass,
+    Drop,
+    /// XOR `mask` into byte `offset` (taken modulo the frame length).
+    Corrupt {
+        offset: usize,
+        mask: u8,
+    },
+    /// Arrive `ps` later.
+    Delay {
+        ps: u64,
+    },
+}
+
+/// Counts of what the link did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    pub frames: u64,
+    /// Frame bytes including FCS, without preamble and gap.
+    pub bytes: u64,
+    pub dropped: u64,
+    pub corrupted: u64,
+    pub delayed: u64,
+    /// Start time of the first frame and end time of the last one on the wire (ps).
+    pub first_start_ps: Option<u64>,
+    pub last_end_ps: u64,
+}
+
+type Hook = Box<dyn FnMut(u64, &[u8]) -> Fault>;
+
+struct Tx {
+    tdata: Port,
+    tkeep: Port,
+    tlast: Port,
+    tvalid: Port,
+    tready: Port,
+    lanes: usize,
+    period_ps: u64,
+    now_ps: u64,
+    ready: bool,
+    wire_free_ps: u64,
+    frame: Vec<u8>,
+    start_ps: u64,
+}
+
+struct Rx {
+    tdata: Port,
+    tkeep: Port,
+    tlast: Port,
+    tvalid: Port,
+    lanes: usize,
+    period_ps: u64,
+    now_ps: u64,
+    /// (arrival time, bytes), in wire order.
+    queue: VecDeque<(u64, Vec<u8>)>,
+    current: Option<(Vec<u8>, usize)>,
+}
+
+struct State {
+    cfg: LinkConfig,
+    tx: Tx,
+    rx: Rx,
+    hook: Option<Hook>,
+    pcap: Option<PcapWriter<File>>,
+    pcap_err: Option<String>,
+    stats: LinkStats,
+}
+
+/// One direction of a link.
+#[derive(Clone)]
+pub struct Link(Rc<RefCell<State>>);
+
+struct TxHalf(Rc<RefCell<State>>);
+struct RxHalf(Rc<RefCell<State>>);
+
+fn stream_ports(m: &Model, prefix: &str) -> Result<(Port, Port, Port, Port)> {
+    Ok((
+        m.port(&format!("{prefix}_tdata"))?,
+        m.port(&format!("{prefix}_tkeep"))?,
+        m.port(&format!("{prefix}_tlast"))?,
+        m.port(&format!("{prefix}_tvalid"))?,
+    ))
+}
+
+impl Link {
+    /// Connect `a`'s `<from>_*` frame output to `b`'s `<to>_*` frame input.
+    pub fn connect(a: &mut Tb, from: &str, b: &mut Tb, to: &str, cfg: LinkConfig) -> Result<Link> {
+        if a.period_ps() != b.period_ps() {
+            return Err(SimError::Design(format!(
+                "link between clocks of {} and {} ps: both ends must share one clock period",
+                a.period_ps(),
+                b.period_ps()
+            )));
+        }
+        let (tdata, tkeep, tlast, tvalid) = stream_ports(a.model_ref(), from)?;
+        let tready = a.model_ref().port(&format!("{from}_tready"))?;
+        let tx = Tx {
+            tdata,
+            tkeep,
+            tlast,
+            tvalid,
+            tready,
+            lanes: tdata.width / 8,
+            period_ps: a.period_ps(),
+            now_ps: a.time_ps(),
+            ready: true,
+            wire_free_ps: 0,
+            frame: Vec::new(),
+            start_ps: 0,
+        };
+        let (tdata, tkeep, tlast, tvalid) = stream_ports(b.model_ref(), to)?;
+        let rx = Rx {
+            tdata,
+            tkeep,
+            tlast,
+            tvalid,
+            lanes: tdata.width / 8,
+            period_ps: b.period_ps(),
+            now_ps: b.time_ps(),
+            queue: VecDeque::new(),
+            current: None,
+        };
+        let state = Rc::new(RefCell::new(State {
+            cfg,
+            tx,
+            rx,
+            hook: None,
+            pcap: None,
+            pcap_err: None,
+            stats: LinkStats::default(),
+        }));
+        let txh = Rc::new(RefCell::new(TxHalf(state.clone())));
+        txh.borrow_mut().drive(a.model())?;
+        a.add(txh);
+        let rxh = Rc::new(RefCell::new(RxHalf(state.clone())));
+        rxh.borrow_mut().drive(b.model())?;
+        b.add(rxh);
+        Ok(Link(state))
+    }
+
+    /// Decide each frame's fate with `hook(frame index, frame bytes with FCS)`.
+    pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) {
+        self.0.borrow_mut().hook = Some(Box::new(hook));
+    }
+
+    /// Write every frame to a pcap at `path` (nanosecond timestamps, no FCS).
+    pub fn tap(&self, path: &Path) -> Result<()> {
+        let file = File::create(path).map_err(|source| SimError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let header = PcapHeader {
+            ts_resolution: TsResolution::NanoSecond,
+            ..PcapHeader::default()
+        };
+        let w = PcapWriter::with_header(file, header)
+            .map_err(|e| SimError::Design(format!("pcap {}: {e}", path.display())))?;
+        self.0.borrow_mut().pcap = Some(w);
+        Ok(())
+    }
+
+    pub fn stats(&self) -> LinkStats {
+        self.0.borrow().stats
+    }
+
+    /// No frame on the wire or in flight.
+    pub fn idle(&self) -> bool {
+        let s = self.0.borrow();
+        s.tx.frame.is_empty() && s.rx.queue.is_empty() && s.rx.current.is_none()
+    }
+
+    /// A pcap write that failed, if any (the simulation goes on; the test should fail).
+    pub fn pcap_error(&self) -> Option<String> {
+        self.0.borrow().pcap_err.clone()
+    }
+}
+
+impl State {
+    fn frame_done(&mut self) {
+        let frame = std::mem::take(&mut self.tx.frame);
+        let start = self.tx.start_ps;
+        let len = frame.len() as u64;
+        let end = start + self.cfg.wire_ps(len);
+        self.tx.wire_free_ps = end + self.cfg.wire_ps(self.cfg.overhead_bytes);
+        let index = self.stats.frames;
+        self.stats.frames += 1;
+        self.stats.bytes += len;
+        self.stats.first_start_ps.get_or_insert(start);
+        self.stats.last_end_ps = end;
+        if let Some(w) = &mut self.pcap {
+            let body = &frame[..frame.len().saturating_sub(4)];
+            let ts = Duration::from_nanos(start / 1000);
+            if let Err(e) = w.write_packet(&PcapPacket::new(ts, body.len() as u32, body)) {
+                self.pcap_err.get_or_insert(e.to_string());
+            }
+        }
+        let fault = match &mut self.hook {
+            Some(h) => h(index, &frame),
+            None => Fault::Pass,
+        };
+        let mut frame = frame;
+        let mut arrive = start + self.cfg.propagation_ps;
+        match fault {
+            Fault::Pass => {}
+            Fault::Drop => {
+                self.stats.dropped += 1;
+                return;
+            }
+            Fault::Corrupt { offset, mask } => {
+                if !frame.is_empty() {
+                    let n = frame.len();
+                    frame[offset % n] ^= mask;
+                }
+                self.stats.corrupted += 1;
+            }
+            Fault::Delay { ps } => {
+                arrive += ps;
+                self.stats.delayed += 1;
+            }
+        }
+        self.rx.queue.push_back((arrive, frame));
+    }
+}
+
+impl Component for TxHalf {
+    fn sample(&mut self, model: &Model) {
+        let mut s = self.0.borrow_mut();
+        let t = &mut s.tx;
+        if !(t.ready && model.get(t.tvalid) == 1) {
+            return;
+        }
+        if t.frame.is_empty() {
+            t.start_ps = t.now_ps.max(t.wire_free_ps);
+        }
+        let data = model.get_bytes(t.tdata);
+        let keep = model.get_bytes(t.tkeep);
+        for (l, b) in data.iter().enumerate().take(t.lanes) {
+            if keep[l / 8] >> (l % 8) & 1 == 1 {
+                t.frame.push(*b);
+            }
+        }
+        if model.get(t.tlast) == 1 {
+            s.frame_done();
+        }
+    }
+
+    fn drive(&mut self, model: &mut Model) -> Result<()> {
+        let mut s = self.0.borrow_mut();
+        let t = &mut s.tx;
+        t.now_ps += t.period_ps;
+        // Take beats while the wire has room: within a frame the MAC's beats are the wire's
+        // bytes; between frames, wait out the frame's time and the gap.
+        t.ready = !t.frame.is_empty() || t.now_ps >= t.wire_free_ps;
+        model.set(t.tready, u64::from(t.ready))
+    }
+}
+
+impl Component for RxHalf {
+    fn sample(&mut self, _model: &Model) {}
+
+    fn drive(&mut self, model: &mut Model) -> Result<()> {
+        let mut s = self.0.borrow_mut();
+        let r = &mut s.rx;
+        r.now_ps += r.period_ps;
+        if r.current.is_none() && r.queue.front().is_some_and(|(t, _)| *t <= r.now_ps) {
+            r.current = r.queue.pop_front().map(|(_, f)| (f, 0));
+        }
+        let Some((frame, at)) = &mut r.current else {
+            return model.set(r.tvalid, 0);
+        };
+        let end = (*at + r.lanes).min(frame.len());
+        let chunk = &frame[*at..end];
+        let mut keep = vec![0u8; r.lanes.div_ceil(8)];
+        for l in 0..chunk.len() {
+            keep[l / 8] |= 1 << (l % 8);
+        }
+        model.set_bytes(r.tdata, chunk)?;
+        model.set_bytes(r.tkeep, &keep)?;
+        model.set(r.tlast, u64::from(end == frame.len()))?;
+        model.set(r.tvalid, 1)?;
+        *at = end;
+        if end == frame.len() {
+            r.current = None;
+        }
+        Ok(())
+    }
+}
