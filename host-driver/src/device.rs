@@ -24,6 +24,47 @@ pub struct Device<B: Bar, M: DmaMemory> {
     pub info: DeviceInfo,
     next_qpn: u32,
     next_cqn: u32,
+    next_pdn: u32,
+    /// Registered memory regions by key index (`lkey >> 8`); `None` once deregistered.
+    mrs: Vec<Option<MemoryRegion>>,
+    mr_gen: u32,
+}
+
+/// A protection domain (`ibv_alloc_pd`): QPs and memory regions of one PD work together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProtectionDomain {
+    pub pdn: u32,
+}
+
+/// Access rights of a memory region (`IBV_ACCESS_*` values).
+pub mod access {
+    pub const LOCAL_WRITE: u32 = 1;
+    pub const REMOTE_WRITE: u32 = 2;
+    pub const REMOTE_READ: u32 = 4;
+}
+
+/// A registered memory region (`ibv_reg_mr`): a host buffer the NIC may use, named by its keys.
+/// Keys are `index << 8 | tag`: a region registered again at the same index gets a new tag, so
+/// a stale key is refused. The driver checks local keys when work is posted; the NIC checks
+/// remote keys once its memory-protection table arrives (a later issue).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryRegion {
+    pub pdn: u32,
+    pub addr: u64,
+    pub len: u64,
+    pub access: u32,
+    pub lkey: u32,
+    pub rkey: u32,
+}
+
+impl MemoryRegion {
+    /// Whether `[addr, addr + len)` lies inside the region.
+    pub fn covers(&self, addr: u64, len: u64) -> bool {
+        addr >= self.addr
+            && addr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.addr + self.len)
+    }
 }
 
 /// QP states (`enum ibv_qp_state`), values from `spec::queues::QP_STATES`.
@@ -88,6 +129,7 @@ pub struct QueuePair {
     pub qpn: u32,
     pub state: QpState,
     pub send_cq: u32,
+    pub pdn: u32,
     pub sq: DmaBuf,
     pub sq_log_size: u32,
     /// Work requests posted (the SQ producer index, wrapping at 2^16).
@@ -231,6 +273,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             // QP 0 and 1 are special in IB (SMI, GSI); data QPs start at 2.
             next_qpn: 2,
             next_cqn: 0,
+            next_pdn: 0,
+            mrs: Vec::new(),
+            mr_gen: 0,
         })
     }
 
@@ -296,6 +341,93 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         Ok(img)
     }
 
+    /// Allocate a protection domain (`ibv_alloc_pd`).
+    pub fn alloc_pd(&mut self) -> ProtectionDomain {
+        self.next_pdn += 1;
+        ProtectionDomain { pdn: self.next_pdn }
+    }
+
+    /// Register `[addr, addr + len)` of host memory in `pd` with `access` rights
+    /// (`ibv_reg_mr`). The range must be DMA memory this driver allocated.
+    pub fn reg_mr(
+        &mut self,
+        pd: &ProtectionDomain,
+        addr: u64,
+        len: u64,
+        access: u32,
+    ) -> Result<MemoryRegion> {
+        if addr.checked_add(len).is_none() {
+            return Err(DriverError::Invalid(format!(
+                "memory region at {addr:#x} of {len} bytes wraps"
+            )));
+        }
+        let known = access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ;
+        if access & !known != 0 {
+            return Err(DriverError::Invalid(format!("access flags {access:#x}")));
+        }
+        let index = match self.mrs.iter().position(Option::is_none) {
+            Some(i) => i,
+            None => {
+                self.mrs.push(None);
+                self.mrs.len() - 1
+            }
+        };
+        if index >= 1 << 24 {
+            return Err(DriverError::Exhausted {
+                what: "memory regions",
+                max: 1 << 24,
+            });
+        }
+        // A fresh tag per registration (1..=255: key 0 is never valid), so a key kept past
+        // its region's deregistration does not name the next region at that index.
+        self.mr_gen = self.mr_gen % 255 + 1;
+        let key = (index as u32) << 8 | self.mr_gen;
+        let mr = MemoryRegion {
+            pdn: pd.pdn,
+            addr,
+            len,
+            access,
+            lkey: key,
+            rkey: key,
+        };
+        self.mrs[index] = Some(mr);
+        Ok(mr)
+    }
+
+    /// Deregister a memory region (`ibv_dereg_mr`): its keys stop working.
+    pub fn dereg_mr(&mut self, mr: &MemoryRegion) -> Result<()> {
+        let index = (mr.lkey >> 8) as usize;
+        match self.mrs.get_mut(index) {
+            Some(slot) if *slot == Some(*mr) => {
+                *slot = None;
+                Ok(())
+            }
+            _ => Err(DriverError::Invalid(format!(
+                "memory region with lkey {:#x} is not registered",
+                mr.lkey
+            ))),
+        }
+    }
+
+    /// The registered region a local key names, if it covers the range and is in `pdn`.
+    fn check_local(&self, pdn: u32, lkey: u32, addr: u64, len: u64) -> Result<()> {
+        let mr = self
+            .mrs
+            .get((lkey >> 8) as usize)
+            .copied()
+            .flatten()
+            .filter(|m| m.lkey == lkey);
+        match mr {
+            None => Err(DriverError::BadKey { lkey }),
+            Some(m) if m.pdn != pdn => Err(DriverError::Invalid(format!(
+                "lkey {lkey:#x} is in PD {}, the QP in PD {pdn}",
+                m.pdn
+            ))),
+            Some(m) if !m.covers(addr, len) => Err(DriverError::OutOfRegion { lkey, addr, len }),
+            Some(_) => Ok(()),
+        }
+    }
+
     /// Create a completion queue of at least `depth` entries (`ibv_create_cq`).
     pub fn create_cq(&mut self, depth: u32) -> Result<CompletionQueue> {
         if self.next_cqn >= self.info.num_cqs {
@@ -325,7 +457,12 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     }
 
     /// Create an RC queue pair in RESET with a send queue of at least `max_send_wr` entries.
-    pub fn create_qp(&mut self, send_cq: &CompletionQueue, max_send_wr: u32) -> Result<QueuePair> {
+    pub fn create_qp(
+        &mut self,
+        pd: &ProtectionDomain,
+        send_cq: &CompletionQueue,
+        max_send_wr: u32,
+    ) -> Result<QueuePair> {
         if self.next_qpn >= self.info.num_qps {
             return Err(DriverError::Exhausted {
                 what: "queue pairs",
@@ -343,6 +480,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             qpn: self.next_qpn,
             state: QpState::Reset,
             send_cq: send_cq.cqn,
+            pdn: pd.pdn,
             sq,
             sq_log_size,
             sq_pi: 0,
@@ -506,7 +644,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
 
     /// Post a list of send work requests (`ibv_post_send`): each WQE is written into the send
     /// queue ring, then the doorbell is rung once for the whole list. All or nothing: a list
-    /// that does not fit the ring's free entries, or has an invalid request, posts none.
+    /// that does not fit the ring's free entries, or has an invalid request (a source not
+    /// inside a region registered with its `lkey` in the QP's PD), posts none.
     pub fn post_send(&mut self, qp: &mut QueuePair, wrs: &[SendWr]) -> Result<()> {
         if qp.state != QpState::Rts {
             return Err(DriverError::Invalid(format!(
@@ -523,11 +662,16 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 asked: wrs.len(),
             });
         }
-        if let Some(wr) = wrs.iter().find(|w| w.length > 1 << 31) {
-            return Err(DriverError::Invalid(format!(
-                "wr_id {}: length {} is over 2^31",
-                wr.wr_id, wr.length
-            )));
+        for wr in wrs {
+            if wr.length > 1 << 31 {
+                return Err(DriverError::Invalid(format!(
+                    "wr_id {}: length {} is over 2^31",
+                    wr.wr_id, wr.length
+                )));
+            }
+            if wr.length > 0 {
+                self.check_local(qp.pdn, wr.lkey, wr.local_addr, wr.length.into())?;
+            }
         }
         let mut pi = qp.sq_pi;
         for wr in wrs {

@@ -49,6 +49,10 @@ pub enum DriverError {
     },
     #[error("QP {qpn}: the send queue has {free} free entries, the list has {asked}")]
     QueueFull { qpn: u32, free: usize, asked: usize },
+    #[error("lkey {lkey:#x} names no registered memory region")]
+    BadKey { lkey: u32 },
+    #[error("{len} bytes at {addr:#x} are not inside the region of lkey {lkey:#x}")]
+    OutOfRegion { lkey: u32, addr: u64, len: u64 },
     #[error("BAR access failed: {0}")]
     Bar(String),
     #[error("DMA memory: {0}")]

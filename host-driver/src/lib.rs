@@ -15,7 +15,8 @@ pub mod error;
 pub mod sim;
 
 pub use device::{
-    CompletionQueue, Device, DeviceInfo, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+    access, CompletionQueue, Device, DeviceInfo, MemoryRegion, ProtectionDomain, QpAttr, QpState,
+    QueuePair, SendWr, WrOpcode,
 };
 pub use error::DriverError;
 pub use ferroce_spec as spec;

@@ -140,9 +140,10 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
     let mut r = rng(s);
     let (mut dev, _, _) = open(s)?;
     let cq = dev.create_cq(64)?;
+    let pd = dev.alloc_pd();
     let mut qps = Vec::new();
     for _ in 0..8 {
-        let mut qp = dev.create_qp(&cq, r.gen_range(1..1024))?;
+        let mut qp = dev.create_qp(&pd, &cq, r.gen_range(1..1024))?;
         ensure!(dev.query_qp(&qp)?.state == Some(QpState::Reset));
         // RTR before INIT is refused by the driver; RTR without its attributes too.
         ensure!(matches!(

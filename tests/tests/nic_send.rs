@@ -10,7 +10,8 @@ use anyhow::{ensure, Context, Result};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use ferroce_driver::sim::{SimBar, SimMem, SimNic};
 use ferroce_driver::{
-    CompletionQueue, Device, DmaMemory, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+    CompletionQueue, Device, DmaMemory, DriverError, ProtectionDomain, QpAttr, QpState, QueuePair,
+    SendWr, WrOpcode,
 };
 use ferroce_sim::pcie::PcieConfig;
 use ferroce_sim::{AxisSink, PauseGenerator, RecordSink};
@@ -67,12 +68,13 @@ fn open(s: u64) -> Result<Nic> {
 /// A QP taken to RTS with `pmtu`, sending to `dest_qpn` from `sq_psn`.
 fn rts_qp(
     dev: &mut Dev,
+    pd: &ProtectionDomain,
     cq: &CompletionQueue,
     pmtu: u32,
     dest_qpn: u32,
     sq_psn: u32,
 ) -> Result<QueuePair> {
-    let mut qp = dev.create_qp(cq, 64)?;
+    let mut qp = dev.create_qp(pd, cq, 64)?;
     dev.modify_qp(&mut qp, QpState::Init, QpAttr::default())?;
     let rtr = QpAttr {
         path_mtu: Some(pmtu),
@@ -211,6 +213,7 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
     let mut r = rng(s);
     let mut nic = open(s)?;
     let cq = nic.dev.create_cq(256)?;
+    let pd = nic.dev.alloc_pd();
     let pmtus = [256u32, 1024, 4096, 512];
     let mut qps = Vec::new();
     for (k, pmtu) in pmtus.iter().enumerate() {
@@ -220,7 +223,14 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
         } else {
             r.gen_range(0..0x100_0000)
         };
-        qps.push(rts_qp(&mut nic.dev, &cq, *pmtu, 0x100 + k as u32, psn)?);
+        qps.push(rts_qp(
+            &mut nic.dev,
+            &pd,
+            &cq,
+            *pmtu,
+            0x100 + k as u32,
+            psn,
+        )?);
     }
     let mut posted: Vec<Vec<Posted>> = (0..qps.len()).map(|_| Vec::new()).collect();
     let mut next_psn: Vec<u32> = qps
@@ -249,12 +259,13 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                 let buf = nic.dev.mem.alloc(len + 4096, 4096)?;
                 let bytes: Vec<u8> = (0..len).map(|_| r.gen()).collect();
                 nic.dev.mem.write(buf.addr + off, &bytes)?;
+                let mr = nic.dev.reg_mr(&pd, buf.addr, buf.len as u64, 0)?;
                 let wr = SendWr {
                     wr_id,
                     opcode: WrOpcode::RdmaWrite,
                     local_addr: buf.addr + off,
                     length: len as u32,
-                    lkey: 0x11,
+                    lkey: mr.lkey,
                     remote_addr: r.gen::<u64>() & !0xFFF | r.gen_range(0..4096),
                     rkey: r.gen(),
                     signaled: r.gen_bool(0.7),
@@ -413,18 +424,20 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     let mut r = rng(s);
     let mut nic = open(s)?;
     let cq = nic.dev.create_cq(16)?;
-    let mut qp = rts_qp(&mut nic.dev, &cq, 1024, 0x200, 77)?;
+    let pd = nic.dev.alloc_pd();
+    let mut qp = rts_qp(&mut nic.dev, &pd, &cq, 1024, 0x200, 77)?;
     // A QP left in INIT: its doorbell is ignored.
-    let mut idle = nic.dev.create_qp(&cq, 8)?;
+    let mut idle = nic.dev.create_qp(&pd, &cq, 8)?;
     nic.dev
         .modify_qp(&mut idle, QpState::Init, QpAttr::default())?;
     let buf = nic.dev.mem.alloc(100, 64)?;
+    let mr = nic.dev.reg_mr(&pd, buf.addr, 100, 0)?;
     let good = SendWr {
         wr_id: 1,
         opcode: WrOpcode::RdmaWrite,
         local_addr: buf.addr,
         length: 100,
-        lkey: 0,
+        lkey: mr.lkey,
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
@@ -472,5 +485,119 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 1);
     ensure!(nic.sim.borrow().tb.get("req_dma_err")? == 0);
     ensure!(nic.dev.query_qp(&idle)?.state == Some(QpState::Init));
+    Ok(())
+}
+
+#[test]
+fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
+    let s = seed("post_send_refuses_bad_lists_whole_and_rings_no_doorbell");
+    let mut nic = open(s)?;
+    let cq = nic.dev.create_cq(16)?;
+    let (pd, other_pd) = (nic.dev.alloc_pd(), nic.dev.alloc_pd());
+    let mut qp = rts_qp(&mut nic.dev, &pd, &cq, 256, 0x300, 0)?;
+    let buf = nic.dev.mem.alloc(4096, 4096)?;
+    let mr = nic.dev.reg_mr(&pd, buf.addr + 64, 1024, 0)?;
+    let foreign = nic.dev.reg_mr(&other_pd, buf.addr, 4096, 0)?;
+    let good = SendWr {
+        wr_id: 9,
+        opcode: WrOpcode::RdmaWrite,
+        local_addr: buf.addr + 64,
+        length: 1024,
+        lkey: mr.lkey,
+        remote_addr: 0,
+        rkey: 1,
+        signaled: true,
+    };
+    let cases: Vec<(SendWr, &str)> = vec![
+        (SendWr { lkey: 0, ..good }, "BadKey"),
+        (
+            SendWr {
+                lkey: mr.lkey ^ 0x100,
+                ..good
+            },
+            "BadKey",
+        ),
+        (
+            SendWr {
+                local_addr: buf.addr,
+                ..good
+            },
+            "OutOfRegion",
+        ),
+        (
+            SendWr {
+                length: 1025,
+                ..good
+            },
+            "OutOfRegion",
+        ),
+        (
+            SendWr {
+                lkey: foreign.lkey,
+                ..good
+            },
+            "Invalid",
+        ),
+        (
+            SendWr {
+                length: (1 << 31) + 1,
+                ..good
+            },
+            "Invalid",
+        ),
+    ];
+    for (bad, what) in &cases {
+        // The bad request last in a list: nothing of the list is posted.
+        let r = nic.dev.post_send(&mut qp, &[good, *bad]);
+        let name = match &r {
+            Err(DriverError::BadKey { .. }) => "BadKey",
+            Err(DriverError::OutOfRegion { .. }) => "OutOfRegion",
+            Err(DriverError::Invalid(_)) => "Invalid",
+            other => anyhow::bail!("{bad:?}: {other:?}"),
+        };
+        ensure!(name == *what, "{bad:?}: {name}, want {what}");
+        ensure!(qp.sq_pi == 0, "a refused list moved the producer index");
+    }
+    // A deregistered region's key stops working; the ring has 64 entries.
+    nic.dev.dereg_mr(&foreign)?;
+    ensure!(matches!(
+        nic.dev.post_send(
+            &mut qp,
+            &[SendWr {
+                lkey: foreign.lkey,
+                ..good
+            }]
+        ),
+        Err(DriverError::BadKey { .. })
+    ));
+    ensure!(matches!(
+        nic.dev.post_send(&mut qp, &vec![good; 65]),
+        Err(DriverError::QueueFull {
+            free: 64,
+            asked: 65,
+            ..
+        })
+    ));
+    let mut init = nic.dev.create_qp(&pd, &cq, 4)?;
+    ensure!(
+        nic.dev.post_send(&mut init, &[good]).is_err(),
+        "post_send in RESET"
+    );
+    nic.sim.borrow_mut().run(3000)?;
+    ensure!(nic.wire.borrow().count() == 0 && nic.sent.borrow().count() == 0);
+    // Zero-length requests need no region (verbs allows an empty SGE).
+    nic.dev.post_send(
+        &mut qp,
+        &[SendWr {
+            length: 0,
+            lkey: 0,
+            ..good
+        }],
+    )?;
+    let sent = nic.sent.clone();
+    nic.sim
+        .borrow_mut()
+        .tb
+        .run_until(100_000, "one SENT", |_| sent.borrow().count() == 1)?;
     Ok(())
 }
