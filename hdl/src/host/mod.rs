@@ -20,13 +20,21 @@ pub use tlp_skid::TlpSkid;
 use crate::prelude::*;
 use crate::util::bits_from_u64;
 
-/// Bit position of a header field in its packed 128-bit form (the HDL's view of
-/// `Layout::lsb`), as a constant to shift by.
-pub(crate) fn lsb(l: &ferroce_spec::layout::Layout, name: &str) -> Constant<Bits<7>> {
+/// Bit position of a layout field (`Layout::lsb`) as an `N`-bit constant to shift by or to
+/// index with (`N` = the clog2 of the record's width, as Verilator wants an index).
+pub(crate) fn field_at<const N: usize>(
+    l: &ferroce_spec::layout::Layout,
+    name: &str,
+) -> Constant<Bits<N>> {
     let f = l
         .find(name)
         .unwrap_or_else(|| panic!("{} has no field {name}", l.name));
     Constant::new(bits_from_u64(l.lsb(f) as u64))
+}
+
+/// Bit position of a header field in its packed 128-bit form.
+pub(crate) fn lsb(l: &ferroce_spec::layout::Layout, name: &str) -> Constant<Bits<7>> {
+    field_at(l, name)
 }
 
 /// A constant of any width from a `u64`.

@@ -40,10 +40,9 @@
 //! command table in BAR0 is not updated by the engines yet: a QUERY returns the context as
 //! last written by the host.
 
-use crate::host::k;
+use crate::host::{field_at, k};
 use crate::prelude::*;
 use crate::stream::{Fifo, Skid};
-use crate::util::bits_from_u64;
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{src_port, SENT, TX_META, TX_PKEY, TX_TTL};
 use ferroce_spec::opcodes::{
@@ -72,12 +71,9 @@ pub enum ReqState {
     Done,
 }
 
-/// Bit position of a host-layout field as a shift constant.
+/// Bit position of a field in a 512-bit record (context, WQE, TX_META) or the SENT record.
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
-    let f = l
-        .find(name)
-        .unwrap_or_else(|| panic!("{} has no field {name}", l.name));
-    Constant::new(bits_from_u64(l.lsb(f) as u64))
+    field_at(l, name)
 }
 
 #[derive(LogicBlock)]
@@ -154,6 +150,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     n_bad_wqe: DFF<Bits<32>>,
     n_dma_err: DFF<Bits<32>>,
     // Locals.
+    db_take: Signal<Local, Bit>,
     db_ok: Signal<Local, Bit>,
     db_push: Signal<Local, Bit>,
     requeue: Signal<Local, Bit>,
@@ -346,6 +343,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             n_bad_qp: Default::default(),
             n_bad_wqe: Default::default(),
             n_dma_err: Default::default(),
+            db_take: Default::default(),
             db_ok: Default::default(),
             db_push: Default::default(),
             requeue: Default::default(),
@@ -631,20 +629,19 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.pop.val() {
             self.q_after_pop.next = self.queued.q.val() & !self.head_bit.val();
         }
+        // `s_db_tready` and the take condition repeat one expression on purpose: a shared
+        // local would join `s_db_tvalid` to `s_db_tready` in Verilator's view of this always
+        // block (UNOPTFLAT through the parent), as in `Fifo`.
         self.s_db_tready.next = (self.state.q.val() != ReqState::Check)
             & (self.state.q.val() != ReqState::Done)
             & self.ready.s_tready.val();
-        self.db_ok.next = self.s_db_tvalid.val()
-            & self.ready.s_tready.val()
+        self.db_take.next = self.s_db_tvalid.val()
             & (self.state.q.val() != ReqState::Check)
             & (self.state.q.val() != ReqState::Done)
-            & (self.s_db_qpn.val().get_bits::<16>(8) == bits::<16>(0));
-        if self.s_db_tvalid.val()
-            & self.ready.s_tready.val()
-            & (self.state.q.val() != ReqState::Check)
-            & (self.state.q.val() != ReqState::Done)
-            & (self.s_db_qpn.val().get_bits::<16>(8) != bits::<16>(0))
-        {
+            & self.ready.s_tready.val();
+        self.db_ok.next =
+            self.db_take.val() & (self.s_db_qpn.val().get_bits::<16>(8) == bits::<16>(0));
+        if self.db_take.val() & (self.s_db_qpn.val().get_bits::<16>(8) != bits::<16>(0)) {
             self.n_bad_db.d.next = self.n_bad_db.q.val() + bits::<32>(1);
         }
         self.db_push.next =
