@@ -5,9 +5,10 @@
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::net::TxArb;
 use crate::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
 use crate::nic::Nic;
-use crate::rc::Requester;
+use crate::rc::{Completer, Requester, Responder};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,9 +130,24 @@ pub const DESIGNS: &[Design] = &[
         summary: "RC requester: doorbells, QP scheduler, WQE fetch, RDMA WRITE cut at the PMTU into packet records and payload reads",
     },
     Design {
+        name: "ferroce_responder_64",
+        config: Config::TenG,
+        summary: "RC responder: received packets checked (QP, PSN, message order, length, remote key and range), RDMA WRITE payload to DMA writes, coalesced ACKs and NAKs, received ACKs for the completer",
+    },
+    Design {
+        name: "ferroce_completer_64",
+        config: Config::TenG,
+        summary: "RC completer: ACKs retire sent work requests in order, fatal NAKs fail them, CQEs by DMA with owner bits",
+    },
+    Design {
+        name: "ferroce_tx_arb_64",
+        config: Config::TenG,
+        summary: "TX arbiter: requester packets and responder ACKs onto the TX path, records alternating",
+    },
+    Design {
         name: "ferroce_nic_64",
         config: Config::TenG,
-        summary: "The NIC (send half today): BAR0, requester, DMA read engine, TX path to the wire",
+        summary: "The whole NIC: BAR0, requester, responder, completer, DMA read and write engines, TX and RX paths",
     },
 ];
 
@@ -157,8 +173,11 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),
         "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
+        "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
+        "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
+        "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
         "ferroce_nic_64" => emit(
-            &mut Nic::<64, 8, 9, 576, 6>::new(bar0_params(Config::TenG)),
+            &mut Nic::<64, 8, 9, 576, 6, 10, 704>::new(bar0_params(Config::TenG)),
             name,
         ),
         other => Err(EmitError::BadName(format!("no design named {other}"))),

@@ -1,40 +1,49 @@
-//! `Nic`: the whole NIC as it stands, one PCIe function and one Ethernet port. Today it is the
-//! send half: BAR0 (registers, QP/CQ tables, doorbells) -> `Requester` (scheduler, WQE fetch,
-//! segmentation) with `DmaRead` for WQEs and payload -> `TxFrame` (headers, ICRC, pad, FCS)
-//! -> the wire. The receive half, the responder, the completer and the DMA write engine join
-//! it in the steps that follow (docs/ARCHITECTURE.md, "NIC top").
-//!
-//! Ports:
-//! - `s_req_*` / `m_cpl_*`: BAR0 requests from the host and their completions.
-//! - `m_rq_*` / `s_rc_*`: the NIC's memory requests and their completions (`spec::tlp`).
-//! - `m_axis_*`: frames to the wire, with FCS.
-//! - `m_sent_*`: the requester's `SENT` records (the completer's input, until it exists).
-//! - counters: the requester's, the DMA read engine's, and the TX path's.
+//! `Nic`: the whole NIC, one PCIe function and one Ethernet port, RDMA WRITE both ways.
+//! Wiring only (docs/ARCHITECTURE.md, "NIC top"):
 //!
 //! ```text
 //!  s_req -> Bar0 -> m_cpl
-//!             |  m_db, m_qpw, local_mac/ipv4
-//!             v
-//!           Requester -- m_rd --> DmaRead -- m_rq -->
-//!             ^   |  \--<-- m_data --/  <-- s_rc --
-//!             |   meta + payload
-//!             |   v
-//!             |  TxFrame --> m_axis
-//!             \--> m_sent
+//!            |  doorbells, QP/CQ/MR table write-throughs, local MAC/IPv4
+//!            v
+//!  send:    Requester --rd--> DmaRead --\
+//!            |  records + payload        \
+//!            v                            RqMux --> m_rq        (s_rc -> DmaRead)
+//!           TxArb <-- ACK/NAK records     /
+//!            v             |        wr_mux (RqMux)
+//!           TxFrame --> m_axis         /      \
+//!  receive: s_axis --> RxFrame --> Responder --> DmaWrite (payload)
+//!                                    | received ACKs
+//!                                    v
+//!           Requester --SENT--> Completer --> DmaWrite (CQEs)
 //! ```
+//!
+//! Ports:
+//! - `s_req_*` / `m_cpl_*`: BAR0 requests from the host and their completions.
+//! - `m_rq_*` / `s_rc_*`: the NIC's memory requests (reads and posted writes) and the read
+//!   completions (`spec::tlp`).
+//! - `m_axis_*`: frames to the wire, with FCS; `s_axis_*`: frames from the wire, with FCS (no
+//!   `tready`: the wire does not wait).
+//! - counters, prefixed by block: `req_` requester, `rd_` DMA read, `tx_` TX path, `rx_` RX
+//!   path (MAC receive, then parser), `resp_` responder, `cpl_` completer, `wr_bad_len` and
+//!   `cqe_bad_len` the two DMA write engines (both stay zero: contracts between blocks).
+//!
 //! Every block ends in registers with readies from registers, so this is wiring only.
 
-use crate::host::{Bar0, Bar0Params, DmaRead};
-use crate::net::TxFrame;
+use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
-use crate::rc::Requester;
-use ferroce_spec::meta::SENT;
-
-const SENT_W: usize = SENT.len * 8;
+use crate::rc::{Completer, Requester, Responder};
 
 #[derive(LogicBlock)]
-pub struct Nic<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const SW: usize>
-{
+pub struct Nic<
+    const DW: usize,
+    const KW: usize,
+    const BB: usize,
+    const IW: usize,
+    const SW: usize,
+    const AW: usize,
+    const RW: usize,
+> {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub s_req_hdr: Signal<In, Bits<128>>,
@@ -65,9 +74,10 @@ pub struct Nic<const DW: usize, const KW: usize, const BB: usize, const IW: usiz
     pub m_axis_tlast: Signal<Out, Bit>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
-    pub m_sent_tdata: Signal<Out, Bits<SENT_W>>,
-    pub m_sent_tvalid: Signal<Out, Bit>,
-    pub m_sent_tready: Signal<In, Bit>,
+    pub s_axis_tdata: Signal<In, Bits<DW>>,
+    pub s_axis_tkeep: Signal<In, Bits<KW>>,
+    pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tvalid: Signal<In, Bit>,
     pub req_bad_db: Signal<Out, Bits<32>>,
     pub req_bad_qp: Signal<Out, Bits<32>>,
     pub req_bad_wqe: Signal<Out, Bits<32>>,
@@ -77,14 +87,55 @@ pub struct Nic<const DW: usize, const KW: usize, const BB: usize, const IW: usiz
     pub tx_bad_len: Signal<Out, Bits<32>>,
     pub tx_bad_opcode: Signal<Out, Bits<32>>,
     pub tx_self_check: Signal<Out, Bits<32>>,
+    pub rx_fcs_err: Signal<Out, Bits<32>>,
+    pub rx_runt: Signal<Out, Bits<32>>,
+    pub rx_not_roce: Signal<Out, Bits<32>>,
+    pub rx_frame_len_err: Signal<Out, Bits<32>>,
+    pub rx_icrc_err: Signal<Out, Bits<32>>,
+    pub rx_overflow: Signal<Out, Bits<32>>,
+    pub rx_self_check: Signal<Out, Bits<32>>,
+    pub rx_accepted: Signal<Out, Bits<32>>,
+    pub rx_unsupported: Signal<Out, Bits<32>>,
+    pub rx_bad_csum: Signal<Out, Bits<32>>,
+    pub rx_bad_mac: Signal<Out, Bits<32>>,
+    pub rx_bad_ip: Signal<Out, Bits<32>>,
+    pub rx_bad_opcode: Signal<Out, Bits<32>>,
+    pub rx_bad_len: Signal<Out, Bits<32>>,
+    pub rx_truncated: Signal<Out, Bits<32>>,
+    pub resp_bad_qp: Signal<Out, Bits<32>>,
+    pub resp_unsupported: Signal<Out, Bits<32>>,
+    pub resp_dup: Signal<Out, Bits<32>>,
+    pub resp_seq_err: Signal<Out, Bits<32>>,
+    pub resp_bad_req: Signal<Out, Bits<32>>,
+    pub resp_bad_rkey: Signal<Out, Bits<32>>,
+    pub cpl_naks: Signal<Out, Bits<32>>,
+    pub cpl_bad_cq: Signal<Out, Bits<32>>,
+    pub cpl_cqes: Signal<Out, Bits<32>>,
+    pub wr_bad_len: Signal<Out, Bits<32>>,
+    pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
+    arb: TxArb<DW, KW>,
     tx: TxFrame<DW, KW, IW, SW>,
+    rx: RxFrame<DW, KW, SW, AW, RW>,
+    resp: Responder<DW, KW>,
+    cpl: Completer<DW>,
+    wr_resp: DmaWrite<DW, KW>,
+    wr_cpl: DmaWrite<DW, KW>,
+    wr_mux: RqMux<DW, KW>,
+    rq_mux: RqMux<DW, KW>,
 }
 
-impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const SW: usize>
-    Nic<DW, KW, BB, IW, SW>
+impl<
+        const DW: usize,
+        const KW: usize,
+        const BB: usize,
+        const IW: usize,
+        const SW: usize,
+        const AW: usize,
+        const RW: usize,
+    > Nic<DW, KW, BB, IW, SW, AW, RW>
 {
     pub fn new(params: Bar0Params) -> Self {
         Self {
@@ -118,9 +169,10 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
             m_axis_tlast: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
-            m_sent_tdata: Default::default(),
-            m_sent_tvalid: Default::default(),
-            m_sent_tready: Default::default(),
+            s_axis_tdata: Default::default(),
+            s_axis_tkeep: Default::default(),
+            s_axis_tlast: Default::default(),
+            s_axis_tvalid: Default::default(),
             req_bad_db: Default::default(),
             req_bad_qp: Default::default(),
             req_bad_wqe: Default::default(),
@@ -130,16 +182,57 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
             tx_bad_len: Default::default(),
             tx_bad_opcode: Default::default(),
             tx_self_check: Default::default(),
+            rx_fcs_err: Default::default(),
+            rx_runt: Default::default(),
+            rx_not_roce: Default::default(),
+            rx_frame_len_err: Default::default(),
+            rx_icrc_err: Default::default(),
+            rx_overflow: Default::default(),
+            rx_self_check: Default::default(),
+            rx_accepted: Default::default(),
+            rx_unsupported: Default::default(),
+            rx_bad_csum: Default::default(),
+            rx_bad_mac: Default::default(),
+            rx_bad_ip: Default::default(),
+            rx_bad_opcode: Default::default(),
+            rx_bad_len: Default::default(),
+            rx_truncated: Default::default(),
+            resp_bad_qp: Default::default(),
+            resp_unsupported: Default::default(),
+            resp_dup: Default::default(),
+            resp_seq_err: Default::default(),
+            resp_bad_req: Default::default(),
+            resp_bad_rkey: Default::default(),
+            cpl_naks: Default::default(),
+            cpl_bad_cq: Default::default(),
+            cpl_cqes: Default::default(),
+            wr_bad_len: Default::default(),
+            cqe_bad_len: Default::default(),
             bar0: Bar0::new(params),
             req: Requester::new(),
             rd: DmaRead::new(),
+            arb: TxArb::new(),
             tx: TxFrame::new(),
+            rx: RxFrame::new(),
+            resp: Responder::new(),
+            cpl: Completer::new(),
+            wr_resp: DmaWrite::new(),
+            wr_cpl: DmaWrite::new(),
+            wr_mux: RqMux::new(),
+            rq_mux: RqMux::new(),
         }
     }
 }
 
-impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const SW: usize> Logic
-    for Nic<DW, KW, BB, IW, SW>
+impl<
+        const DW: usize,
+        const KW: usize,
+        const BB: usize,
+        const IW: usize,
+        const SW: usize,
+        const AW: usize,
+        const RW: usize,
+    > Logic for Nic<DW, KW, BB, IW, SW, AW, RW>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -149,8 +242,24 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
         self.req.rst.next = self.rst.val();
         self.rd.clk.next = self.clk.val();
         self.rd.rst.next = self.rst.val();
+        self.arb.clk.next = self.clk.val();
+        self.arb.rst.next = self.rst.val();
         self.tx.clk.next = self.clk.val();
         self.tx.rst.next = self.rst.val();
+        self.rx.clk.next = self.clk.val();
+        self.rx.rst.next = self.rst.val();
+        self.resp.clk.next = self.clk.val();
+        self.resp.rst.next = self.rst.val();
+        self.cpl.clk.next = self.clk.val();
+        self.cpl.rst.next = self.rst.val();
+        self.wr_resp.clk.next = self.clk.val();
+        self.wr_resp.rst.next = self.rst.val();
+        self.wr_cpl.clk.next = self.clk.val();
+        self.wr_cpl.rst.next = self.rst.val();
+        self.wr_mux.clk.next = self.clk.val();
+        self.wr_mux.rst.next = self.rst.val();
+        self.rq_mux.clk.next = self.clk.val();
+        self.rq_mux.rst.next = self.rst.val();
         // BAR0.
         self.bar0.s_req_hdr.next = self.s_req_hdr.val();
         self.bar0.s_req_tdata.next = self.s_req_tdata.val();
@@ -164,7 +273,7 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
         self.m_cpl_tlast.next = self.bar0.m_cpl_tlast.val();
         self.m_cpl_tvalid.next = self.bar0.m_cpl_tvalid.val();
         self.bar0.m_cpl_tready.next = self.m_cpl_tready.val();
-        // Doorbells and the QP table's write-through to the requester.
+        // Doorbells, table write-throughs and the port addresses to the engines.
         self.req.s_db_qpn.next = self.bar0.m_db_qpn.val();
         self.req.s_db_pi.next = self.bar0.m_db_pi.val();
         self.req.s_db_tvalid.next = self.bar0.m_db_tvalid.val();
@@ -172,9 +281,25 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
         self.req.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.req.s_qpw_index.next = self.bar0.m_qpw_index.val();
         self.req.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.resp.s_qpw_en.next = self.bar0.m_qpw_en.val();
+        self.resp.s_qpw_index.next = self.bar0.m_qpw_index.val();
+        self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.cpl.s_qpw_en.next = self.bar0.m_qpw_en.val();
+        self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
+        self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.resp.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.resp.s_mrw_index.next = self.bar0.m_mrw_index.val();
+        self.resp.s_mrw_data.next = self.bar0.m_mrw_data.val();
+        self.cpl.s_cqw_en.next = self.bar0.m_cqw_en.val();
+        self.cpl.s_cqw_index.next = self.bar0.m_cqw_index.val();
+        self.cpl.s_cqw_data.next = self.bar0.m_cqw_data.val();
         self.req.local_mac.next = self.bar0.local_mac.val();
         self.req.local_ipv4.next = self.bar0.local_ipv4.val();
-        // DMA reads for the requester.
+        self.resp.local_mac.next = self.bar0.local_mac.val();
+        self.resp.local_ipv4.next = self.bar0.local_ipv4.val();
+        self.rx.local_mac.next = self.bar0.local_mac.val();
+        self.rx.local_ip.next = self.bar0.local_ipv4.val();
+        // Send: DMA reads for the requester, its packets and the ACKs to the TX path.
         self.rd.s_cmd_addr.next = self.req.m_rd_addr.val();
         self.rd.s_cmd_len.next = self.req.m_rd_len.val();
         self.rd.s_cmd_tvalid.next = self.req.m_rd_tvalid.val();
@@ -185,34 +310,101 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
         self.req.s_rd_tuser.next = self.rd.m_data_tuser.val();
         self.req.s_rd_tvalid.next = self.rd.m_data_tvalid.val();
         self.rd.m_data_tready.next = self.req.s_rd_tready.val();
-        self.m_rq_hdr.next = self.rd.m_rq_hdr.val();
-        self.m_rq_tdata.next = self.rd.m_rq_tdata.val();
-        self.m_rq_tkeep.next = self.rd.m_rq_tkeep.val();
-        self.m_rq_tlast.next = self.rd.m_rq_tlast.val();
-        self.m_rq_tvalid.next = self.rd.m_rq_tvalid.val();
-        self.rd.m_rq_tready.next = self.m_rq_tready.val();
-        self.rd.s_rc_hdr.next = self.s_rc_hdr.val();
-        self.rd.s_rc_tdata.next = self.s_rc_tdata.val();
-        self.rd.s_rc_tlast.next = self.s_rc_tlast.val();
-        self.rd.s_rc_tvalid.next = self.s_rc_tvalid.val();
-        self.s_rc_tready.next = self.rd.s_rc_tready.val();
-        // Packets to the TX path and the wire.
-        self.tx.s_meta_tdata.next = self.req.m_meta_tdata.val();
-        self.tx.s_meta_tvalid.next = self.req.m_meta_tvalid.val();
-        self.req.m_meta_tready.next = self.tx.s_meta_tready.val();
-        self.tx.s_pay_tdata.next = self.req.m_pay_tdata.val();
-        self.tx.s_pay_tkeep.next = self.req.m_pay_tkeep.val();
-        self.tx.s_pay_tlast.next = self.req.m_pay_tlast.val();
-        self.tx.s_pay_tvalid.next = self.req.m_pay_tvalid.val();
-        self.req.m_pay_tready.next = self.tx.s_pay_tready.val();
+        self.arb.s_a_meta_tdata.next = self.req.m_meta_tdata.val();
+        self.arb.s_a_meta_tvalid.next = self.req.m_meta_tvalid.val();
+        self.req.m_meta_tready.next = self.arb.s_a_meta_tready.val();
+        self.arb.s_a_pay_tdata.next = self.req.m_pay_tdata.val();
+        self.arb.s_a_pay_tkeep.next = self.req.m_pay_tkeep.val();
+        self.arb.s_a_pay_tlast.next = self.req.m_pay_tlast.val();
+        self.arb.s_a_pay_tvalid.next = self.req.m_pay_tvalid.val();
+        self.req.m_pay_tready.next = self.arb.s_a_pay_tready.val();
+        self.arb.s_b_meta_tdata.next = self.resp.m_ack_tdata.val();
+        self.arb.s_b_meta_tvalid.next = self.resp.m_ack_tvalid.val();
+        self.resp.m_ack_tready.next = self.arb.s_b_meta_tready.val();
+        self.tx.s_meta_tdata.next = self.arb.m_meta_tdata.val();
+        self.tx.s_meta_tvalid.next = self.arb.m_meta_tvalid.val();
+        self.arb.m_meta_tready.next = self.tx.s_meta_tready.val();
+        self.tx.s_pay_tdata.next = self.arb.m_pay_tdata.val();
+        self.tx.s_pay_tkeep.next = self.arb.m_pay_tkeep.val();
+        self.tx.s_pay_tlast.next = self.arb.m_pay_tlast.val();
+        self.tx.s_pay_tvalid.next = self.arb.m_pay_tvalid.val();
+        self.arb.m_pay_tready.next = self.tx.s_pay_tready.val();
         self.m_axis_tdata.next = self.tx.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.tx.m_axis_tkeep.val();
         self.m_axis_tlast.next = self.tx.m_axis_tlast.val();
         self.m_axis_tvalid.next = self.tx.m_axis_tvalid.val();
         self.tx.m_axis_tready.next = self.m_axis_tready.val();
-        self.m_sent_tdata.next = self.req.m_sent_tdata.val();
-        self.m_sent_tvalid.next = self.req.m_sent_tvalid.val();
-        self.req.m_sent_tready.next = self.m_sent_tready.val();
+        // Receive: the wire to the responder, its writes; ACKs and SENT to the completer.
+        self.rx.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.rx.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.rx.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.rx.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.resp.s_meta_tdata.next = self.rx.m_meta_tdata.val();
+        self.resp.s_meta_tvalid.next = self.rx.m_meta_tvalid.val();
+        self.rx.m_meta_tready.next = self.resp.s_meta_tready.val();
+        self.resp.s_pay_tdata.next = self.rx.m_axis_tdata.val();
+        self.resp.s_pay_tkeep.next = self.rx.m_axis_tkeep.val();
+        self.resp.s_pay_tlast.next = self.rx.m_axis_tlast.val();
+        self.resp.s_pay_tvalid.next = self.rx.m_axis_tvalid.val();
+        self.rx.m_axis_tready.next = self.resp.s_pay_tready.val();
+        self.wr_resp.s_cmd_addr.next = self.resp.m_wr_addr.val();
+        self.wr_resp.s_cmd_len.next = self.resp.m_wr_len.val();
+        self.wr_resp.s_cmd_tvalid.next = self.resp.m_wr_tvalid.val();
+        self.resp.m_wr_tready.next = self.wr_resp.s_cmd_tready.val();
+        self.wr_resp.s_data_tdata.next = self.resp.m_wd_tdata.val();
+        self.wr_resp.s_data_tlast.next = self.resp.m_wd_tlast.val();
+        self.wr_resp.s_data_tvalid.next = self.resp.m_wd_tvalid.val();
+        self.resp.m_wd_tready.next = self.wr_resp.s_data_tready.val();
+        self.cpl.s_rack_tdata.next = self.resp.m_rack_tdata.val();
+        self.cpl.s_rack_tvalid.next = self.resp.m_rack_tvalid.val();
+        self.resp.m_rack_tready.next = self.cpl.s_rack_tready.val();
+        self.cpl.s_sent_tdata.next = self.req.m_sent_tdata.val();
+        self.cpl.s_sent_tvalid.next = self.req.m_sent_tvalid.val();
+        self.req.m_sent_tready.next = self.cpl.s_sent_tready.val();
+        self.wr_cpl.s_cmd_addr.next = self.cpl.m_wr_addr.val();
+        self.wr_cpl.s_cmd_len.next = self.cpl.m_wr_len.val();
+        self.wr_cpl.s_cmd_tvalid.next = self.cpl.m_wr_tvalid.val();
+        self.cpl.m_wr_tready.next = self.wr_cpl.s_cmd_tready.val();
+        self.wr_cpl.s_data_tdata.next = self.cpl.m_wd_tdata.val();
+        self.wr_cpl.s_data_tlast.next = self.cpl.m_wd_tlast.val();
+        self.wr_cpl.s_data_tvalid.next = self.cpl.m_wd_tvalid.val();
+        self.cpl.m_wd_tready.next = self.wr_cpl.s_data_tready.val();
+        // Memory requests: the two write engines, then reads and writes.
+        self.wr_mux.s_a_hdr.next = self.wr_resp.m_rq_hdr.val();
+        self.wr_mux.s_a_tdata.next = self.wr_resp.m_rq_tdata.val();
+        self.wr_mux.s_a_tkeep.next = self.wr_resp.m_rq_tkeep.val();
+        self.wr_mux.s_a_tlast.next = self.wr_resp.m_rq_tlast.val();
+        self.wr_mux.s_a_tvalid.next = self.wr_resp.m_rq_tvalid.val();
+        self.wr_resp.m_rq_tready.next = self.wr_mux.s_a_tready.val();
+        self.wr_mux.s_b_hdr.next = self.wr_cpl.m_rq_hdr.val();
+        self.wr_mux.s_b_tdata.next = self.wr_cpl.m_rq_tdata.val();
+        self.wr_mux.s_b_tkeep.next = self.wr_cpl.m_rq_tkeep.val();
+        self.wr_mux.s_b_tlast.next = self.wr_cpl.m_rq_tlast.val();
+        self.wr_mux.s_b_tvalid.next = self.wr_cpl.m_rq_tvalid.val();
+        self.wr_cpl.m_rq_tready.next = self.wr_mux.s_b_tready.val();
+        self.rq_mux.s_a_hdr.next = self.rd.m_rq_hdr.val();
+        self.rq_mux.s_a_tdata.next = self.rd.m_rq_tdata.val();
+        self.rq_mux.s_a_tkeep.next = self.rd.m_rq_tkeep.val();
+        self.rq_mux.s_a_tlast.next = self.rd.m_rq_tlast.val();
+        self.rq_mux.s_a_tvalid.next = self.rd.m_rq_tvalid.val();
+        self.rd.m_rq_tready.next = self.rq_mux.s_a_tready.val();
+        self.rq_mux.s_b_hdr.next = self.wr_mux.m_rq_hdr.val();
+        self.rq_mux.s_b_tdata.next = self.wr_mux.m_rq_tdata.val();
+        self.rq_mux.s_b_tkeep.next = self.wr_mux.m_rq_tkeep.val();
+        self.rq_mux.s_b_tlast.next = self.wr_mux.m_rq_tlast.val();
+        self.rq_mux.s_b_tvalid.next = self.wr_mux.m_rq_tvalid.val();
+        self.wr_mux.m_rq_tready.next = self.rq_mux.s_b_tready.val();
+        self.m_rq_hdr.next = self.rq_mux.m_rq_hdr.val();
+        self.m_rq_tdata.next = self.rq_mux.m_rq_tdata.val();
+        self.m_rq_tkeep.next = self.rq_mux.m_rq_tkeep.val();
+        self.m_rq_tlast.next = self.rq_mux.m_rq_tlast.val();
+        self.m_rq_tvalid.next = self.rq_mux.m_rq_tvalid.val();
+        self.rq_mux.m_rq_tready.next = self.m_rq_tready.val();
+        self.rd.s_rc_hdr.next = self.s_rc_hdr.val();
+        self.rd.s_rc_tdata.next = self.s_rc_tdata.val();
+        self.rd.s_rc_tlast.next = self.s_rc_tlast.val();
+        self.rd.s_rc_tvalid.next = self.s_rc_tvalid.val();
+        self.s_rc_tready.next = self.rd.s_rc_tready.val();
         // Counters.
         self.req_bad_db.next = self.req.bad_db.val();
         self.req_bad_qp.next = self.req.bad_qp.val();
@@ -223,5 +415,31 @@ impl<const DW: usize, const KW: usize, const BB: usize, const IW: usize, const S
         self.tx_bad_len.next = self.tx.bad_len.val();
         self.tx_bad_opcode.next = self.tx.bad_opcode.val();
         self.tx_self_check.next = self.tx.self_check.val();
+        self.rx_fcs_err.next = self.rx.fcs_err.val();
+        self.rx_runt.next = self.rx.runt.val();
+        self.rx_not_roce.next = self.rx.not_roce.val();
+        self.rx_frame_len_err.next = self.rx.frame_len_err.val();
+        self.rx_icrc_err.next = self.rx.icrc_err.val();
+        self.rx_overflow.next = self.rx.overflow.val();
+        self.rx_self_check.next = self.rx.self_check.val();
+        self.rx_accepted.next = self.rx.accepted.val();
+        self.rx_unsupported.next = self.rx.unsupported.val();
+        self.rx_bad_csum.next = self.rx.bad_csum.val();
+        self.rx_bad_mac.next = self.rx.bad_mac.val();
+        self.rx_bad_ip.next = self.rx.bad_ip.val();
+        self.rx_bad_opcode.next = self.rx.bad_opcode.val();
+        self.rx_bad_len.next = self.rx.bad_len.val();
+        self.rx_truncated.next = self.rx.truncated.val();
+        self.resp_bad_qp.next = self.resp.bad_qp.val();
+        self.resp_unsupported.next = self.resp.unsupported.val();
+        self.resp_dup.next = self.resp.dup.val();
+        self.resp_seq_err.next = self.resp.seq_err.val();
+        self.resp_bad_req.next = self.resp.bad_req.val();
+        self.resp_bad_rkey.next = self.resp.bad_rkey.val();
+        self.cpl_naks.next = self.cpl.naks.val();
+        self.cpl_bad_cq.next = self.cpl.bad_cq.val();
+        self.cpl_cqes.next = self.cpl.cqes.val();
+        self.wr_bad_len.next = self.wr_resp.bad_len.val();
+        self.cqe_bad_len.next = self.wr_cpl.bad_len.val();
     }
 }

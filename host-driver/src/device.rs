@@ -3,8 +3,9 @@
 
 use crate::{Bar, DmaBuf, DmaMemory, DriverError, Result};
 use ferroce_spec::layout::Layout;
-use ferroce_spec::queues::{self, CQE_LEN, CQ_CTX, QP_CTX, WQE_LEN};
+use ferroce_spec::queues::{self, CQE, CQE_LEN, CQ_CTX, MR_CTX, QP_CTX, WQE_LEN};
 use ferroce_spec::regs::{self, Block, Param, Reset, BLOCKS};
+use std::collections::{HashMap, VecDeque};
 
 /// What the ID block says about the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -13,6 +14,7 @@ pub struct DeviceInfo {
     pub clock_khz: u32,
     pub num_qps: u32,
     pub num_cqs: u32,
+    pub num_mrs: u32,
     pub db_offset: u32,
     pub db_stride: u32,
 }
@@ -28,6 +30,11 @@ pub struct Device<B: Bar, M: DmaMemory> {
     /// Registered memory regions by key index (`lkey >> 8`); `None` once deregistered.
     mrs: Vec<Option<MemoryRegion>>,
     mr_gen: u32,
+    /// Per QP, the wr_ids posted and not yet retired by a completion, in order: a completion
+    /// retires its request and every unsignaled one before it (send queues complete in order).
+    sq_track: HashMap<u32, VecDeque<u64>>,
+    /// Per QP, the send queue entries retired (`QueuePair::sq_done` is taken from here).
+    sq_retired: HashMap<u32, u16>,
 }
 
 /// A protection domain (`ibv_alloc_pd`): QPs and memory regions of one PD work together.
@@ -36,17 +43,19 @@ pub struct ProtectionDomain {
     pub pdn: u32,
 }
 
-/// Access rights of a memory region (`IBV_ACCESS_*` values).
+/// Access rights of a memory region (`IBV_ACCESS_*` values, `spec::queues::ACCESS_*`).
 pub mod access {
-    pub const LOCAL_WRITE: u32 = 1;
-    pub const REMOTE_WRITE: u32 = 2;
-    pub const REMOTE_READ: u32 = 4;
+    pub use ferroce_spec::queues::{
+        ACCESS_LOCAL_WRITE as LOCAL_WRITE, ACCESS_REMOTE_READ as REMOTE_READ,
+        ACCESS_REMOTE_WRITE as REMOTE_WRITE,
+    };
 }
 
 /// A registered memory region (`ibv_reg_mr`): a host buffer the NIC may use, named by its keys.
 /// Keys are `index << 8 | tag`: a region registered again at the same index gets a new tag, so
 /// a stale key is refused. The driver checks local keys when work is posted; the NIC checks
-/// remote keys once its memory-protection table arrives (a later issue).
+/// remote keys against its MR table (`spec::queues::MR_CTX`), which `reg_mr` and `dereg_mr`
+/// keep equal to the driver's list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryRegion {
     pub pdn: u32,
@@ -107,6 +116,20 @@ pub struct CompletionQueue {
     pub cqn: u32,
     pub ring: DmaBuf,
     pub log_size: u32,
+    /// CQEs taken by `poll_cq` (the consumer index, wrapping).
+    ci: u32,
+}
+
+/// A work completion (`struct ibv_wc`, the fields this NIC fills).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkCompletion {
+    pub wr_id: u64,
+    /// `queues::WC_STATUS` code (`WC_SUCCESS` = 0).
+    pub status: u32,
+    /// `queues::WC_OPCODES` code.
+    pub opcode: u32,
+    pub byte_len: u32,
+    pub qpn: u32,
 }
 
 /// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
@@ -263,6 +286,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             clock_khz: param(&mut bar, Param::ClockKhz)?,
             num_qps: param(&mut bar, Param::NumQps)?,
             num_cqs: param(&mut bar, Param::NumCqs)?,
+            num_mrs: param(&mut bar, Param::NumMrs)?,
             db_offset: bar.read32(regs::addr("ID", "DB_OFFSET"))?,
             db_stride: bar.read32(regs::addr("ID", "DB_STRIDE"))?,
         };
@@ -274,6 +298,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             next_qpn: 2,
             next_cqn: 0,
             next_pdn: 0,
+            sq_track: HashMap::new(),
+            sq_retired: HashMap::new(),
             mrs: Vec::new(),
             mr_gen: 0,
         })
@@ -342,9 +368,16 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     }
 
     /// Allocate a protection domain (`ibv_alloc_pd`).
-    pub fn alloc_pd(&mut self) -> ProtectionDomain {
+    pub fn alloc_pd(&mut self) -> Result<ProtectionDomain> {
+        let max = 1 << QP_CTX.field("pdn").width;
+        if self.next_pdn + 1 >= max {
+            return Err(DriverError::Exhausted {
+                what: "protection domains",
+                max: max - 1,
+            });
+        }
         self.next_pdn += 1;
-        ProtectionDomain { pdn: self.next_pdn }
+        Ok(ProtectionDomain { pdn: self.next_pdn })
     }
 
     /// Register `[addr, addr + len)` of host memory in `pd` with `access` rights
@@ -372,10 +405,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 self.mrs.len() - 1
             }
         };
-        if index >= 1 << 24 {
+        if index >= self.info.num_mrs as usize {
             return Err(DriverError::Exhausted {
                 what: "memory regions",
-                max: 1 << 24,
+                max: self.info.num_mrs,
             });
         }
         // A fresh tag per registration (1..=255: key 0 is never valid), so a key kept past
@@ -390,6 +423,13 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             lkey: key,
             rkey: key,
         };
+        let mut img = vec![0u8; MR_CTX.len];
+        put(&MR_CTX, &mut img, "va", addr.into());
+        put(&MR_CTX, &mut img, "len", len.into());
+        put(&MR_CTX, &mut img, "key", key.into());
+        put(&MR_CTX, &mut img, "pdn", pd.pdn.into());
+        put(&MR_CTX, &mut img, "access", access.into());
+        self.write_context(regs::TABLE_MR, index as u32, &img)?;
         self.mrs[index] = Some(mr);
         Ok(mr)
     }
@@ -400,7 +440,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         match self.mrs.get_mut(index) {
             Some(slot) if *slot == Some(*mr) => {
                 *slot = None;
-                Ok(())
+                // A cleared entry has no access rights: the NIC refuses the key from now on.
+                self.write_context(regs::TABLE_MR, index as u32, &[0u8; MR_CTX.len])
             }
             _ => Err(DriverError::Invalid(format!(
                 "memory region with lkey {:#x} is not registered",
@@ -453,6 +494,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             cqn,
             ring,
             log_size,
+            ci: 0,
         })
     }
 
@@ -488,6 +530,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             attr: QpAttr::default(),
         };
         self.write_qp(&qp)?;
+        self.sq_track.insert(qp.qpn, VecDeque::new());
+        self.sq_retired.insert(qp.qpn, 0);
         self.next_qpn += 1;
         qp.state = QpState::Reset;
         Ok(qp)
@@ -499,6 +543,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         put(&QP_CTX, &mut img, "state", qp.state.code().into());
         put(&QP_CTX, &mut img, "sq_log_size", qp.sq_log_size.into());
         put(&QP_CTX, &mut img, "sq_cqn", qp.send_cq.into());
+        put(&QP_CTX, &mut img, "pdn", qp.pdn.into());
         put(&QP_CTX, &mut img, "sq_base", qp.sq.addr.into());
         if let Some(mtu) = a.path_mtu {
             let enc = (1..=5)
@@ -653,6 +698,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 qp.qpn, qp.state
             )));
         }
+        if let Some(done) = self.sq_retired.get(&qp.qpn) {
+            qp.sq_done = *done;
+        }
         let size = 1usize << qp.sq_log_size;
         let used = usize::from(qp.sq_pi.wrapping_sub(qp.sq_done));
         if wrs.len() > size - used {
@@ -684,7 +732,44 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             self.ring_sq_doorbell(qp.qpn, pi)?;
         }
         qp.sq_pi = pi;
+        self.sq_track
+            .entry(qp.qpn)
+            .or_default()
+            .extend(wrs.iter().map(|w| w.wr_id));
         Ok(())
+    }
+
+    /// Take up to `max` completions from `cq` (`ibv_poll_cq`): the CQEs whose owner bit says
+    /// the NIC has written them on this pass over the ring. Never touches the NIC.
+    pub fn poll_cq(&mut self, cq: &mut CompletionQueue, max: usize) -> Result<Vec<WorkCompletion>> {
+        let mut out = Vec::new();
+        let mask = (1u32 << cq.log_size) - 1;
+        while out.len() < max {
+            let addr = cq.ring.addr + u64::from(cq.ci & mask) * CQE_LEN as u64;
+            let mut e = [0u8; CQE_LEN];
+            self.mem.read(addr, &mut e)?;
+            let g = |name: &str| CQE.get(&CQE.field(name), &e);
+            let pass = (cq.ci >> cq.log_size) & 1;
+            if g("owner") as u32 != pass ^ 1 {
+                break;
+            }
+            let wc = WorkCompletion {
+                wr_id: g("wr_id") as u64,
+                status: g("status") as u32,
+                opcode: g("opcode") as u32,
+                byte_len: g("byte_len") as u32,
+                qpn: g("qpn") as u32,
+            };
+            cq.ci = cq.ci.wrapping_add(1);
+            if let Some(q) = self.sq_track.get_mut(&wc.qpn) {
+                if let Some(n) = q.iter().position(|id| *id == wc.wr_id) {
+                    q.drain(..=n);
+                    *self.sq_retired.entry(wc.qpn).or_default() += n as u16 + 1;
+                }
+            }
+            out.push(wc);
+        }
+        Ok(out)
     }
 
     /// Ring QP `qpn`'s send doorbell with producer index `pi`.

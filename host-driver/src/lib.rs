@@ -6,8 +6,9 @@
 //! What stands today: device open with BAR discovery (the register-block list is walked from
 //! offset 0 and checked against the spec), completion queues and queue pairs created in the
 //! NIC's context tables through the OBJECT block, the QP state machine RESET -> INIT -> RTR ->
-//! RTS with the attributes each step needs, and context query. Posting work and polling
-//! completions arrive with the NIC's send path.
+//! RTS with the attributes each step needs, context query, protection domains and memory
+//! regions (written into the NIC's MR table, which checks remote keys), posting RDMA WRITE
+//! lists (`post_send`) and polling completions (`poll_cq`).
 
 pub mod device;
 pub mod error;
@@ -16,7 +17,7 @@ pub mod sim;
 
 pub use device::{
     access, CompletionQueue, Device, DeviceInfo, MemoryRegion, ProtectionDomain, QpAttr, QpState,
-    QueuePair, SendWr, WrOpcode,
+    QueuePair, SendWr, WorkCompletion, WrOpcode,
 };
 pub use error::DriverError;
 pub use ferroce_spec as spec;

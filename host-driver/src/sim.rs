@@ -1,12 +1,15 @@
 //! The simulator backend: [`Bar`] and [`DmaMemory`] over a Verilator model of the NIC and the
 //! PCIe root complex model. Simulated time advances while the driver waits on the device (an
 //! MMIO read waits for its completion), and whenever the program calls [`SimNic::run`].
+//!
+//! Two NICs on one link share time: [`SimNic::join`] makes each step the other's model with
+//! its own, so while one host waits on its NIC the other NIC and the wire go on.
 
 use crate::{Bar, DmaBuf, DmaMemory, DriverError, Result};
 use ferroce_sim::pcie::{PcieConfig, ReadResult, RootComplex};
 use ferroce_sim::Tb;
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 /// Cycles an MMIO read may take before the backend reports a hung device.
 pub const MMIO_TIMEOUT_CYCLES: u64 = 100_000;
@@ -15,6 +18,8 @@ pub const MMIO_TIMEOUT_CYCLES: u64 = 100_000;
 pub struct SimNic {
     pub tb: Tb,
     pub rc: Rc<RefCell<RootComplex>>,
+    /// Models stepped with this one (same clock): the other NICs of the world.
+    peers: Vec<Weak<RefCell<SimNic>>>,
 }
 
 fn sim_err(e: ferroce_sim::SimError) -> DriverError {
@@ -39,23 +44,79 @@ impl SimNic {
         }
         let rc = Rc::new(RefCell::new(rc));
         tb.add(rc.clone());
-        Ok(Rc::new(RefCell::new(SimNic { tb, rc })))
+        Ok(Rc::new(RefCell::new(SimNic {
+            tb,
+            rc,
+            peers: Vec::new(),
+        })))
+    }
+
+    /// Make `a` and `b` step together: every cycle one of them runs, the other runs too. Both
+    /// must have the same clock period (checked) and be at the same cycle.
+    pub fn join(a: &Rc<RefCell<SimNic>>, b: &Rc<RefCell<SimNic>>) -> Result<()> {
+        let (pa, pb) = (a.borrow().tb.period_ps(), b.borrow().tb.period_ps());
+        if pa != pb {
+            return Err(DriverError::Bar(format!(
+                "joined NICs need one clock: {pa} ps and {pb} ps"
+            )));
+        }
+        let (ca, cb) = (a.borrow().tb.cycle(), b.borrow().tb.cycle());
+        if ca != cb {
+            return Err(DriverError::Bar(format!(
+                "joined NICs must be at the same cycle: {ca} and {cb}"
+            )));
+        }
+        a.borrow_mut().peers.push(Rc::downgrade(b));
+        b.borrow_mut().peers.push(Rc::downgrade(a));
+        Ok(())
+    }
+
+    /// One clock cycle of this model and of its peers.
+    pub fn step(&mut self) -> Result<()> {
+        self.tb.rising_edge().map_err(sim_err)?;
+        for p in &self.peers {
+            if let Some(p) = p.upgrade() {
+                p.borrow_mut().tb.rising_edge().map_err(sim_err)?;
+            }
+        }
+        Ok(())
     }
 
     /// Run `cycles` clock cycles.
     pub fn run(&mut self, cycles: u64) -> Result<()> {
-        self.tb.clock_cycles(cycles).map_err(sim_err)
+        for _ in 0..cycles {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Run until `done` holds, failing after `max_cycles` (never hangs); returns the cycles run.
+    pub fn run_until(
+        &mut self,
+        max_cycles: u64,
+        what: &str,
+        mut done: impl FnMut(&SimNic) -> bool,
+    ) -> Result<u64> {
+        let start = self.tb.cycle();
+        while !done(self) {
+            if self.tb.cycle() - start >= max_cycles {
+                return Err(sim_err(ferroce_sim::SimError::Timeout {
+                    cycles: max_cycles,
+                    what: what.to_string(),
+                }));
+            }
+            self.step()?;
+        }
+        Ok(self.tb.cycle() - start)
     }
 
     /// Run until every posted MMIO request has gone to the NIC.
     pub fn flush(&mut self) -> Result<()> {
         let rc = self.rc.clone();
-        self.tb
-            .run_until(MMIO_TIMEOUT_CYCLES, "posted MMIO writes", |_| {
-                rc.borrow().idle()
-            })
-            .map(|_| ())
-            .map_err(sim_err)
+        self.run_until(MMIO_TIMEOUT_CYCLES, "posted MMIO writes", |_| {
+            rc.borrow().idle()
+        })
+        .map(|_| ())
     }
 }
 
@@ -69,12 +130,10 @@ impl Bar for SimBar {
         let tag = nic.rc.borrow_mut().read(offset, 1);
         let rc = nic.rc.clone();
         let mut result = ReadResult::Pending;
-        nic.tb
-            .run_until(MMIO_TIMEOUT_CYCLES, "an MMIO read completion", |_| {
-                result = rc.borrow_mut().result(tag);
-                result != ReadResult::Pending
-            })
-            .map_err(sim_err)?;
+        nic.run_until(MMIO_TIMEOUT_CYCLES, "an MMIO read completion", |_| {
+            result = rc.borrow_mut().result(tag);
+            result != ReadResult::Pending
+        })?;
         match result {
             ReadResult::Done(v) => Ok(v as u32),
             ReadResult::Failed(status) => Err(DriverError::Bar(format!(

@@ -104,6 +104,11 @@ fn registers() -> String {
                 name: "CQ",
                 implemented: true,
             },
+            Code {
+                value: regs::TABLE_MR,
+                name: "MR",
+                implemented: true,
+            },
         ],
     );
     codes(
@@ -225,6 +230,7 @@ fn formats() -> String {
     layout_table(&mut s, &crate::meta::TX_META);
     layout_table(&mut s, &crate::meta::RX_META);
     layout_table(&mut s, &crate::meta::SENT);
+    layout_table(&mut s, &crate::meta::RX_ACK);
     s.push_str("## PCIe TLP headers\n\nCarried beside the payload as one 128-bit big-endian value, always in the 4-DW form.\n\n");
     layout_table(&mut s, &tlp::REQUEST);
     layout_table(&mut s, &tlp::COMPLETION);

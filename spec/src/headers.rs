@@ -156,6 +156,15 @@ pub const AETH: Layout = Layout::net(
     "ACK Extended Transport Header.",
 );
 
+/// AETH syndromes (IBA 9.7.5.1, table 43): the top three bits say ACK (000), RNR NAK (001) or
+/// NAK (011); an ACK's low five bits are a credit count, 31 meaning "no credit information"
+/// (what a responder without end-to-end credits sends); a NAK's are its code.
+pub const AETH_ACK: u8 = 0x1F;
+pub const AETH_NAK_PSN_SEQ: u8 = 0x60;
+pub const AETH_NAK_INV_REQ: u8 = 0x61;
+pub const AETH_NAK_REM_ACCESS: u8 = 0x62;
+pub const AETH_NAK_REM_OP: u8 = 0x63;
+
 /// Immediate data (IBA 9.3.4).
 pub const IMMDT: Layout = Layout::net(
     "ImmDt",

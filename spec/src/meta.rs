@@ -194,6 +194,35 @@ pub const SENT: Layout = Layout::host(
     "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
 );
 
+/// An acknowledgement the responder received for this NIC's requester (an ACKNOWLEDGE packet's
+/// BTH and AETH), for the completer.
+pub const RX_ACK: Layout = Layout::host(
+    "received acknowledgement",
+    16,
+    &[
+        f(
+            "qpn",
+            0,
+            24,
+            "local QP number (the packet's destination QP)",
+        ),
+        f(
+            "syndrome",
+            24,
+            8,
+            "AETH syndrome (headers::AETH_ACK, AETH_NAK_*)",
+        ),
+        f(
+            "psn",
+            32,
+            24,
+            "BTH PSN: the last PSN acknowledged, or the one a NAK names",
+        ),
+        f("msn", 64, 24, "AETH MSN: messages the peer has completed"),
+    ],
+    "An ACK or NAK received for a local QP (`hdl::rc::Responder` to the completer).",
+);
+
 /// IPv4 time to live of every packet the NIC sends.
 pub const TX_TTL: u8 = 64;
 
@@ -233,6 +262,7 @@ mod tests {
         );
         assert_eq!(RX_META.field("ext2").bit + 128, RX_META.field("ext").bit);
         SENT.check().expect("SENT");
+        RX_ACK.check().expect("RX_ACK");
         let ports: std::collections::HashSet<u16> = (0..256).map(src_port).collect();
         assert_eq!(ports.len(), 256, "one port per QP");
         assert!(ports.iter().all(|p| *p >= 0xC000));

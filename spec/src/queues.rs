@@ -63,6 +63,12 @@ pub const QP_CTX: Layout = Layout::host(
         f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
         f("remote_qpn", 32, 24, "destination QP at the peer"),
         f("sq_cqn", 64, 16, "CQ that receives send completions"),
+        f(
+            "pdn",
+            80,
+            16,
+            "protection domain: remote keys must name a region of this PD",
+        ),
         f("sq_psn", 96, 24, "NIC: next PSN the requester sends"),
         f("epsn", 128, 24, "NIC: PSN the responder expects"),
         f("msn", 160, 24, "NIC: responder's message sequence number"),
@@ -87,8 +93,34 @@ pub const CQ_CTX: Layout = Layout::host(
     "Completion queue context.",
 );
 
+/// Memory region context: what a remote key may touch. The responder checks every RDMA
+/// WRITE's RETH against it: the whole key (index and tag), the QP's PD, the access right,
+/// and the range. A cleared entry has no access rights, so it matches nothing.
+pub const MR_CTX: Layout = Layout::host(
+    "MR context",
+    32,
+    &[
+        f(
+            "va",
+            0,
+            64,
+            "first address of the region (host address = VA)",
+        ),
+        f("len", 64, 64, "bytes in the region"),
+        f("key", 128, 32, "the region's key: table index << 8 | tag"),
+        f("pdn", 160, 16, "protection domain"),
+        f("access", 176, 8, "ACCESS_* bits"),
+    ],
+    "Memory region context.",
+);
+
+/// Memory region access rights (the MR context's `access`; values of `IBV_ACCESS_*`).
+pub const ACCESS_LOCAL_WRITE: u32 = 1;
+pub const ACCESS_REMOTE_WRITE: u32 = 2;
+pub const ACCESS_REMOTE_READ: u32 = 4;
+
 /// Every host layout, for checks and docs.
-pub const LAYOUTS: &[&Layout] = &[&WQE, &CQE, &QP_CTX, &CQ_CTX];
+pub const LAYOUTS: &[&Layout] = &[&WQE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
 
 /// A code with its name, for tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,16 +173,20 @@ pub const WC_STATUS: &[Code] = &[
     code(1, "LOC_LEN_ERR", false),
     code(2, "LOC_QP_OP_ERR", true),
     code(4, "LOC_PROT_ERR", false),
-    code(5, "WR_FLUSH_ERR", false),
-    code(9, "REM_INV_REQ_ERR", false),
-    code(10, "REM_ACCESS_ERR", false),
-    code(11, "REM_OP_ERR", false),
+    code(5, "WR_FLUSH_ERR", true),
+    code(9, "REM_INV_REQ_ERR", true),
+    code(10, "REM_ACCESS_ERR", true),
+    code(11, "REM_OP_ERR", true),
     code(12, "RETRY_EXC_ERR", false),
     code(13, "RNR_RETRY_EXC_ERR", false),
     code(21, "GENERAL_ERR", true),
 ];
 pub const WC_SUCCESS: u32 = 0;
 pub const WC_LOC_QP_OP_ERR: u32 = 2;
+pub const WC_WR_FLUSH_ERR: u32 = 5;
+pub const WC_REM_INV_REQ_ERR: u32 = 9;
+pub const WC_REM_ACCESS_ERR: u32 = 10;
+pub const WC_REM_OP_ERR: u32 = 11;
 pub const WC_GENERAL_ERR: u32 = 21;
 
 /// QP states (the context's `state`; values of `enum ibv_qp_state`).

@@ -53,6 +53,8 @@ pub enum Param {
     NumQps,
     /// Number of completion queues.
     NumCqs,
+    /// Number of memory regions (keys name index `key >> 8`).
+    NumMrs,
 }
 
 impl Param {
@@ -62,6 +64,7 @@ impl Param {
             Param::ClockKhz => "clock kHz",
             Param::NumQps => "QPs",
             Param::NumCqs => "CQs",
+            Param::NumMrs => "MRs",
         }
     }
 }
@@ -215,6 +218,7 @@ pub const BLOCKS: &[Block] = &[
                 "bytes between doorbell pages",
             ),
             reg("SCRATCH", 0x24, Rw, V(0), "scratch register for bus tests"),
+            reg("NUM_MRS", 0x28, Ro, P(Param::NumMrs), "memory regions"),
         ],
         doc: "Identifies the NIC and its build parameters. Always at offset 0.",
     },
@@ -236,7 +240,7 @@ pub const BLOCKS: &[Block] = &[
         version: VERSION_1_0,
         base: 0x0200,
         regs: &OBJECT_REGS,
-        doc: "Creates, modifies and queries QP and CQ contexts through a staging window.",
+        doc: "Creates, modifies and queries QP, CQ and MR contexts through a staging window.",
     },
     Block {
         name: "COUNTERS",
@@ -260,8 +264,8 @@ pub const CMD: Layout = Layout {
     order: Order::Host,
     len: 4,
     fields: &[
-        f("index", 0, 24, "QP number or CQ number"),
-        f("table", 24, 4, "0: QP, 1: CQ"),
+        f("index", 0, 24, "QP, CQ or MR number (an MR's key >> 8)"),
+        f("table", 24, 4, "0: QP, 1: CQ, 2: MR"),
         f(
             "op",
             28,
@@ -274,6 +278,7 @@ pub const CMD: Layout = Layout {
 
 pub const TABLE_QP: u32 = 0;
 pub const TABLE_CQ: u32 = 1;
+pub const TABLE_MR: u32 = 2;
 pub const OP_WRITE: u32 = 1;
 pub const OP_READ: u32 = 2;
 

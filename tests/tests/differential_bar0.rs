@@ -41,7 +41,7 @@ fn random_request(r: &mut impl Rng) -> (Header, u64, u64, bool) {
         let table: u32 = if r.gen_ratio(1, 8) {
             r.gen_range(0..16)
         } else {
-            r.gen_range(0..2)
+            r.gen_range(0..3)
         };
         let index: u32 = if r.gen_ratio(1, 8) {
             r.gen_range(0..1 << 24)

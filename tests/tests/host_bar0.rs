@@ -140,7 +140,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
     let mut r = rng(s);
     let (mut dev, _, _) = open(s)?;
     let cq = dev.create_cq(64)?;
-    let pd = dev.alloc_pd();
+    let pd = dev.alloc_pd()?;
     let mut qps = Vec::new();
     for _ in 0..8 {
         let mut qp = dev.create_qp(&pd, &cq, r.gen_range(1..1024))?;

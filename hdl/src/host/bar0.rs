@@ -1,6 +1,6 @@
 //! `Bar0`: the BAR0 completer. Takes memory requests from the host at TLP level, serves the
 //! register blocks of `spec::regs` (decode generated from that table), runs object commands
-//! against the QP and CQ context tables, and turns doorbell writes into a doorbell stream.
+//! against the QP, CQ and MR context tables, and turns doorbell writes into a doorbell stream.
 //!
 //! Ports (DW-aligned TLP streams: header beside the first beat, payload DW 0 in lanes 0..3):
 //! - `s_req_*`: requests from the host (`hdr` is the 128-bit header of `spec::tlp`).
@@ -11,6 +11,8 @@
 //!   sweep after reset), so the transport engines keep copies of the QP fields they use that
 //!   always equal the table (a write-through, no handshake: the engines take one per cycle).
 //! - `m_cqw_{en,index,data}`: the same for the CQ table.
+//! - `m_mrw_{en,index,data}`: the same for the MR table (memory regions; the responder checks
+//!   remote keys against its copy).
 //!
 //! ```text
 //!  s_req --> decode --+-- register file (RO table, RW regs, CTX staging) --> m_cpl
@@ -33,18 +35,20 @@ use crate::host::ctx_table::CtxTable;
 use crate::host::lsb;
 use crate::prelude::*;
 use crate::util::{bits_from_bools, bits_from_u64};
-use ferroce_spec::queues::{CQ_CTX, QP_CTX};
+use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
 use ferroce_spec::regs::{self, Access, Param, Reset, BLOCKS, CTX_WORDS};
 use ferroce_spec::tlp::{self, COMPLETION, REQUEST};
 
 /// Word-address width of BAR0 (byte address bits 20..2).
 const WA: usize = regs::BAR0_ADDR_W - 2;
-/// QP and CQ table address width: 256 of each.
+/// QP, CQ and MR table address width: 256 of each.
 pub const OBJ_A: usize = 8;
 /// QP context bits stored (every QP_CTX field lies below).
 pub const QP_W: usize = 512;
 /// CQ context bits stored.
 pub const CQ_W: usize = 128;
+/// MR context bits stored.
+pub const MR_W: usize = 256;
 const CTX_BITS: usize = CTX_WORDS * 32;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
@@ -92,8 +96,12 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_cqw_en: Signal<Out, Bit>,
     pub m_cqw_index: Signal<Out, Bits<OBJ_A>>,
     pub m_cqw_data: Signal<Out, Bits<CQ_W>>,
+    pub m_mrw_en: Signal<Out, Bit>,
+    pub m_mrw_index: Signal<Out, Bits<OBJ_A>>,
+    pub m_mrw_data: Signal<Out, Bits<MR_W>>,
     qp_table: CtxTable<QP_W, OBJ_A>,
     cq_table: CtxTable<CQ_W, OBJ_A>,
+    mr_table: CtxTable<MR_W, OBJ_A>,
     state: DFF<Bar0State>,
     // The request being served.
     waddr: DFF<Bits<WA>>,
@@ -188,6 +196,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     status_ca: Constant<Bits<3>>,
     qp_mask: Constant<Bits<QP_W>>,
     cq_mask: Constant<Bits<CQ_W>>,
+    mr_mask: Constant<Bits<MR_W>>,
     keep1: Constant<Bits<KW>>,
     keep2: Constant<Bits<KW>>,
     err_bad_op: Constant<Bits<8>>,
@@ -248,7 +257,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
                         let v = match p {
                             Param::DatapathWidth => params.datapath_width,
                             Param::ClockKhz => params.clock_khz,
-                            Param::NumQps | Param::NumCqs => 1 << OBJ_A,
+                            Param::NumQps | Param::NumCqs | Param::NumMrs => 1 << OBJ_A,
                         };
                         ro_addr.push(a);
                         ro_value.push(Constant::new(bits_from_u64(v.into())));
@@ -286,8 +295,12 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_cqw_en: Default::default(),
             m_cqw_index: Default::default(),
             m_cqw_data: Default::default(),
+            m_mrw_en: Default::default(),
+            m_mrw_index: Default::default(),
+            m_mrw_data: Default::default(),
             qp_table: CtxTable::new(),
             cq_table: CtxTable::new(),
+            mr_table: CtxTable::new(),
             state: DFF::default(),
             waddr: DFF::default(),
             two: DFF::default(),
@@ -377,6 +390,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             status_ca: Constant::new(bits_from_u64(tlp::CPL_CA.into())),
             qp_mask: Constant::new(field_mask::<QP_W>(&QP_CTX)),
             cq_mask: Constant::new(field_mask::<CQ_W>(&CQ_CTX)),
+            mr_mask: Constant::new(field_mask::<MR_W>(&MR_CTX)),
             keep1: Constant::new(bits_from_u64(0x0F)),
             keep2: Constant::new(bits_from_u64(0xFF)),
             err_bad_op: Constant::new(bits_from_u64(regs::ERR_BAD_OP.into())),
@@ -411,6 +425,11 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.m_cqw_en.next = self.cq_table.w_en.val();
         self.m_cqw_index.next = self.cq_table.w_addr.val();
         self.m_cqw_data.next = self.cq_table.w_data.val();
+        self.mr_table.clk.next = self.clk.val();
+        self.mr_table.rst.next = self.rst.val();
+        self.m_mrw_en.next = self.mr_table.w_en.val();
+        self.m_mrw_index.next = self.mr_table.w_addr.val();
+        self.m_mrw_data.next = self.mr_table.w_data.val();
 
         // Outputs straight from registers.
         self.m_cpl_hdr.next = self.cpl_hdr.q.val();
@@ -634,12 +653,13 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.c_err.next = bits::<8>(0);
         if (self.c_op.val() != bits::<4>(1)) & (self.c_op.val() != bits::<4>(2)) {
             self.c_err.next = self.err_bad_op.val();
-        } else if self.c_table.val() > bits::<4>(1) {
+        } else if self.c_table.val() > bits::<4>(2) {
             self.c_err.next = self.err_bad_table.val();
         } else if self.c_index.val().get_bits::<16>(8) != bits::<16>(0) {
             self.c_err.next = self.err_bad_index.val();
         }
-        self.c_ready.next = self.qp_table.ready.val() & self.cq_table.ready.val();
+        self.c_ready.next =
+            self.qp_table.ready.val() & self.cq_table.ready.val() & self.mr_table.ready.val();
         self.wide.next = bits::<CTX_BITS>(0);
         for i in 0..self.ctx.len() {
             self.word.next = self.ctx[i].q.val();
@@ -648,13 +668,18 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         }
         self.qp_table.cmd_addr.next = self.c_index.val().get_bits::<OBJ_A>(0);
         self.cq_table.cmd_addr.next = self.c_index.val().get_bits::<OBJ_A>(0);
+        self.mr_table.cmd_addr.next = self.c_index.val().get_bits::<OBJ_A>(0);
         self.qp_table.cmd_wdata.next = self.wide.val().get_bits::<QP_W>(0) & self.qp_mask.val();
         self.cq_table.cmd_wdata.next = self.wide.val().get_bits::<CQ_W>(0) & self.cq_mask.val();
+        self.mr_table.cmd_wdata.next = self.wide.val().get_bits::<MR_W>(0) & self.mr_mask.val();
         self.qp_table.cmd_we.next = false;
         self.cq_table.cmd_we.next = false;
+        self.mr_table.cmd_we.next = false;
         self.rd_wide.next = bit_cast::<CTX_BITS, QP_W>(self.qp_table.rdata.val());
         if self.c_table.val() == bits::<4>(1) {
             self.rd_wide.next = bit_cast::<CTX_BITS, CQ_W>(self.cq_table.rdata.val());
+        } else if self.c_table.val() == bits::<4>(2) {
+            self.rd_wide.next = bit_cast::<CTX_BITS, MR_W>(self.mr_table.rdata.val());
         }
         if (self.state.q.val() == Bar0State::Cmd) & self.c_ready.val() {
             self.err.d.next = self.c_err.val();
@@ -663,6 +688,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
                 if self.c_op.val() == bits::<4>(1) {
                     self.qp_table.cmd_we.next = self.c_table.val() == bits::<4>(0);
                     self.cq_table.cmd_we.next = self.c_table.val() == bits::<4>(1);
+                    self.mr_table.cmd_we.next = self.c_table.val() == bits::<4>(2);
                     self.commands.d.next = self.commands.q.val() + bits::<32>(1);
                 } else {
                     self.state.d.next = Bar0State::CmdRead;

@@ -7,6 +7,7 @@ pub mod pad;
 pub mod rx_frame;
 pub mod rx_parser;
 pub mod tail_writer;
+pub mod tx_arb;
 pub mod tx_frame;
 pub mod tx_header;
 
@@ -16,5 +17,6 @@ pub use pad::Pad;
 pub use rx_frame::RxFrame;
 pub use rx_parser::RxParser;
 pub use tail_writer::TailWriter;
+pub use tx_arb::TxArb;
 pub use tx_frame::TxFrame;
 pub use tx_header::TxHeader;

@@ -1,0 +1,550 @@
+//! `Completer`: turns the requester's sent work requests into completions. It keeps, per QP,
+//! the oldest PSN not yet acknowledged (`una`) from the ACKs the responder hands over, and
+//! retires the work requests in send order: one is done when an ACK covers its last PSN, at
+//! once when the requester refused it, or when the peer NAKed it with a fatal code. A done
+//! request that was signaled, or that failed, gets a CQE written by DMA into its CQ's ring.
+//!
+//! Ports:
+//! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order (queued here).
+//! - `s_rack_*`: `spec::meta::RX_ACK` records from the responder.
+//! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write sets the QP's
+//!   `una` from `una_psn` and clears its error; a CQ write sets the ring and its index).
+//! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
+//! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
+//!   in the table: retired without a CQE), `cqes` (CQEs written).
+//!
+//! ```text
+//!  s_rack --> [Idle: take] -> [Ack: una and error of the QP updated]
+//!  s_sent --> FIFO --> [Idle: head] -> [Sent: acknowledged, refused or failed?
+//!                         no: back to Idle; yes: pop, CQE if signaled or failed]
+//!                      -> [Cqe: 32 bytes to m_wd, CQ index + 1]
+//! ```
+//!
+//! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means
+//! every PSN before p did (`una` = p); `una` only moves forward. A NAK with a fatal code
+//! (invalid request, remote access or remote operational error) fails the request it names
+//! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
+//! WR_FLUSH_ERR. A PSN sequence error NAK only moves `una`: retransmission is a later step.
+//!
+//! The CQE: `spec::queues::CQE`, its owner bit the inverse of the pass over the ring
+//! (`(pi >> log_size) & 1`). The CQ's producer index is kept in this block's copy of the CQ
+//! table only (a QUERY of the CQ shows the host's value). The host's consumer index is not
+//! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
+//! Received ACKs are taken before the next sent request is looked at.
+
+use crate::host::{field_at, k};
+use crate::prelude::*;
+use crate::stream::Fifo;
+use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP};
+use ferroce_spec::meta::{RX_ACK, SENT};
+use ferroce_spec::queues::{
+    CQE, CQE_LEN, CQ_CTX, QP_CTX, WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
+    WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_WRITE,
+};
+
+pub const QA: usize = 8;
+pub const QP_W: usize = 512;
+pub const CQ_W: usize = 128;
+const SENT_W: usize = SENT.len * 8;
+const RACK_W: usize = RX_ACK.len * 8;
+const CQE_W: usize = CQE_LEN * 8;
+/// Per QP: una 0/24, error status 24/8 (0: none).
+const QST_W: usize = 32;
+/// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
+const CQS_W: usize = 128;
+
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum CplState {
+    Idle,
+    Ack,
+    Sent,
+    Cqe,
+}
+
+#[derive(LogicBlock)]
+pub struct Completer<const DW: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_sent_tdata: Signal<In, Bits<SENT_W>>,
+    pub s_sent_tvalid: Signal<In, Bit>,
+    pub s_sent_tready: Signal<Out, Bit>,
+    pub s_rack_tdata: Signal<In, Bits<RACK_W>>,
+    pub s_rack_tvalid: Signal<In, Bit>,
+    pub s_rack_tready: Signal<Out, Bit>,
+    pub s_qpw_en: Signal<In, Bit>,
+    pub s_qpw_index: Signal<In, Bits<QA>>,
+    pub s_qpw_data: Signal<In, Bits<QP_W>>,
+    pub s_cqw_en: Signal<In, Bit>,
+    pub s_cqw_index: Signal<In, Bits<QA>>,
+    pub s_cqw_data: Signal<In, Bits<CQ_W>>,
+    pub m_wr_addr: Signal<Out, Bits<64>>,
+    pub m_wr_len: Signal<Out, Bits<13>>,
+    pub m_wr_tvalid: Signal<Out, Bit>,
+    pub m_wr_tready: Signal<In, Bit>,
+    pub m_wd_tdata: Signal<Out, Bits<DW>>,
+    pub m_wd_tlast: Signal<Out, Bit>,
+    pub m_wd_tvalid: Signal<Out, Bit>,
+    pub m_wd_tready: Signal<In, Bit>,
+    pub naks: Signal<Out, Bits<32>>,
+    pub bad_cq: Signal<Out, Bits<32>>,
+    pub cqes: Signal<Out, Bits<32>>,
+    sent_q: Fifo<SENT_W, 5, 6>,
+    qst_ram: RAM<Bits<QST_W>, QA>,
+    cq_ram: RAM<Bits<CQS_W>, QA>,
+    state: DFF<CplState>,
+    rack: DFF<Bits<RACK_W>>,
+    cqe: DFF<Bits<CQE_W>>,
+    beats: DFF<Bits<4>>,
+    wr_addr: DFF<Bits<64>>,
+    wr_valid: DFF<Bit>,
+    wd_data: DFF<Bits<DW>>,
+    wd_last: DFF<Bit>,
+    wd_valid: DFF<Bit>,
+    n_naks: DFF<Bits<32>>,
+    n_bad_cq: DFF<Bits<32>>,
+    n_cqes: DFF<Bits<32>>,
+    // Locals.
+    a_qpn: Signal<Local, Bits<QA>>,
+    a_syn: Signal<Local, Bits<8>>,
+    a_psn: Signal<Local, Bits<24>>,
+    una: Signal<Local, Bits<24>>,
+    err: Signal<Local, Bits<8>>,
+    new_una: Signal<Local, Bits<24>>,
+    adv: Signal<Local, Bits<24>>,
+    new_err: Signal<Local, Bits<8>>,
+    s_qpn: Signal<Local, Bits<24>>,
+    s_status: Signal<Local, Bits<8>>,
+    s_flags: Signal<Local, Bits<8>>,
+    s_wr_op: Signal<Local, Bits<8>>,
+    s_cqn: Signal<Local, Bits<16>>,
+    s_wrid: Signal<Local, Bits<64>>,
+    s_len: Signal<Local, Bits<32>>,
+    s_last: Signal<Local, Bits<24>>,
+    since: Signal<Local, Bits<24>>,
+    acked: Signal<Local, Bit>,
+    pass: Signal<Local, Bits<32>>,
+    pi_next: Signal<Local, Bits<32>>,
+    beats_next: Signal<Local, Bits<4>>,
+    status: Signal<Local, Bits<8>>,
+    want_cqe: Signal<Local, Bit>,
+    cq_base: Signal<Local, Bits<64>>,
+    cq_log: Signal<Local, Bits<5>>,
+    cq_pi: Signal<Local, Bits<32>>,
+    slot: Signal<Local, Bits<32>>,
+    owner: Signal<Local, Bits<1>>,
+    wc_op: Signal<Local, Bits<8>>,
+    cqe_img: Signal<Local, Bits<CQE_W>>,
+    wd_free: Signal<Local, Bit>,
+    qst_w: Signal<Local, Bits<QST_W>>,
+    // Constants.
+    q_una: Constant<Bits<9>>,
+    r_qpn: Constant<Bits<7>>,
+    r_syn: Constant<Bits<7>>,
+    r_psn: Constant<Bits<7>>,
+    x_qpn: Constant<Bits<8>>,
+    x_status: Constant<Bits<8>>,
+    x_flags: Constant<Bits<8>>,
+    x_wr_op: Constant<Bits<8>>,
+    x_cqn: Constant<Bits<8>>,
+    x_wrid: Constant<Bits<8>>,
+    x_len: Constant<Bits<8>>,
+    x_last: Constant<Bits<8>>,
+    c_wrid: Constant<Bits<8>>,
+    c_len: Constant<Bits<8>>,
+    c_qpn: Constant<Bits<8>>,
+    c_op: Constant<Bits<8>>,
+    c_status: Constant<Bits<8>>,
+    c_owner: Constant<Bits<8>>,
+    nak_inv: Constant<Bits<8>>,
+    nak_acc: Constant<Bits<8>>,
+    nak_op: Constant<Bits<8>>,
+    wc_inv: Constant<Bits<8>>,
+    wc_acc: Constant<Bits<8>>,
+    wc_rop: Constant<Bits<8>>,
+    wc_flush: Constant<Bits<8>>,
+    wc_write: Constant<Bits<8>>,
+    wr_write: Constant<Bits<8>>,
+    signaled: Constant<Bits<8>>,
+    cqe_len: Constant<Bits<13>>,
+    n_beats: Constant<Bits<4>>,
+    dw_shift: Constant<Bits<9>>,
+    pi_clear: Constant<Bits<CQS_W>>,
+}
+
+impl<const DW: usize> Completer<DW> {
+    pub fn new() -> Self {
+        assert!(
+            DW <= CQE_W && CQE_W.is_multiple_of(DW),
+            "a CQE is a whole number of beats"
+        );
+        for (name, bit, width) in [("base", 0, 64), ("log_size", 64, 5), ("pi", 96, 32)] {
+            let f = CQ_CTX.field(name);
+            assert_eq!((f.bit, f.width), (bit, width), "CQ_CTX.{name} moved");
+        }
+        let mut clear = vec![true; CQS_W];
+        clear[96..128].fill(false);
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_sent_tdata: Default::default(),
+            s_sent_tvalid: Default::default(),
+            s_sent_tready: Default::default(),
+            s_rack_tdata: Default::default(),
+            s_rack_tvalid: Default::default(),
+            s_rack_tready: Default::default(),
+            s_qpw_en: Default::default(),
+            s_qpw_index: Default::default(),
+            s_qpw_data: Default::default(),
+            s_cqw_en: Default::default(),
+            s_cqw_index: Default::default(),
+            s_cqw_data: Default::default(),
+            m_wr_addr: Default::default(),
+            m_wr_len: Default::default(),
+            m_wr_tvalid: Default::default(),
+            m_wr_tready: Default::default(),
+            m_wd_tdata: Default::default(),
+            m_wd_tlast: Default::default(),
+            m_wd_tvalid: Default::default(),
+            m_wd_tready: Default::default(),
+            naks: Default::default(),
+            bad_cq: Default::default(),
+            cqes: Default::default(),
+            sent_q: Fifo::new(),
+            qst_ram: RAM::default(),
+            cq_ram: RAM::default(),
+            state: DFF::default(),
+            rack: Default::default(),
+            cqe: Default::default(),
+            beats: Default::default(),
+            wr_addr: Default::default(),
+            wr_valid: Default::default(),
+            wd_data: Default::default(),
+            wd_last: Default::default(),
+            wd_valid: Default::default(),
+            n_naks: Default::default(),
+            n_bad_cq: Default::default(),
+            n_cqes: Default::default(),
+            a_qpn: Default::default(),
+            a_syn: Default::default(),
+            a_psn: Default::default(),
+            una: Default::default(),
+            err: Default::default(),
+            new_una: Default::default(),
+            adv: Default::default(),
+            new_err: Default::default(),
+            s_qpn: Default::default(),
+            s_status: Default::default(),
+            s_flags: Default::default(),
+            s_wr_op: Default::default(),
+            s_cqn: Default::default(),
+            s_wrid: Default::default(),
+            s_len: Default::default(),
+            s_last: Default::default(),
+            since: Default::default(),
+            acked: Default::default(),
+            pass: Default::default(),
+            pi_next: Default::default(),
+            beats_next: Default::default(),
+            status: Default::default(),
+            want_cqe: Default::default(),
+            cq_base: Default::default(),
+            cq_log: Default::default(),
+            cq_pi: Default::default(),
+            slot: Default::default(),
+            owner: Default::default(),
+            wc_op: Default::default(),
+            cqe_img: Default::default(),
+            wd_free: Default::default(),
+            qst_w: Default::default(),
+            q_una: field_at(&QP_CTX, "una_psn"),
+            r_qpn: field_at(&RX_ACK, "qpn"),
+            r_syn: field_at(&RX_ACK, "syndrome"),
+            r_psn: field_at(&RX_ACK, "psn"),
+            x_qpn: field_at(&SENT, "qpn"),
+            x_status: field_at(&SENT, "status"),
+            x_flags: field_at(&SENT, "flags"),
+            x_wr_op: field_at(&SENT, "wr_opcode"),
+            x_cqn: field_at(&SENT, "cqn"),
+            x_wrid: field_at(&SENT, "wr_id"),
+            x_len: field_at(&SENT, "byte_len"),
+            x_last: field_at(&SENT, "last_psn"),
+            c_wrid: field_at(&CQE, "wr_id"),
+            c_len: field_at(&CQE, "byte_len"),
+            c_qpn: field_at(&CQE, "qpn"),
+            c_op: field_at(&CQE, "opcode"),
+            c_status: field_at(&CQE, "status"),
+            c_owner: field_at(&CQE, "owner"),
+            nak_inv: k(AETH_NAK_INV_REQ.into()),
+            nak_acc: k(AETH_NAK_REM_ACCESS.into()),
+            nak_op: k(AETH_NAK_REM_OP.into()),
+            wc_inv: k(WC_REM_INV_REQ_ERR.into()),
+            wc_acc: k(WC_REM_ACCESS_ERR.into()),
+            wc_rop: k(WC_REM_OP_ERR.into()),
+            wc_flush: k(WC_WR_FLUSH_ERR.into()),
+            wc_write: k(WC_RDMA_WRITE.into()),
+            wr_write: k(WR_RDMA_WRITE.into()),
+            signaled: k(WQE_FLAG_SIGNALED.into()),
+            cqe_len: k(CQE_LEN as u64),
+            n_beats: k((CQE_W / DW) as u64),
+            dw_shift: k(DW as u64 % CQE_W as u64),
+            pi_clear: Constant::new(crate::util::bits_from_bools(&clear)),
+        }
+    }
+}
+
+impl<const DW: usize> Default for Completer<DW> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const DW: usize> Logic for Completer<DW> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
+            n_naks, n_bad_cq, n_cqes
+        );
+        self.sent_q.clk.next = self.clk.val();
+        self.sent_q.rst.next = self.rst.val();
+        self.qst_ram.read_clock.next = self.clk.val();
+        self.qst_ram.write_clock.next = self.clk.val();
+        self.cq_ram.read_clock.next = self.clk.val();
+        self.cq_ram.write_clock.next = self.clk.val();
+
+        // Inputs and outputs.
+        self.sent_q.s_tdata.next = self.s_sent_tdata.val();
+        self.sent_q.s_tvalid.next = self.s_sent_tvalid.val();
+        self.s_sent_tready.next = self.sent_q.s_tready.val();
+        self.sent_q.m_tready.next = false;
+        self.s_rack_tready.next = self.state.q.val() == CplState::Idle;
+        self.m_wr_addr.next = self.wr_addr.q.val();
+        self.m_wr_len.next = self.cqe_len.val();
+        self.m_wr_tvalid.next = self.wr_valid.q.val();
+        if self.m_wr_tready.val() {
+            self.wr_valid.d.next = false;
+        }
+        self.m_wd_tdata.next = self.wd_data.q.val();
+        self.m_wd_tlast.next = self.wd_last.q.val();
+        self.m_wd_tvalid.next = self.wd_valid.q.val();
+        self.wd_free.next = !self.wd_valid.q.val() | self.m_wd_tready.val();
+        self.beats_next.next = self.beats.q.val() + bits::<4>(1);
+        if self.m_wd_tready.val() {
+            self.wd_valid.d.next = false;
+        }
+        self.naks.next = self.n_naks.q.val();
+        self.bad_cq.next = self.n_bad_cq.q.val();
+        self.cqes.next = self.n_cqes.q.val();
+
+        // The received ACK.
+        self.a_qpn.next = self.rack.q.val().get_bits::<QA>(self.r_qpn.val().index());
+        self.a_syn.next = self.rack.q.val().get_bits::<8>(self.r_syn.val().index());
+        self.a_psn.next = self.rack.q.val().get_bits::<24>(self.r_psn.val().index());
+        // The sent request at the head of the queue.
+        self.s_qpn.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<24>(self.x_qpn.val().index());
+        self.s_status.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.x_status.val().index());
+        self.s_flags.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.x_flags.val().index());
+        self.s_wr_op.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.x_wr_op.val().index());
+        self.s_cqn.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<16>(self.x_cqn.val().index());
+        self.s_wrid.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<64>(self.x_wrid.val().index());
+        self.s_len.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<32>(self.x_len.val().index());
+        self.s_last.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<24>(self.x_last.val().index());
+
+        // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
+        // ACK's or the head request's QP (and CQ), the address held while it is worked on.
+        self.qst_ram.write_address.next = self.s_qpw_index.val();
+        self.qst_ram.write_data.next = bit_cast::<QST_W, 24>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<24>(self.q_una.val().index()),
+        );
+        self.qst_ram.write_enable.next = self.s_qpw_en.val();
+        self.cq_ram.write_address.next = self.s_cqw_index.val();
+        self.cq_ram.write_data.next = self.s_cqw_data.val();
+        self.cq_ram.write_enable.next = self.s_cqw_en.val();
+        self.qst_ram.read_address.next = self.s_qpn.val().get_bits::<QA>(0);
+        if self.state.q.val() == CplState::Ack {
+            self.qst_ram.read_address.next = self.a_qpn.val();
+        }
+        if (self.state.q.val() == CplState::Idle) & self.s_rack_tvalid.val() {
+            self.qst_ram.read_address.next = self
+                .s_rack_tdata
+                .val()
+                .get_bits::<QA>(self.r_qpn.val().index());
+        }
+        self.cq_ram.read_address.next = self.s_cqn.val().get_bits::<QA>(0);
+        self.una.next = self.qst_ram.read_data.val().get_bits::<24>(0);
+        self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
+        self.cq_base.next = self.cq_ram.read_data.val().get_bits::<64>(0);
+        self.cq_log.next = self.cq_ram.read_data.val().get_bits::<5>(64);
+        self.cq_pi.next = self.cq_ram.read_data.val().get_bits::<32>(96);
+
+        // An ACK moves `una` to its PSN + 1, a NAK to its PSN, never backwards; a fatal NAK
+        // sets the QP's error.
+        self.new_una.next = self.a_psn.val() + bits::<24>(1);
+        if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
+            self.new_una.next = self.a_psn.val();
+        }
+        self.adv.next = self.new_una.val() - self.una.val();
+        self.new_err.next = self.err.val();
+        if self.err.val() == bits::<8>(0) {
+            if self.a_syn.val() == self.nak_inv.val() {
+                self.new_err.next = self.wc_inv.val();
+            } else if self.a_syn.val() == self.nak_acc.val() {
+                self.new_err.next = self.wc_acc.val();
+            } else if self.a_syn.val() == self.nak_op.val() {
+                self.new_err.next = self.wc_rop.val();
+            }
+        }
+        self.qst_w.next = (bit_cast::<QST_W, 8>(self.new_err.val()) << 24)
+            | bit_cast::<QST_W, 24>(self.una.val());
+        if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
+            self.qst_w.next = (bit_cast::<QST_W, 8>(self.new_err.val()) << 24)
+                | bit_cast::<QST_W, 24>(self.new_una.val());
+        }
+
+        // The head request: acknowledged when `una` is past its last PSN (mod 2^24).
+        self.since.next = self.una.val() - bits::<24>(1) - self.s_last.val();
+        self.acked.next = self.since.val() < bits::<24>(0x80_0000);
+        self.status.next = self.s_status.val();
+        if self.s_status.val() == bits::<8>(0) {
+            if self.acked.val() {
+                self.status.next = bits::<8>(0);
+            } else {
+                self.status.next = self.err.val();
+            }
+        }
+        self.want_cqe.next = ((self.s_flags.val() & self.signaled.val()) != bits::<8>(0))
+            | (self.status.val() != bits::<8>(0));
+        self.slot.next = self.cq_pi.val() & ((bits::<32>(1) << self.cq_log.val()) - bits::<32>(1));
+        self.pi_next.next = self.cq_pi.val() + bits::<32>(1);
+        self.pass.next = self.cq_pi.val() >> self.cq_log.val();
+        self.owner.next = bits::<1>(1);
+        if (self.pass.val() & bits::<32>(1)) != bits::<32>(0) {
+            self.owner.next = bits::<1>(0);
+        }
+        self.wc_op.next = bits::<8>(0);
+        if self.s_wr_op.val() == self.wr_write.val() {
+            self.wc_op.next = self.wc_write.val();
+        }
+        self.cqe_img.next = (bit_cast::<CQE_W, 64>(self.s_wrid.val()) << self.c_wrid.val())
+            | (bit_cast::<CQE_W, 32>(self.s_len.val()) << self.c_len.val())
+            | (bit_cast::<CQE_W, 24>(self.s_qpn.val()) << self.c_qpn.val())
+            | (bit_cast::<CQE_W, 8>(self.wc_op.val()) << self.c_op.val())
+            | (bit_cast::<CQE_W, 8>(self.status.val()) << self.c_status.val())
+            | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
+
+        match self.state.q.val() {
+            CplState::Idle => {
+                if self.s_rack_tvalid.val() {
+                    self.rack.d.next = self.s_rack_tdata.val();
+                    self.state.d.next = CplState::Ack;
+                } else if self.sent_q.m_tvalid.val() {
+                    self.state.d.next = CplState::Sent;
+                }
+            }
+            CplState::Ack => {
+                if !self.s_qpw_en.val() {
+                    if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
+                        self.n_naks.d.next = self.n_naks.q.val() + bits::<32>(1);
+                    }
+                    self.qst_ram.write_address.next = self.a_qpn.val();
+                    self.qst_ram.write_data.next = self.qst_w.val();
+                    self.qst_ram.write_enable.next = true;
+                    self.state.d.next = CplState::Idle;
+                }
+            }
+            CplState::Sent => {
+                if (self.s_status.val() == bits::<8>(0))
+                    & !self.acked.val()
+                    & (self.err.val() == bits::<8>(0))
+                {
+                    // Not yet: look again after the ACKs that are waiting.
+                    self.state.d.next = CplState::Idle;
+                } else if !self.want_cqe.val() {
+                    self.sent_q.m_tready.next = true;
+                    self.state.d.next = CplState::Idle;
+                } else if self.s_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
+                    self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
+                    self.sent_q.m_tready.next = true;
+                    self.state.d.next = CplState::Idle;
+                } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() & !self.s_qpw_en.val() {
+                    self.sent_q.m_tready.next = true;
+                    self.wr_addr.d.next =
+                        self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
+                    self.wr_valid.d.next = true;
+                    self.cqe.d.next = self.cqe_img.val();
+                    self.beats.d.next = bits::<4>(0);
+                    self.cq_ram.write_address.next = self.s_cqn.val().get_bits::<QA>(0);
+                    self.cq_ram.write_data.next = (self.cq_ram.read_data.val()
+                        & self.pi_clear.val())
+                        | (bit_cast::<CQS_W, 32>(self.pi_next.val()) << 96);
+                    self.cq_ram.write_enable.next = true;
+                    // A failed request flushes the QP's later ones.
+                    if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
+                        self.qst_ram.write_address.next = self.s_qpn.val().get_bits::<QA>(0);
+                        self.qst_ram.write_data.next = (bit_cast::<QST_W, 8>(self.wc_flush.val())
+                            << 24)
+                            | bit_cast::<QST_W, 24>(self.una.val());
+                        self.qst_ram.write_enable.next = true;
+                    }
+                    self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
+                    self.state.d.next = CplState::Cqe;
+                }
+            }
+            CplState::Cqe => {
+                if self.wd_free.val() {
+                    self.wd_valid.d.next = true;
+                    self.wd_data.d.next = self.cqe.q.val().get_bits::<DW>(0);
+                    self.cqe.d.next = self.cqe.q.val() >> self.dw_shift.val();
+                    self.beats.d.next = self.beats_next.val();
+                    self.wd_last.d.next = false;
+                    if self.beats_next.val() == self.n_beats.val() {
+                        self.wd_last.d.next = true;
+                        self.state.d.next = CplState::Idle;
+                    }
+                }
+            }
+        }
+        if self.rst.val() {
+            self.state.d.next = CplState::Idle;
+            self.wr_valid.d.next = false;
+            self.wd_valid.d.next = false;
+            self.n_naks.d.next = bits::<32>(0);
+            self.n_bad_cq.d.next = bits::<32>(0);
+            self.n_cqes.d.next = bits::<32>(0);
+        }
+    }
+}

@@ -1,0 +1,901 @@
+//! `Responder`: the RC receive path from a parsed packet to host memory. Each packet the RX
+//! parser accepted (`RX_META` record + payload) is checked against its QP and, for an RDMA
+//! WRITE, against the memory region its RETH names; a good WRITE packet's payload goes to the
+//! DMA write engine at the target address, the expected PSN moves on, and the last packet of a
+//! request that asks for one is acknowledged (one ACK per message: coalesced). ACKs and NAKs
+//! received for this NIC's own requests are handed to the completer.
+//!
+//! Ports:
+//! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
+//!   `m_wd` has no `tkeep`: the DMA write engine takes the byte count from the command.
+//! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
+//!   keeps its own copy of the QP fields it uses and of the MR table.
+//! - `local_mac`, `local_ipv4`: the port's addresses, for the ACKs' source fields.
+//! - `m_wr_{addr,len,tvalid,tready}`, `m_wd_{tdata,tlast,tvalid,tready}`: write commands and
+//!   their bytes, to `DmaWrite` (a zero-length payload writes nothing).
+//! - `m_ack_*`: one `TX_META` record per ACK or NAK to send (no payload), to the TX arbiter.
+//! - `m_rack_*`: one `RX_ACK` record per ACK or NAK received, to the completer.
+//! - counters of packets dropped, by the first reason that applies: `bad_qp` (QP number over
+//!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
+//!   dropped silently, IBA 9.6.1), `unsupported` (an opcode this transport does not implement),
+//!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
+//!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
+//!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
+//!   outside one, or a payload length the opcode does not allow: NAK invalid request),
+//!   `bad_rkey` (the RETH's key does not name a region of the QP's PD with remote write
+//!   access, or the range is not inside it: NAK remote access error).
+//!
+//! ```text
+//!  s_meta --> [Idle: take record; read QP copy, cursor, MR at the RETH key]
+//!         --> [Check: QP, opcode, PSN, message order, length, key, range -> one decision]
+//!         --> [Pay: payload -> m_wd] or [Drain: payload dropped]
+//!         --> [Resp: ACK/NAK -> m_ack, received ACK -> m_rack, write back epsn/msn/cursor]
+//! ```
+//!
+//! The write cursor (next address and bytes left of the message in progress) is per QP, so
+//! a WRITE spanning many packets writes exactly the range its first packet's RETH named and
+//! was checked for; MIDDLE packets must be one PMTU and leave bytes for a LAST, a LAST must
+//! carry exactly the rest. Nothing is written for a packet that is not accepted whole, and
+//! `MacRx` has already dropped every frame with a bad FCS or ICRC.
+//!
+//! Throughput: a packet takes its payload beats plus three cycles, faster than the wire for
+//! every packet size (a packet brings at least 98 bytes of headers, pad and gap).
+//!
+//! The QP copy: `epsn` and `msn` are written back into this block's copy only (not into
+//! BAR0's table yet: a QUERY shows what the host wrote). A context write to the QP of the
+//! packet in flight wins: its write-back is skipped, and a write also clears the QP's cursor.
+//! Not yet: NAK invalid request / remote access error do not move the QP to the error state.
+
+use crate::host::{field_at, k};
+use crate::prelude::*;
+use crate::stream::{Fifo, Skid};
+use ferroce_spec::headers::{AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS};
+use ferroce_spec::layout::Layout;
+use ferroce_spec::meta::{RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL};
+use ferroce_spec::opcodes::{
+    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
+    RC_RDMA_WRITE_ONLY,
+};
+use ferroce_spec::queues::{ACCESS_REMOTE_WRITE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS};
+
+/// QP/MR table address width and context widths, as BAR0 stores them.
+pub const QA: usize = 8;
+pub const QP_W: usize = 512;
+pub const MR_W: usize = 256;
+const META_W: usize = 512;
+const RACK_W: usize = RX_ACK.len * 8;
+/// This block's QP copy: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24, epsn 48/24,
+/// msn 72/24, remote_mac 96/48, remote_ip 144/32.
+const RCTX_W: usize = 176;
+/// The write cursor: next address 0/64, bytes left 64/32, in a message 96, NAK sent 97.
+const CUR_W: usize = 98;
+/// The MR fields: every MR_CTX field lies below.
+const MRS_W: usize = 184;
+
+#[derive(Copy, Clone, PartialEq, Debug, LogicState)]
+pub enum RespState {
+    Idle,
+    Check,
+    Pay,
+    Drain,
+    Resp,
+}
+
+fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
+    field_at(l, name)
+}
+
+fn at_plus(l: &Layout, name: &str, plus: u64) -> Constant<Bits<9>> {
+    let f = l.field(name);
+    k(l.lsb(&f) as u64 + plus)
+}
+
+#[derive(LogicBlock)]
+pub struct Responder<const DW: usize, const KW: usize> {
+    pub clk: Signal<In, Clock>,
+    pub rst: Signal<In, Bit>,
+    pub s_meta_tdata: Signal<In, Bits<META_W>>,
+    pub s_meta_tvalid: Signal<In, Bit>,
+    pub s_meta_tready: Signal<Out, Bit>,
+    pub s_pay_tdata: Signal<In, Bits<DW>>,
+    pub s_pay_tkeep: Signal<In, Bits<KW>>,
+    pub s_pay_tlast: Signal<In, Bit>,
+    pub s_pay_tvalid: Signal<In, Bit>,
+    pub s_pay_tready: Signal<Out, Bit>,
+    pub s_qpw_en: Signal<In, Bit>,
+    pub s_qpw_index: Signal<In, Bits<QA>>,
+    pub s_qpw_data: Signal<In, Bits<QP_W>>,
+    pub s_mrw_en: Signal<In, Bit>,
+    pub s_mrw_index: Signal<In, Bits<QA>>,
+    pub s_mrw_data: Signal<In, Bits<MR_W>>,
+    pub local_mac: Signal<In, Bits<48>>,
+    pub local_ipv4: Signal<In, Bits<32>>,
+    pub m_wr_addr: Signal<Out, Bits<64>>,
+    pub m_wr_len: Signal<Out, Bits<13>>,
+    pub m_wr_tvalid: Signal<Out, Bit>,
+    pub m_wr_tready: Signal<In, Bit>,
+    pub m_wd_tdata: Signal<Out, Bits<DW>>,
+    pub m_wd_tlast: Signal<Out, Bit>,
+    pub m_wd_tvalid: Signal<Out, Bit>,
+    pub m_wd_tready: Signal<In, Bit>,
+    pub m_ack_tdata: Signal<Out, Bits<META_W>>,
+    pub m_ack_tvalid: Signal<Out, Bit>,
+    pub m_ack_tready: Signal<In, Bit>,
+    pub m_rack_tdata: Signal<Out, Bits<RACK_W>>,
+    pub m_rack_tvalid: Signal<Out, Bit>,
+    pub m_rack_tready: Signal<In, Bit>,
+    pub bad_qp: Signal<Out, Bits<32>>,
+    pub unsupported: Signal<Out, Bits<32>>,
+    pub dup: Signal<Out, Bits<32>>,
+    pub seq_err: Signal<Out, Bits<32>>,
+    pub bad_req: Signal<Out, Bits<32>>,
+    pub bad_rkey: Signal<Out, Bits<32>>,
+    rctx_ram: RAM<Bits<RCTX_W>, QA>,
+    cur_ram: RAM<Bits<CUR_W>, QA>,
+    mr_ram: RAM<Bits<MRS_W>, QA>,
+    wd: Skid<DW, KW>,
+    ack_q: Fifo<META_W, 2, 3>,
+    rack_q: Fifo<RACK_W, 2, 3>,
+    state: DFF<RespState>,
+    m: DFF<Bits<META_W>>,
+    dirty: DFF<Bit>,
+    // The decision.
+    do_ack: DFF<Bit>,
+    do_rack: DFF<Bit>,
+    ack_syn: DFF<Bits<8>>,
+    ack_psn: DFF<Bits<24>>,
+    ack_msn: DFF<Bits<24>>,
+    wb_ctx: DFF<Bit>,
+    wb_cur: DFF<Bit>,
+    new_epsn: DFF<Bits<24>>,
+    new_msn: DFF<Bits<24>>,
+    new_cur: DFF<Bits<CUR_W>>,
+    wr_addr: DFF<Bits<64>>,
+    wr_len: DFF<Bits<13>>,
+    wr_valid: DFF<Bit>,
+    n_bad_qp: DFF<Bits<32>>,
+    n_unsupported: DFF<Bits<32>>,
+    n_dup: DFF<Bits<32>>,
+    n_seq_err: DFF<Bits<32>>,
+    n_bad_req: DFF<Bits<32>>,
+    n_bad_rkey: DFF<Bits<32>>,
+    // Locals: the record.
+    f_op: Signal<Local, Bits<8>>,
+    f_psn: Signal<Local, Bits<24>>,
+    f_qpn: Signal<Local, Bits<24>>,
+    f_len: Signal<Local, Bits<13>>,
+    f_len32: Signal<Local, Bits<32>>,
+    f_ackreq: Signal<Local, Bits<1>>,
+    f_srcip: Signal<Local, Bits<32>>,
+    f_va: Signal<Local, Bits<64>>,
+    f_rkey: Signal<Local, Bits<32>>,
+    f_dlen: Signal<Local, Bits<32>>,
+    f_syn: Signal<Local, Bits<8>>,
+    f_amsn: Signal<Local, Bits<24>>,
+    // The QP copy, cursor and region.
+    rctx_w: Signal<Local, Bits<RCTX_W>>,
+    r_state: Signal<Local, Bits<4>>,
+    r_pmtu: Signal<Local, Bits<4>>,
+    r_pdn: Signal<Local, Bits<16>>,
+    r_rqpn: Signal<Local, Bits<24>>,
+    r_epsn: Signal<Local, Bits<24>>,
+    r_msn: Signal<Local, Bits<24>>,
+    r_mac: Signal<Local, Bits<48>>,
+    r_ip: Signal<Local, Bits<32>>,
+    c_va: Signal<Local, Bits<64>>,
+    c_rem: Signal<Local, Bits<32>>,
+    c_in: Signal<Local, Bits<1>>,
+    c_nak: Signal<Local, Bits<1>>,
+    mr_va: Signal<Local, Bits<64>>,
+    mr_len: Signal<Local, Bits<64>>,
+    mr_key: Signal<Local, Bits<32>>,
+    mr_pdn: Signal<Local, Bits<16>>,
+    mr_acc: Signal<Local, Bits<8>>,
+    // The checks.
+    pmtu: Signal<Local, Bits<32>>,
+    pmtu_ok: Signal<Local, Bit>,
+    qp_ok: Signal<Local, Bit>,
+    is_first: Signal<Local, Bit>,
+    is_middle: Signal<Local, Bit>,
+    is_last: Signal<Local, Bit>,
+    is_only: Signal<Local, Bit>,
+    starts: Signal<Local, Bit>,
+    ends: Signal<Local, Bit>,
+    diff: Signal<Local, Bits<24>>,
+    seq_ok: Signal<Local, Bit>,
+    len_ok: Signal<Local, Bit>,
+    va_end: Signal<Local, Bits<64>>,
+    mr_end: Signal<Local, Bits<64>>,
+    key_ok: Signal<Local, Bit>,
+    wr_free: Signal<Local, Bit>,
+    addr: Signal<Local, Bits<64>>,
+    va_next: Signal<Local, Bits<64>>,
+    rem_next: Signal<Local, Bits<32>>,
+    in_next: Signal<Local, Bits<1>>,
+    msn_next: Signal<Local, Bits<24>>,
+    // Responses and write-backs.
+    port: Signal<Local, Bits<16>>,
+    aeth: Signal<Local, Bits<32>>,
+    ack_meta: Signal<Local, Bits<META_W>>,
+    rack: Signal<Local, Bits<RACK_W>>,
+    resp_go: Signal<Local, Bit>,
+    rctx_wb: Signal<Local, Bits<RCTX_W>>,
+    // Constants.
+    x_op: Constant<Bits<9>>,
+    x_psn: Constant<Bits<9>>,
+    x_qpn: Constant<Bits<9>>,
+    x_len: Constant<Bits<9>>,
+    x_ackreq: Constant<Bits<9>>,
+    x_srcip: Constant<Bits<9>>,
+    x_va: Constant<Bits<9>>,
+    x_rkey: Constant<Bits<9>>,
+    x_rkey_idx: Constant<Bits<9>>,
+    x_dlen: Constant<Bits<9>>,
+    x_syn: Constant<Bits<9>>,
+    x_amsn: Constant<Bits<9>>,
+    q_state: Constant<Bits<9>>,
+    q_pmtu: Constant<Bits<9>>,
+    q_pdn: Constant<Bits<9>>,
+    q_rqpn: Constant<Bits<9>>,
+    q_epsn: Constant<Bits<9>>,
+    q_msn: Constant<Bits<9>>,
+    q_mac: Constant<Bits<9>>,
+    q_ip: Constant<Bits<9>>,
+    mr_x_va: Constant<Bits<8>>,
+    mr_x_len: Constant<Bits<8>>,
+    mr_x_key: Constant<Bits<8>>,
+    mr_x_pdn: Constant<Bits<8>>,
+    mr_x_acc: Constant<Bits<8>>,
+    t_dst_mac: Constant<Bits<9>>,
+    t_src_mac: Constant<Bits<9>>,
+    t_src_ip: Constant<Bits<9>>,
+    t_dst_ip: Constant<Bits<9>>,
+    t_src_port: Constant<Bits<9>>,
+    t_ttl: Constant<Bits<9>>,
+    t_opcode: Constant<Bits<9>>,
+    t_pkey: Constant<Bits<9>>,
+    t_dest_qp: Constant<Bits<9>>,
+    t_psn: Constant<Bits<9>>,
+    t_aeth: Constant<Bits<9>>,
+    a_qpn: Constant<Bits<7>>,
+    a_syn: Constant<Bits<7>>,
+    a_psn: Constant<Bits<7>>,
+    a_msn: Constant<Bits<7>>,
+    op_first: Constant<Bits<8>>,
+    op_middle: Constant<Bits<8>>,
+    op_last: Constant<Bits<8>>,
+    op_only: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+    st_rtr: Constant<Bits<4>>,
+    st_rts: Constant<Bits<4>>,
+    acc_rw: Constant<Bits<8>>,
+    syn_ack: Constant<Bits<8>>,
+    syn_seq: Constant<Bits<8>>,
+    syn_inv: Constant<Bits<8>>,
+    syn_acc: Constant<Bits<8>>,
+    ttl: Constant<Bits<8>>,
+    pkey: Constant<Bits<16>>,
+    port_base: Constant<Bits<16>>,
+    keep_ctx: Constant<Bits<RCTX_W>>,
+    nak_bit: Constant<Bits<CUR_W>>,
+}
+
+impl<const DW: usize, const KW: usize> Responder<DW, KW> {
+    pub fn new() -> Self {
+        assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
+        assert_eq!(RX_META.len * 8, META_W);
+        assert_eq!(TX_META.len * 8, META_W);
+        // The RETH (va, rkey, dma_len) and the AETH (syndrome, msn) sit at the top of `ext`.
+        let ext = RX_META.field("ext");
+        assert_eq!((ext.bit, ext.width), (384, 128));
+        assert!(MR_CTX.fields.iter().all(|f| f.bit + f.width <= MRS_W));
+        // epsn (48/24) and msn (72/24) are the fields written back.
+        let mut keep = vec![true; RCTX_W];
+        keep[48..96].fill(false);
+        let mut nak = vec![false; CUR_W];
+        nak[97] = true;
+        Self {
+            clk: Default::default(),
+            rst: Default::default(),
+            s_meta_tdata: Default::default(),
+            s_meta_tvalid: Default::default(),
+            s_meta_tready: Default::default(),
+            s_pay_tdata: Default::default(),
+            s_pay_tkeep: Default::default(),
+            s_pay_tlast: Default::default(),
+            s_pay_tvalid: Default::default(),
+            s_pay_tready: Default::default(),
+            s_qpw_en: Default::default(),
+            s_qpw_index: Default::default(),
+            s_qpw_data: Default::default(),
+            s_mrw_en: Default::default(),
+            s_mrw_index: Default::default(),
+            s_mrw_data: Default::default(),
+            local_mac: Default::default(),
+            local_ipv4: Default::default(),
+            m_wr_addr: Default::default(),
+            m_wr_len: Default::default(),
+            m_wr_tvalid: Default::default(),
+            m_wr_tready: Default::default(),
+            m_wd_tdata: Default::default(),
+            m_wd_tlast: Default::default(),
+            m_wd_tvalid: Default::default(),
+            m_wd_tready: Default::default(),
+            m_ack_tdata: Default::default(),
+            m_ack_tvalid: Default::default(),
+            m_ack_tready: Default::default(),
+            m_rack_tdata: Default::default(),
+            m_rack_tvalid: Default::default(),
+            m_rack_tready: Default::default(),
+            bad_qp: Default::default(),
+            unsupported: Default::default(),
+            dup: Default::default(),
+            seq_err: Default::default(),
+            bad_req: Default::default(),
+            bad_rkey: Default::default(),
+            rctx_ram: RAM::default(),
+            cur_ram: RAM::default(),
+            mr_ram: RAM::default(),
+            wd: Skid::new(),
+            ack_q: Fifo::new(),
+            rack_q: Fifo::new(),
+            state: DFF::default(),
+            m: Default::default(),
+            dirty: Default::default(),
+            do_ack: Default::default(),
+            do_rack: Default::default(),
+            ack_syn: Default::default(),
+            ack_psn: Default::default(),
+            ack_msn: Default::default(),
+            wb_ctx: Default::default(),
+            wb_cur: Default::default(),
+            new_epsn: Default::default(),
+            new_msn: Default::default(),
+            new_cur: Default::default(),
+            wr_addr: Default::default(),
+            wr_len: Default::default(),
+            wr_valid: Default::default(),
+            n_bad_qp: Default::default(),
+            n_unsupported: Default::default(),
+            n_dup: Default::default(),
+            n_seq_err: Default::default(),
+            n_bad_req: Default::default(),
+            n_bad_rkey: Default::default(),
+            f_op: Default::default(),
+            f_psn: Default::default(),
+            f_qpn: Default::default(),
+            f_len: Default::default(),
+            f_len32: Default::default(),
+            f_ackreq: Default::default(),
+            f_srcip: Default::default(),
+            f_va: Default::default(),
+            f_rkey: Default::default(),
+            f_dlen: Default::default(),
+            f_syn: Default::default(),
+            f_amsn: Default::default(),
+            rctx_w: Default::default(),
+            r_state: Default::default(),
+            r_pmtu: Default::default(),
+            r_pdn: Default::default(),
+            r_rqpn: Default::default(),
+            r_epsn: Default::default(),
+            r_msn: Default::default(),
+            r_mac: Default::default(),
+            r_ip: Default::default(),
+            c_va: Default::default(),
+            c_rem: Default::default(),
+            c_in: Default::default(),
+            c_nak: Default::default(),
+            mr_va: Default::default(),
+            mr_len: Default::default(),
+            mr_key: Default::default(),
+            mr_pdn: Default::default(),
+            mr_acc: Default::default(),
+            pmtu: Default::default(),
+            pmtu_ok: Default::default(),
+            qp_ok: Default::default(),
+            is_first: Default::default(),
+            is_middle: Default::default(),
+            is_last: Default::default(),
+            is_only: Default::default(),
+            starts: Default::default(),
+            ends: Default::default(),
+            diff: Default::default(),
+            seq_ok: Default::default(),
+            len_ok: Default::default(),
+            va_end: Default::default(),
+            mr_end: Default::default(),
+            key_ok: Default::default(),
+            wr_free: Default::default(),
+            addr: Default::default(),
+            va_next: Default::default(),
+            rem_next: Default::default(),
+            in_next: Default::default(),
+            msn_next: Default::default(),
+            port: Default::default(),
+            aeth: Default::default(),
+            ack_meta: Default::default(),
+            rack: Default::default(),
+            resp_go: Default::default(),
+            rctx_wb: Default::default(),
+            x_op: at(&RX_META, "opcode"),
+            x_psn: at(&RX_META, "psn"),
+            x_qpn: at(&RX_META, "dest_qp"),
+            x_len: at(&RX_META, "pay_len"),
+            x_ackreq: at(&RX_META, "ack_req"),
+            x_srcip: at(&RX_META, "src_ip"),
+            x_va: at_plus(&RX_META, "ext", 64),
+            x_rkey: at_plus(&RX_META, "ext", 32),
+            x_rkey_idx: at_plus(&RX_META, "ext", 40),
+            x_dlen: at_plus(&RX_META, "ext", 0),
+            x_syn: at_plus(&RX_META, "ext", 120),
+            x_amsn: at_plus(&RX_META, "ext", 96),
+            q_state: at(&QP_CTX, "state"),
+            q_pmtu: at(&QP_CTX, "pmtu"),
+            q_pdn: at(&QP_CTX, "pdn"),
+            q_rqpn: at(&QP_CTX, "remote_qpn"),
+            q_epsn: at(&QP_CTX, "epsn"),
+            q_msn: at(&QP_CTX, "msn"),
+            q_mac: at(&QP_CTX, "remote_mac"),
+            q_ip: at(&QP_CTX, "remote_ip"),
+            mr_x_va: field_at(&MR_CTX, "va"),
+            mr_x_len: field_at(&MR_CTX, "len"),
+            mr_x_key: field_at(&MR_CTX, "key"),
+            mr_x_pdn: field_at(&MR_CTX, "pdn"),
+            mr_x_acc: field_at(&MR_CTX, "access"),
+            t_dst_mac: at(&TX_META, "dst_mac"),
+            t_src_mac: at(&TX_META, "src_mac"),
+            t_src_ip: at(&TX_META, "src_ip"),
+            t_dst_ip: at(&TX_META, "dst_ip"),
+            t_src_port: at(&TX_META, "src_port"),
+            t_ttl: at(&TX_META, "ttl"),
+            t_opcode: at(&TX_META, "opcode"),
+            t_pkey: at(&TX_META, "pkey"),
+            t_dest_qp: at(&TX_META, "dest_qp"),
+            t_psn: at(&TX_META, "psn"),
+            t_aeth: at_plus(&TX_META, "ext", 96),
+            a_qpn: field_at(&RX_ACK, "qpn"),
+            a_syn: field_at(&RX_ACK, "syndrome"),
+            a_psn: field_at(&RX_ACK, "psn"),
+            a_msn: field_at(&RX_ACK, "msn"),
+            op_first: k(RC_RDMA_WRITE_FIRST.into()),
+            op_middle: k(RC_RDMA_WRITE_MIDDLE.into()),
+            op_last: k(RC_RDMA_WRITE_LAST.into()),
+            op_only: k(RC_RDMA_WRITE_ONLY.into()),
+            op_ack: k(RC_ACKNOWLEDGE.into()),
+            st_rtr: k(QP_STATE_RTR.into()),
+            st_rts: k(QP_STATE_RTS.into()),
+            acc_rw: k(ACCESS_REMOTE_WRITE.into()),
+            syn_ack: k(AETH_ACK.into()),
+            syn_seq: k(AETH_NAK_PSN_SEQ.into()),
+            syn_inv: k(AETH_NAK_INV_REQ.into()),
+            syn_acc: k(AETH_NAK_REM_ACCESS.into()),
+            ttl: k(TX_TTL.into()),
+            pkey: k(TX_PKEY.into()),
+            port_base: k(0xC000),
+            keep_ctx: Constant::new(crate::util::bits_from_bools(&keep)),
+            nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
+        }
+    }
+}
+
+impl<const DW: usize, const KW: usize> Default for Responder<DW, KW> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clk,
+            state,
+            m,
+            dirty,
+            do_ack,
+            do_rack,
+            ack_syn,
+            ack_psn,
+            ack_msn,
+            wb_ctx,
+            wb_cur,
+            new_epsn,
+            new_msn,
+            new_cur,
+            wr_addr,
+            wr_len,
+            wr_valid,
+            n_bad_qp,
+            n_unsupported,
+            n_dup,
+            n_seq_err,
+            n_bad_req,
+            n_bad_rkey
+        );
+        self.rctx_ram.read_clock.next = self.clk.val();
+        self.rctx_ram.write_clock.next = self.clk.val();
+        self.cur_ram.read_clock.next = self.clk.val();
+        self.cur_ram.write_clock.next = self.clk.val();
+        self.mr_ram.read_clock.next = self.clk.val();
+        self.mr_ram.write_clock.next = self.clk.val();
+        self.wd.clk.next = self.clk.val();
+        self.wd.rst.next = self.rst.val();
+        self.ack_q.clk.next = self.clk.val();
+        self.ack_q.rst.next = self.rst.val();
+        self.rack_q.clk.next = self.clk.val();
+        self.rack_q.rst.next = self.rst.val();
+
+        // Outputs.
+        self.m_wr_addr.next = self.wr_addr.q.val();
+        self.m_wr_len.next = self.wr_len.q.val();
+        self.m_wr_tvalid.next = self.wr_valid.q.val();
+        if self.m_wr_tready.val() {
+            self.wr_valid.d.next = false;
+        }
+        self.m_ack_tdata.next = self.ack_q.m_tdata.val();
+        self.m_ack_tvalid.next = self.ack_q.m_tvalid.val();
+        self.ack_q.m_tready.next = self.m_ack_tready.val();
+        self.m_rack_tdata.next = self.rack_q.m_tdata.val();
+        self.m_rack_tvalid.next = self.rack_q.m_tvalid.val();
+        self.rack_q.m_tready.next = self.m_rack_tready.val();
+        self.bad_qp.next = self.n_bad_qp.q.val();
+        self.unsupported.next = self.n_unsupported.q.val();
+        self.dup.next = self.n_dup.q.val();
+        self.seq_err.next = self.n_seq_err.q.val();
+        self.bad_req.next = self.n_bad_req.q.val();
+        self.bad_rkey.next = self.n_bad_rkey.q.val();
+        // Payload: through a `Skid` to the DMA write engine in Pay, dropped in Drain.
+        self.wd.s_axis_tdata.next = self.s_pay_tdata.val();
+        self.wd.s_axis_tkeep.next = self.s_pay_tkeep.val();
+        self.wd.s_axis_tlast.next = self.s_pay_tlast.val();
+        self.wd.s_axis_tvalid.next =
+            self.s_pay_tvalid.val() & (self.state.q.val() == RespState::Pay);
+        self.m_wd_tdata.next = self.wd.m_axis_tdata.val();
+        self.m_wd_tlast.next = self.wd.m_axis_tlast.val();
+        self.m_wd_tvalid.next = self.wd.m_axis_tvalid.val();
+        self.wd.m_axis_tready.next = self.m_wd_tready.val();
+        self.s_pay_tready.next = ((self.state.q.val() == RespState::Pay)
+            & self.wd.s_axis_tready.val())
+            | (self.state.q.val() == RespState::Drain);
+        self.s_meta_tready.next = self.state.q.val() == RespState::Idle;
+
+        // The record.
+        self.f_op.next = self.m.q.val().get_bits::<8>(self.x_op.val().index());
+        self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
+        self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
+        self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
+        self.f_len32.next = bit_cast::<32, 13>(self.f_len.val());
+        self.f_ackreq.next = self.m.q.val().get_bits::<1>(self.x_ackreq.val().index());
+        self.f_srcip.next = self.m.q.val().get_bits::<32>(self.x_srcip.val().index());
+        self.f_va.next = self.m.q.val().get_bits::<64>(self.x_va.val().index());
+        self.f_rkey.next = self.m.q.val().get_bits::<32>(self.x_rkey.val().index());
+        self.f_dlen.next = self.m.q.val().get_bits::<32>(self.x_dlen.val().index());
+        self.f_syn.next = self.m.q.val().get_bits::<8>(self.x_syn.val().index());
+        self.f_amsn.next = self.m.q.val().get_bits::<24>(self.x_amsn.val().index());
+
+        // The copies: the tables' writes (a QP write also clears the QP's cursor), else this
+        // block's write-backs in Resp. Read addresses: the incoming record in Idle, then held.
+        self.rctx_w.next = bit_cast::<RCTX_W, 4>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<4>(self.q_state.val().index()),
+        ) | (bit_cast::<RCTX_W, 4>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<4>(self.q_pmtu.val().index()),
+        ) << 4)
+            | (bit_cast::<RCTX_W, 16>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<16>(self.q_pdn.val().index()),
+            ) << 8)
+            | (bit_cast::<RCTX_W, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.q_rqpn.val().index()),
+            ) << 24)
+            | (bit_cast::<RCTX_W, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.q_epsn.val().index()),
+            ) << 48)
+            | (bit_cast::<RCTX_W, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.q_msn.val().index()),
+            ) << 72)
+            | (bit_cast::<RCTX_W, 48>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<48>(self.q_mac.val().index()),
+            ) << 96)
+            | (bit_cast::<RCTX_W, 32>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<32>(self.q_ip.val().index()),
+            ) << 144);
+        self.rctx_ram.write_address.next = self.s_qpw_index.val();
+        self.rctx_ram.write_data.next = self.rctx_w.val();
+        self.rctx_ram.write_enable.next = self.s_qpw_en.val();
+        self.cur_ram.write_address.next = self.s_qpw_index.val();
+        self.cur_ram.write_data.next = bits::<CUR_W>(0);
+        self.cur_ram.write_enable.next = self.s_qpw_en.val();
+        self.mr_ram.write_address.next = self.s_mrw_index.val();
+        self.mr_ram.write_data.next = self.s_mrw_data.val().get_bits::<MRS_W>(0);
+        self.mr_ram.write_enable.next = self.s_mrw_en.val();
+        self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.cur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.mr_ram.read_address.next =
+            self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
+        if self.state.q.val() == RespState::Idle {
+            self.rctx_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
+            self.cur_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
+            self.mr_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_rkey_idx.val().index());
+        }
+        if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.f_qpn.val().get_bits::<QA>(0)) {
+            self.dirty.d.next = true;
+        }
+
+        self.r_state.next = self.rctx_ram.read_data.val().get_bits::<4>(0);
+        self.r_pmtu.next = self.rctx_ram.read_data.val().get_bits::<4>(4);
+        self.r_pdn.next = self.rctx_ram.read_data.val().get_bits::<16>(8);
+        self.r_rqpn.next = self.rctx_ram.read_data.val().get_bits::<24>(24);
+        self.r_epsn.next = self.rctx_ram.read_data.val().get_bits::<24>(48);
+        self.r_msn.next = self.rctx_ram.read_data.val().get_bits::<24>(72);
+        self.r_mac.next = self.rctx_ram.read_data.val().get_bits::<48>(96);
+        self.r_ip.next = self.rctx_ram.read_data.val().get_bits::<32>(144);
+        self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
+        self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
+        self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
+        self.c_nak.next = self.cur_ram.read_data.val().get_bits::<1>(97);
+        self.mr_va.next = self
+            .mr_ram
+            .read_data
+            .val()
+            .get_bits::<64>(self.mr_x_va.val().index());
+        self.mr_len.next = self
+            .mr_ram
+            .read_data
+            .val()
+            .get_bits::<64>(self.mr_x_len.val().index());
+        self.mr_key.next = self
+            .mr_ram
+            .read_data
+            .val()
+            .get_bits::<32>(self.mr_x_key.val().index());
+        self.mr_pdn.next = self
+            .mr_ram
+            .read_data
+            .val()
+            .get_bits::<16>(self.mr_x_pdn.val().index());
+        self.mr_acc.next = self
+            .mr_ram
+            .read_data
+            .val()
+            .get_bits::<8>(self.mr_x_acc.val().index());
+
+        // The checks.
+        self.pmtu_ok.next = true;
+        self.pmtu.next = bits::<32>(4096);
+        if self.r_pmtu.val() == bits::<4>(1) {
+            self.pmtu.next = bits::<32>(256);
+        } else if self.r_pmtu.val() == bits::<4>(2) {
+            self.pmtu.next = bits::<32>(512);
+        } else if self.r_pmtu.val() == bits::<4>(3) {
+            self.pmtu.next = bits::<32>(1024);
+        } else if self.r_pmtu.val() == bits::<4>(4) {
+            self.pmtu.next = bits::<32>(2048);
+        } else if self.r_pmtu.val() != bits::<4>(5) {
+            self.pmtu_ok.next = false;
+        }
+        self.qp_ok.next = (self.f_qpn.val().get_bits::<16>(8) == bits::<16>(0))
+            & ((self.r_state.val() == self.st_rtr.val())
+                | (self.r_state.val() == self.st_rts.val()))
+            & self.pmtu_ok.val()
+            & (self.f_srcip.val() == self.r_ip.val());
+        self.is_first.next = self.f_op.val() == self.op_first.val();
+        self.is_middle.next = self.f_op.val() == self.op_middle.val();
+        self.is_last.next = self.f_op.val() == self.op_last.val();
+        self.is_only.next = self.f_op.val() == self.op_only.val();
+        self.starts.next = self.is_first.val() | self.is_only.val();
+        self.ends.next = self.is_last.val() | self.is_only.val();
+        self.diff.next = self.f_psn.val() - self.r_epsn.val();
+        self.seq_ok.next = (self.starts.val() & (self.c_in.val() == bits::<1>(0)))
+            | ((self.is_middle.val() | self.is_last.val()) & (self.c_in.val() == bits::<1>(1)));
+        self.len_ok.next = false;
+        if self.is_only.val() {
+            self.len_ok.next = self.f_len32.val() == self.f_dlen.val();
+        } else if self.is_first.val() {
+            self.len_ok.next =
+                (self.f_len32.val() == self.pmtu.val()) & (self.f_dlen.val() > self.pmtu.val());
+        } else if self.is_middle.val() {
+            self.len_ok.next =
+                (self.f_len32.val() == self.pmtu.val()) & (self.c_rem.val() > self.pmtu.val());
+        } else if self.is_last.val() {
+            self.len_ok.next = self.f_len32.val() == self.c_rem.val();
+        }
+        self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.f_dlen.val());
+        self.mr_end.next = self.mr_va.val() + self.mr_len.val();
+        self.key_ok.next = (self.f_dlen.val() == bits::<32>(0))
+            | (((self.mr_acc.val() & self.acc_rw.val()) != bits::<8>(0))
+                & (self.mr_key.val() == self.f_rkey.val())
+                & (self.mr_pdn.val() == self.r_pdn.val())
+                & (self.f_va.val() >= self.mr_va.val())
+                & (self.va_end.val() >= self.f_va.val())
+                & (self.va_end.val() <= self.mr_end.val()));
+        self.wr_free.next = !self.wr_valid.q.val() | self.m_wr_tready.val();
+        // Where this packet's bytes go, and the cursor after it.
+        self.addr.next = self.c_va.val();
+        self.rem_next.next = self.c_rem.val() - self.f_len32.val();
+        if self.starts.val() {
+            self.addr.next = self.f_va.val();
+            self.rem_next.next = self.f_dlen.val() - self.f_len32.val();
+        }
+        self.va_next.next = self.addr.val() + bit_cast::<64, 32>(self.f_len32.val());
+        self.in_next.next = bits::<1>(0);
+        if self.is_first.val() | self.is_middle.val() {
+            self.in_next.next = bits::<1>(1);
+        }
+        self.msn_next.next = self.r_msn.val();
+        if self.ends.val() {
+            self.msn_next.next = self.r_msn.val() + bits::<24>(1);
+        }
+
+        // Responses: the ACK/NAK record for the TX path, the received ACK for the completer.
+        self.port.next = self.port_base.val()
+            | ((bit_cast::<16, 8>(self.f_qpn.val().get_bits::<8>(0)) << 6)
+                ^ bit_cast::<16, 8>(self.f_qpn.val().get_bits::<8>(0)));
+        self.aeth.next = (bit_cast::<32, 8>(self.ack_syn.q.val()) << 24)
+            | bit_cast::<32, 24>(self.ack_msn.q.val());
+        self.ack_meta.next = (bit_cast::<META_W, 48>(self.r_mac.val()) << self.t_dst_mac.val())
+            | (bit_cast::<META_W, 48>(self.local_mac.val()) << self.t_src_mac.val())
+            | (bit_cast::<META_W, 32>(self.local_ipv4.val()) << self.t_src_ip.val())
+            | (bit_cast::<META_W, 32>(self.r_ip.val()) << self.t_dst_ip.val())
+            | (bit_cast::<META_W, 16>(self.port.val()) << self.t_src_port.val())
+            | (bit_cast::<META_W, 8>(self.ttl.val()) << self.t_ttl.val())
+            | (bit_cast::<META_W, 8>(self.op_ack.val()) << self.t_opcode.val())
+            | (bit_cast::<META_W, 16>(self.pkey.val()) << self.t_pkey.val())
+            | (bit_cast::<META_W, 24>(self.r_rqpn.val()) << self.t_dest_qp.val())
+            | (bit_cast::<META_W, 24>(self.ack_psn.q.val()) << self.t_psn.val())
+            | (bit_cast::<META_W, 32>(self.aeth.val()) << self.t_aeth.val());
+        self.rack.next = (bit_cast::<RACK_W, 24>(self.f_qpn.val()) << self.a_qpn.val())
+            | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
+            | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())
+            | (bit_cast::<RACK_W, 24>(self.f_amsn.val()) << self.a_msn.val());
+        self.ack_q.s_tdata.next = self.ack_meta.val();
+        self.ack_q.s_tvalid.next = false;
+        self.rack_q.s_tdata.next = self.rack.val();
+        self.rack_q.s_tvalid.next = false;
+        self.rctx_wb.next = (self.rctx_ram.read_data.val() & self.keep_ctx.val())
+            | (bit_cast::<RCTX_W, 24>(self.new_epsn.q.val()) << 48)
+            | (bit_cast::<RCTX_W, 24>(self.new_msn.q.val()) << 72);
+        self.resp_go.next = (!self.do_ack.q.val() | self.ack_q.s_tready.val())
+            & (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+            & !self.s_qpw_en.val();
+
+        match self.state.q.val() {
+            RespState::Idle => {
+                if self.s_meta_tvalid.val() {
+                    self.m.d.next = self.s_meta_tdata.val();
+                    self.dirty.d.next = self.s_qpw_en.val()
+                        & (self.s_qpw_index.val()
+                            == self
+                                .s_meta_tdata
+                                .val()
+                                .get_bits::<QA>(self.x_qpn.val().index()));
+                    self.state.d.next = RespState::Check;
+                }
+            }
+            RespState::Check => {
+                if self.wr_free.val() {
+                    self.do_ack.d.next = false;
+                    self.do_rack.d.next = false;
+                    self.wb_ctx.d.next = false;
+                    self.wb_cur.d.next = false;
+                    self.ack_psn.d.next = self.r_epsn.val();
+                    self.ack_msn.d.next = self.r_msn.val();
+                    self.new_epsn.d.next = self.r_epsn.val();
+                    self.new_msn.d.next = self.r_msn.val();
+                    self.new_cur.d.next = self.cur_ram.read_data.val();
+                    self.state.d.next = RespState::Drain;
+                    if !self.qp_ok.val() {
+                        self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
+                    } else if self.f_op.val() == self.op_ack.val() {
+                        self.do_rack.d.next = true;
+                    } else if !(self.starts.val() | self.is_middle.val() | self.is_last.val()) {
+                        self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
+                    } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
+                        // A retransmission of a packet already taken: acknowledge again.
+                        self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_ack.val();
+                        self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
+                    } else if self.diff.val() != bits::<24>(0) {
+                        self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
+                        if self.c_nak.val() == bits::<1>(0) {
+                            self.do_ack.d.next = true;
+                            self.ack_syn.d.next = self.syn_seq.val();
+                            self.wb_cur.d.next = true;
+                            self.new_cur.d.next = self.cur_ram.read_data.val() | self.nak_bit.val();
+                        }
+                    } else if !self.seq_ok.val() | !self.len_ok.val() {
+                        self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_inv.val();
+                    } else if self.starts.val() & !self.key_ok.val() {
+                        self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_acc.val();
+                    } else {
+                        // Accepted: write the payload, move the PSN, the MSN and the cursor.
+                        self.wb_ctx.d.next = true;
+                        self.wb_cur.d.next = true;
+                        self.new_epsn.d.next = self.r_epsn.val() + bits::<24>(1);
+                        self.new_msn.d.next = self.msn_next.val();
+                        self.new_cur.d.next = bit_cast::<CUR_W, 64>(self.va_next.val())
+                            | (bit_cast::<CUR_W, 32>(self.rem_next.val()) << 64)
+                            | (bit_cast::<CUR_W, 1>(self.in_next.val()) << 96);
+                        self.do_ack.d.next = self.f_ackreq.val() == bits::<1>(1);
+                        self.ack_syn.d.next = self.syn_ack.val();
+                        self.ack_psn.d.next = self.f_psn.val();
+                        self.ack_msn.d.next = self.msn_next.val();
+                        if self.f_len.val() != bits::<13>(0) {
+                            self.wr_addr.d.next = self.addr.val();
+                            self.wr_len.d.next = self.f_len.val();
+                            self.wr_valid.d.next = true;
+                            self.state.d.next = RespState::Pay;
+                        }
+                    }
+                }
+            }
+            RespState::Pay => {
+                if self.s_pay_tvalid.val() & self.wd.s_axis_tready.val() & self.s_pay_tlast.val() {
+                    self.state.d.next = RespState::Resp;
+                }
+            }
+            RespState::Drain => {
+                if self.s_pay_tvalid.val() & self.s_pay_tlast.val() {
+                    self.state.d.next = RespState::Resp;
+                }
+            }
+            RespState::Resp => {
+                if self.resp_go.val() {
+                    self.ack_q.s_tvalid.next = self.do_ack.q.val();
+                    self.rack_q.s_tvalid.next = self.do_rack.q.val();
+                    if self.wb_ctx.q.val() & !self.dirty.q.val() {
+                        self.rctx_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.rctx_ram.write_data.next = self.rctx_wb.val();
+                        self.rctx_ram.write_enable.next = true;
+                    }
+                    if self.wb_cur.q.val() & !self.dirty.q.val() {
+                        self.cur_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.cur_ram.write_data.next = self.new_cur.q.val();
+                        self.cur_ram.write_enable.next = true;
+                    }
+                    self.state.d.next = RespState::Idle;
+                }
+            }
+        }
+        if self.rst.val() {
+            self.state.d.next = RespState::Idle;
+            self.wr_valid.d.next = false;
+            self.n_bad_qp.d.next = bits::<32>(0);
+            self.n_unsupported.d.next = bits::<32>(0);
+            self.n_dup.d.next = bits::<32>(0);
+            self.n_seq_err.d.next = bits::<32>(0);
+            self.n_bad_req.d.next = bits::<32>(0);
+            self.n_bad_rkey.d.next = bits::<32>(0);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Two hosts, each with a `ferroce_nic_64` on Verilator and the Rust driver, joined by a 10G
+//! link in each direction: the world the two-NIC tests, the demo and the benchmark run in.
+
+use anyhow::{Context, Result};
+use ferroce_driver::sim::{SimBar, SimMem, SimNic};
+use ferroce_driver::{
+    access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
+    QueuePair,
+};
+use ferroce_sim::pcie::PcieConfig;
+use ferroce_sim::{Link, LinkConfig};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub type Dev = Device<SimBar, SimMem>;
+
+/// One host: its NIC model, driver, a protection domain and a completion queue.
+pub struct Host {
+    pub dev: Dev,
+    pub sim: Rc<RefCell<SimNic>>,
+    pub pd: ProtectionDomain,
+    pub cq: CompletionQueue,
+    pub mac: [u8; 6],
+    pub ip: [u8; 4],
+}
+
+/// Host `a` and host `b`; `ab` carries a's frames to b, `ba` the other way.
+pub struct World {
+    pub a: Host,
+    pub b: Host,
+    pub ab: Link,
+    pub ba: Link,
+}
+
+/// How the world is built.
+#[derive(Clone, Copy, Debug)]
+pub struct WorldConfig {
+    pub pcie: PcieConfig,
+    pub link: LinkConfig,
+    /// Seed for the root complexes' completion reordering (`None`: in order).
+    pub reorder_seed: Option<u64>,
+    pub cq_depth: u32,
+}
+
+impl Default for WorldConfig {
+    fn default() -> Self {
+        WorldConfig {
+            pcie: PcieConfig::default(),
+            link: LinkConfig::default(),
+            reorder_seed: None,
+            cq_depth: 4096,
+        }
+    }
+}
+
+const MACS: [[u8; 6]; 2] = [
+    [0x02, 0xfe, 0x00, 0x00, 0x00, 0x0a],
+    [0x02, 0xfe, 0x00, 0x00, 0x00, 0x0b],
+];
+const IPS: [[u8; 4]; 2] = [[10, 0, 0, 10], [10, 0, 0, 11]];
+
+impl World {
+    pub fn open(cfg: &WorldConfig) -> Result<World> {
+        let mut ta = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
+        let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
+        let ab = Link::connect(&mut ta, "m_axis", &mut tb, "s_axis", cfg.link)?;
+        let ba = Link::connect(&mut tb, "m_axis", &mut ta, "s_axis", cfg.link)?;
+        let pcie = |k: u64| PcieConfig {
+            cpl_reorder_seed: cfg.reorder_seed.map(|s| s ^ k),
+            ..cfg.pcie
+        };
+        let sa = SimNic::new(ta, pcie(1))?;
+        let sb = SimNic::new(tb, pcie(2))?;
+        SimNic::join(&sa, &sb)?;
+        let host = |sim: Rc<RefCell<SimNic>>, k: usize| -> Result<Host> {
+            let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))
+                .with_context(|| format!("opening NIC {k}"))?;
+            dev.set_port(MACS[k], IPS[k])?;
+            let pd = dev.alloc_pd()?;
+            let cq = dev.create_cq(cfg.cq_depth)?;
+            Ok(Host {
+                dev,
+                sim,
+                pd,
+                cq,
+                mac: MACS[k],
+                ip: IPS[k],
+            })
+        };
+        Ok(World {
+            a: host(sa, 0)?,
+            b: host(sb, 1)?,
+            ab,
+            ba,
+        })
+    }
+
+    /// A connected RC QP pair, `a`'s first: path MTU `pmtu`, first PSNs `psn_ab` (a to b)
+    /// and `psn_ba`, send queues of `depth` entries.
+    pub fn connect(
+        &mut self,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        depth: u32,
+    ) -> Result<(QueuePair, QueuePair)> {
+        let mut qa = self.a.dev.create_qp(&self.a.pd, &self.a.cq, depth)?;
+        let mut qb = self.b.dev.create_qp(&self.b.pd, &self.b.cq, depth)?;
+        for (h, q) in [(&mut self.a, &mut qa), (&mut self.b, &mut qb)] {
+            h.dev.modify_qp(q, QpState::Init, QpAttr::default())?;
+        }
+        let (qpn_a, qpn_b) = (qa.qpn, qb.qpn);
+        let (mac_a, ip_a, mac_b, ip_b) = (self.a.mac, self.a.ip, self.b.mac, self.b.ip);
+        let pairs = [
+            (&mut self.a, &mut qa, qpn_b, mac_b, ip_b, psn_ba, psn_ab),
+            (&mut self.b, &mut qb, qpn_a, mac_a, ip_a, psn_ab, psn_ba),
+        ];
+        for (h, q, dest, mac, ip, rq_psn, sq_psn) in pairs {
+            let rtr = QpAttr {
+                path_mtu: Some(pmtu),
+                dest_qpn: Some(dest),
+                rq_psn: Some(rq_psn),
+                remote_mac: Some(mac),
+                remote_ipv4: Some(ip),
+                ..QpAttr::default()
+            };
+            h.dev.modify_qp(q, QpState::Rtr, rtr)?;
+            let rts = QpAttr {
+                sq_psn: Some(sq_psn),
+                ..QpAttr::default()
+            };
+            h.dev.modify_qp(q, QpState::Rts, rts)?;
+        }
+        Ok((qa, qb))
+    }
+
+    /// Step both NICs (and the links) until `done` holds; fails after `max_cycles`.
+    pub fn run_until(
+        &self,
+        max_cycles: u64,
+        what: &str,
+        done: impl FnMut() -> bool,
+    ) -> Result<u64> {
+        step_until(&self.a.sim, max_cycles, what, done)
+    }
+
+    /// Run both NICs for `cycles` cycles.
+    pub fn run(&self, cycles: u64) -> Result<()> {
+        Ok(self.a.sim.borrow_mut().run(cycles)?)
+    }
+
+    /// The current cycle (both NICs are at it).
+    pub fn cycle(&self) -> u64 {
+        self.a.sim.borrow().tb.cycle()
+    }
+}
+
+/// Step `sim` and its peers until `done` holds, failing after `max_cycles`. The model is
+/// borrowed only while it steps, so `done` may read counters and host memory of any NIC.
+pub fn step_until(
+    sim: &Rc<RefCell<SimNic>>,
+    max_cycles: u64,
+    what: &str,
+    mut done: impl FnMut() -> bool,
+) -> Result<u64> {
+    let start = sim.borrow().tb.cycle();
+    while !done() {
+        let now = sim.borrow().tb.cycle();
+        anyhow::ensure!(
+            now - start < max_cycles,
+            "{what}: not done after {max_cycles} cycles"
+        );
+        sim.borrow_mut().step()?;
+    }
+    Ok(sim.borrow().tb.cycle() - start)
+}
+
+impl Host {
+    /// A buffer of `len` bytes registered for local and remote writes, filled with `fill`.
+    pub fn buffer(&mut self, len: usize, fill: &[u8]) -> Result<MemoryRegion> {
+        let buf = self.dev.mem.alloc(len, 4096)?;
+        self.dev.mem.write(buf.addr, &fill[..len])?;
+        Ok(self.dev.reg_mr(
+            &self.pd,
+            buf.addr,
+            len as u64,
+            access::LOCAL_WRITE | access::REMOTE_WRITE,
+        )?)
+    }
+
+    /// A counter of the NIC model by port name.
+    pub fn counter(&self, name: &str) -> Result<u64> {
+        Ok(self.sim.borrow().tb.get(name)?)
+    }
+}
+
+/// Every counter of the NIC that counts a fault: all must stay zero in clean traffic.
+pub const FAULT_COUNTERS: &[&str] = &[
+    "req_bad_db",
+    "req_bad_qp",
+    "req_bad_wqe",
+    "req_dma_err",
+    "rd_bad_cpl",
+    "rd_timeouts",
+    "tx_bad_len",
+    "tx_bad_opcode",
+    "tx_self_check",
+    "rx_fcs_err",
+    "rx_runt",
+    "rx_not_roce",
+    "rx_frame_len_err",
+    "rx_icrc_err",
+    "rx_overflow",
+    "rx_self_check",
+    "rx_unsupported",
+    "rx_bad_csum",
+    "rx_bad_mac",
+    "rx_bad_ip",
+    "rx_bad_opcode",
+    "rx_bad_len",
+    "rx_truncated",
+    "resp_bad_qp",
+    "resp_unsupported",
+    "resp_dup",
+    "resp_seq_err",
+    "resp_bad_req",
+    "resp_bad_rkey",
+    "cpl_naks",
+    "cpl_bad_cq",
+    "wr_bad_len",
+    "cqe_bad_len",
+];
