@@ -13,7 +13,9 @@
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the ACKs' source fields.
 //! - `m_wr_{addr,len,tvalid,tready}`, `m_wd_{tdata,tlast,tvalid,tready}`: write commands and
 //!   their bytes, to `DmaWrite` (a zero-length payload writes nothing).
-//! - `m_ack_*`: one `TX_META` record per ACK or NAK to send (no payload), to the TX arbiter.
+//! - `m_ack_*`: `TX_META` records of ACKs and NAKs to send (no payload), to the TX arbiter. At
+//!   most one per QP waits: a newer one for the same QP replaces it (ACKs are cumulative), so
+//!   a TX path busy with long packets never stalls the receive path.
 //! - `m_rack_*`: one `RX_ACK` record per ACK or NAK received, to the completer.
 //! - counters of packets dropped, by the first reason that applies: `bad_qp` (QP number over
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
@@ -29,7 +31,9 @@
 //!  s_meta --> [Idle: take record; read QP copy, cursor, MR at the RETH key]
 //!         --> [Check: QP, opcode, PSN, message order, length, key, range -> one decision]
 //!         --> [Pay: payload -> m_wd] or [Drain: payload dropped]
-//!         --> [Resp: ACK/NAK -> m_ack, received ACK -> m_rack, write back epsn/msn/cursor]
+//!         --> [Resp: ACK/NAK record for the QP, received ACK -> m_rack, write back
+//!              epsn/msn/cursor]
+//!  ACK records: per-QP RAM + queue of QPs owed one (each QP once) --> sender --> m_ack
 //! ```
 //!
 //! The write cursor (next address and bytes left of the message in progress) is per QP, so
@@ -134,7 +138,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
     wd: Skid<DW, KW>,
-    ack_q: Fifo<META_W, 2, 3>,
+    ack_info: RAM<Bits<META_W>, QA>,
+    ack_qps: Fifo<QA, QA, 9>,
+    ack_out: Fifo<META_W, 1, 2>,
+    ack_pend: DFF<Bits<256>>,
+    snd_busy: DFF<Bit>,
+    snd_q: DFF<Bits<QA>>,
     rack_q: Fifo<RACK_W, 2, 3>,
     state: DFF<RespState>,
     m: DFF<Bits<META_W>>,
@@ -219,6 +228,10 @@ pub struct Responder<const DW: usize, const KW: usize> {
     ack_meta: Signal<Local, Bits<META_W>>,
     rack: Signal<Local, Bits<RACK_W>>,
     resp_go: Signal<Local, Bit>,
+    snd_pop: Signal<Local, Bit>,
+    pend_after: Signal<Local, Bits<256>>,
+    head_bit: Signal<Local, Bits<256>>,
+    q_bit: Signal<Local, Bits<256>>,
     rctx_wb: Signal<Local, Bits<RCTX_W>>,
     // Constants.
     x_op: Constant<Bits<9>>,
@@ -278,6 +291,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     port_base: Constant<Bits<16>>,
     keep_ctx: Constant<Bits<RCTX_W>>,
     nak_bit: Constant<Bits<CUR_W>>,
+    one256: Constant<Bits<256>>,
 }
 
 impl<const DW: usize, const KW: usize> Responder<DW, KW> {
@@ -337,7 +351,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             cur_ram: RAM::default(),
             mr_ram: RAM::default(),
             wd: Skid::new(),
-            ack_q: Fifo::new(),
+            ack_info: RAM::default(),
+            ack_qps: Fifo::new(),
+            ack_out: Fifo::new(),
+            ack_pend: Default::default(),
+            snd_busy: Default::default(),
+            snd_q: Default::default(),
             rack_q: Fifo::new(),
             state: DFF::default(),
             m: Default::default(),
@@ -417,6 +436,10 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             ack_meta: Default::default(),
             rack: Default::default(),
             resp_go: Default::default(),
+            snd_pop: Default::default(),
+            pend_after: Default::default(),
+            head_bit: Default::default(),
+            q_bit: Default::default(),
             rctx_wb: Default::default(),
             x_op: at(&RX_META, "opcode"),
             x_psn: at(&RX_META, "psn"),
@@ -475,6 +498,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             port_base: k(0xC000),
             keep_ctx: Constant::new(crate::util::bits_from_bools(&keep)),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
+            one256: k(1),
         }
     }
 }
@@ -495,6 +519,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             m,
             dirty,
             do_ack,
+            ack_pend,
+            snd_busy,
+            snd_q,
             do_rack,
             ack_syn,
             ack_psn,
@@ -522,8 +549,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.mr_ram.write_clock.next = self.clk.val();
         self.wd.clk.next = self.clk.val();
         self.wd.rst.next = self.rst.val();
-        self.ack_q.clk.next = self.clk.val();
-        self.ack_q.rst.next = self.rst.val();
+        self.ack_info.read_clock.next = self.clk.val();
+        self.ack_info.write_clock.next = self.clk.val();
+        self.ack_qps.clk.next = self.clk.val();
+        self.ack_qps.rst.next = self.rst.val();
+        self.ack_out.clk.next = self.clk.val();
+        self.ack_out.rst.next = self.rst.val();
         self.rack_q.clk.next = self.clk.val();
         self.rack_q.rst.next = self.rst.val();
 
@@ -534,9 +565,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.m_wr_tready.val() {
             self.wr_valid.d.next = false;
         }
-        self.m_ack_tdata.next = self.ack_q.m_tdata.val();
-        self.m_ack_tvalid.next = self.ack_q.m_tvalid.val();
-        self.ack_q.m_tready.next = self.m_ack_tready.val();
+        self.m_ack_tdata.next = self.ack_out.m_tdata.val();
+        self.m_ack_tvalid.next = self.ack_out.m_tvalid.val();
+        self.ack_out.m_tready.next = self.m_ack_tready.val();
         self.m_rack_tdata.next = self.rack_q.m_tdata.val();
         self.m_rack_tvalid.next = self.rack_q.m_tvalid.val();
         self.rack_q.m_tready.next = self.m_rack_tready.val();
@@ -773,15 +804,43 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
             | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())
             | (bit_cast::<RACK_W, 24>(self.f_amsn.val()) << self.a_msn.val());
-        self.ack_q.s_tdata.next = self.ack_meta.val();
-        self.ack_q.s_tvalid.next = false;
+        // ACKs and NAKs owed, one entry per QP: the latest record for a QP replaces the one
+        // not yet sent (ACKs are cumulative), so the responder never waits for the TX path.
+        // The sender pops a QP, reads its record (one cycle), and puts it out.
+        self.snd_pop.next = !self.snd_busy.q.val() & self.ack_qps.m_tvalid.val();
+        self.ack_qps.m_tready.next = self.snd_pop.val();
+        self.ack_info.read_address.next = self.ack_qps.m_tdata.val();
+        if self.snd_busy.q.val() {
+            self.ack_info.read_address.next = self.snd_q.q.val();
+        }
+        self.ack_out.s_tdata.next = self.ack_info.read_data.val();
+        self.ack_out.s_tvalid.next = self.snd_busy.q.val();
+        if self.snd_pop.val() {
+            self.snd_busy.d.next = true;
+            self.snd_q.d.next = self.ack_qps.m_tdata.val();
+        } else if self.snd_busy.q.val() & self.ack_out.s_tready.val() {
+            self.snd_busy.d.next = false;
+        }
+        self.head_bit.next = self.one256.val() << self.ack_qps.m_tdata.val();
+        self.q_bit.next = self.one256.val() << self.f_qpn.val().get_bits::<QA>(0);
+        self.pend_after.next = self.ack_pend.q.val();
+        if self.snd_pop.val() {
+            self.pend_after.next = self.ack_pend.q.val() & !self.head_bit.val();
+        }
+        self.ack_pend.d.next = self.pend_after.val();
+        self.ack_info.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.ack_info.write_data.next = self.ack_meta.val();
+        self.ack_info.write_enable.next = false;
+        self.ack_qps.s_tdata.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.ack_qps.s_tvalid.next = false;
         self.rack_q.s_tdata.next = self.rack.val();
         self.rack_q.s_tvalid.next = false;
         self.rctx_wb.next = (self.rctx_ram.read_data.val() & self.keep_ctx.val())
             | (bit_cast::<RCTX_W, 24>(self.new_epsn.q.val()) << 48)
             | (bit_cast::<RCTX_W, 24>(self.new_msn.q.val()) << 72);
-        self.resp_go.next = (!self.do_ack.q.val() | self.ack_q.s_tready.val())
-            & (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+        // (The QP queue always has room: it holds each QP at most once.)
+        self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+            & self.ack_qps.s_tready.val()
             & !self.s_qpw_en.val();
 
         match self.state.q.val() {
@@ -871,7 +930,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::Resp => {
                 if self.resp_go.val() {
-                    self.ack_q.s_tvalid.next = self.do_ack.q.val();
+                    if self.do_ack.q.val() {
+                        self.ack_info.write_enable.next = true;
+                        if (self.pend_after.val() & self.q_bit.val()) == bits::<256>(0) {
+                            self.ack_qps.s_tvalid.next = true;
+                            self.ack_pend.d.next = self.pend_after.val() | self.q_bit.val();
+                        }
+                    }
                     self.rack_q.s_tvalid.next = self.do_rack.q.val();
                     if self.wb_ctx.q.val() & !self.dirty.q.val() {
                         self.rctx_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -889,6 +954,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
+            self.ack_pend.d.next = bits::<256>(0);
+            self.snd_busy.d.next = false;
             self.wr_valid.d.next = false;
             self.n_bad_qp.d.next = bits::<32>(0);
             self.n_unsupported.d.next = bits::<32>(0);
