@@ -103,6 +103,25 @@ pub fn hdl_edge<B: ferroce_hdl::prelude::Block>(b: &mut B, set_clk: impl Fn(&mut
     assert!(simulate(b, 200), "rust-hdl model did not settle");
 }
 
+/// A rust-hdl value as little-endian bytes (`ceil(N / 8)` of them), to compare with a
+/// Verilator port's `get_bytes`.
+pub fn bytes_of<const N: usize>(v: ferroce_hdl::prelude::Bits<N>) -> Vec<u8> {
+    (0..N.div_ceil(8))
+        .map(|i| {
+            (0..8)
+                .filter(|k| 8 * i + k < N)
+                .fold(0u8, |b, k| b | (u8::from(v.get_bit(8 * i + k)) << k))
+        })
+        .collect()
+}
+
+/// Little-endian bytes as a rust-hdl value of `N` bits (missing high bytes are zero).
+pub fn wide<const N: usize>(bytes: &[u8]) -> ferroce_hdl::prelude::Bits<N> {
+    let mut b = ferroce_hdl::util::bools_from_bytes(bytes);
+    b.resize(N, false);
+    ferroce_hdl::util::bits_from_bools(&b)
+}
+
 use ferroce_sim::pcie::{Buffer, PcieConfig, RootComplex};
 use std::rc::Rc;
 

@@ -8,7 +8,7 @@ use ferroce_driver::{
     QueuePair,
 };
 use ferroce_sim::pcie::PcieConfig;
-use ferroce_sim::{Link, LinkConfig};
+use ferroce_sim::{Link, LinkConfig, PauseGenerator};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -39,6 +39,9 @@ pub struct WorldConfig {
     pub link: LinkConfig,
     /// Seed for the root complexes' completion reordering (`None`: in order).
     pub reorder_seed: Option<u64>,
+    /// Random back-pressure on each NIC's memory requests (`m_rq_tready` low on this share of
+    /// cycles, from `reorder_seed`); 0: none.
+    pub rq_pause: f64,
     pub cq_depth: u32,
 }
 
@@ -48,6 +51,7 @@ impl Default for WorldConfig {
             pcie: PcieConfig::default(),
             link: LinkConfig::default(),
             reorder_seed: None,
+            rq_pause: 0.0,
             cq_depth: 4096,
         }
     }
@@ -72,6 +76,15 @@ impl World {
         let sa = SimNic::new(ta, pcie(1))?;
         let sb = SimNic::new(tb, pcie(2))?;
         SimNic::join(&sa, &sb)?;
+        if cfg.rq_pause > 0.0 {
+            for (k, sim) in [(3u64, &sa), (4, &sb)] {
+                let g = PauseGenerator::random(cfg.reorder_seed.unwrap_or(0) ^ k, cfg.rq_pause);
+                sim.borrow()
+                    .rc
+                    .borrow_mut()
+                    .set_rq_backpressure_generator(g);
+            }
+        }
         let host = |sim: Rc<RefCell<SimNic>>, k: usize| -> Result<Host> {
             let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))
                 .with_context(|| format!("opening NIC {k}"))?;

@@ -9,23 +9,13 @@
 use anyhow::Result;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::rc::Requester;
-use ferroce_hdl::util::{bits_from_bools, bits_from_u64, bools_from_bytes};
+use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::queues::{QP_CTX, WQE};
-use ferroce_tests::{hdl_edge, rng, seed};
+use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wide};
 use rand::Rng;
 use std::collections::VecDeque;
-
-fn bytes_of<const N: usize>(v: Bits<N>) -> Vec<u8> {
-    (0..N / 8)
-        .map(|i| (0..8).fold(0u8, |b, k| b | (u8::from(v.get_bit(8 * i + k)) << k)))
-        .collect()
-}
-
-fn wide<const N: usize>(bytes: &[u8]) -> Bits<N> {
-    bits_from_bools(&bools_from_bytes(bytes))
-}
 
 /// A QP context; QP 7 always has a path MTU code that is not 256..4096.
 fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {

@@ -8,31 +8,14 @@ use anyhow::Result;
 use ferroce_hdl::net::TxArb;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::rc::{Completer, Responder};
-use ferroce_hdl::util::{bits_from_bools, bools_from_bytes};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::meta::{RX_ACK, RX_META, SENT};
 use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
-use ferroce_tests::{hdl_edge, rng, seed};
+use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wide};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
-
-fn bytes_of<const N: usize>(v: Bits<N>) -> Vec<u8> {
-    (0..N.div_ceil(8))
-        .map(|i| {
-            (0..8)
-                .filter(|k| 8 * i + k < N)
-                .fold(0u8, |b, k| b | (u8::from(v.get_bit(8 * i + k)) << k))
-        })
-        .collect()
-}
-
-fn w<const N: usize>(bytes: &[u8]) -> Bits<N> {
-    let mut b = bools_from_bytes(bytes);
-    b.resize(N, false);
-    bits_from_bools(&b)
-}
 
 fn le(v: u64, n: usize) -> Vec<u8> {
     v.to_le_bytes()[..n].to_vec()
@@ -269,20 +252,20 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             inp.push((n, vec![r.gen_bool(0.7).into()]));
         }
         let inp = Inputs(inp);
-        hdl.s_meta_tdata.next = w(inp.get("s_meta_tdata"));
+        hdl.s_meta_tdata.next = wide(inp.get("s_meta_tdata"));
         hdl.s_meta_tvalid.next = inp.bit("s_meta_tvalid");
-        hdl.s_pay_tdata.next = w(inp.get("s_pay_tdata"));
-        hdl.s_pay_tkeep.next = w(inp.get("s_pay_tkeep"));
+        hdl.s_pay_tdata.next = wide(inp.get("s_pay_tdata"));
+        hdl.s_pay_tkeep.next = wide(inp.get("s_pay_tkeep"));
         hdl.s_pay_tlast.next = inp.bit("s_pay_tlast");
         hdl.s_pay_tvalid.next = inp.bit("s_pay_tvalid");
         hdl.s_qpw_en.next = inp.bit("s_qpw_en");
-        hdl.s_qpw_index.next = w(inp.get("s_qpw_index"));
-        hdl.s_qpw_data.next = w(inp.get("s_qpw_data"));
+        hdl.s_qpw_index.next = wide(inp.get("s_qpw_index"));
+        hdl.s_qpw_data.next = wide(inp.get("s_qpw_data"));
         hdl.s_mrw_en.next = inp.bit("s_mrw_en");
-        hdl.s_mrw_index.next = w(inp.get("s_mrw_index"));
-        hdl.s_mrw_data.next = w(inp.get("s_mrw_data"));
-        hdl.local_mac.next = w(inp.get("local_mac"));
-        hdl.local_ipv4.next = w(inp.get("local_ipv4"));
+        hdl.s_mrw_index.next = wide(inp.get("s_mrw_index"));
+        hdl.s_mrw_data.next = wide(inp.get("s_mrw_data"));
+        hdl.local_mac.next = wide(inp.get("local_mac"));
+        hdl.local_ipv4.next = wide(inp.get("local_ipv4"));
         hdl.m_wr_tready.next = inp.bit("m_wr_tready");
         hdl.m_wd_tready.next = inp.bit("m_wd_tready");
         hdl.m_ack_tready.next = inp.bit("m_ack_tready");
@@ -448,16 +431,16 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             inp.push((n, vec![r.gen_bool(0.7).into()]));
         }
         let inp = Inputs(inp);
-        hdl.s_sent_tdata.next = w(inp.get("s_sent_tdata"));
+        hdl.s_sent_tdata.next = wide(inp.get("s_sent_tdata"));
         hdl.s_sent_tvalid.next = inp.bit("s_sent_tvalid");
-        hdl.s_rack_tdata.next = w(inp.get("s_rack_tdata"));
+        hdl.s_rack_tdata.next = wide(inp.get("s_rack_tdata"));
         hdl.s_rack_tvalid.next = inp.bit("s_rack_tvalid");
         hdl.s_qpw_en.next = inp.bit("s_qpw_en");
-        hdl.s_qpw_index.next = w(inp.get("s_qpw_index"));
-        hdl.s_qpw_data.next = w(inp.get("s_qpw_data"));
+        hdl.s_qpw_index.next = wide(inp.get("s_qpw_index"));
+        hdl.s_qpw_data.next = wide(inp.get("s_qpw_data"));
         hdl.s_cqw_en.next = inp.bit("s_cqw_en");
-        hdl.s_cqw_index.next = w(inp.get("s_cqw_index"));
-        hdl.s_cqw_data.next = w(inp.get("s_cqw_data"));
+        hdl.s_cqw_index.next = wide(inp.get("s_cqw_index"));
+        hdl.s_cqw_data.next = wide(inp.get("s_cqw_data"));
         hdl.m_wr_tready.next = inp.bit("m_wr_tready");
         hdl.m_wd_tready.next = inp.bit("m_wd_tready");
         assert!(simulate(&mut hdl, 200));
@@ -553,13 +536,13 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
             ("m_meta_tready", vec![r.gen_bool(0.7).into()]),
             ("m_pay_tready", vec![r.gen_bool(0.7).into()]),
         ]);
-        hdl.s_a_meta_tdata.next = w(inp.get("s_a_meta_tdata"));
+        hdl.s_a_meta_tdata.next = wide(inp.get("s_a_meta_tdata"));
         hdl.s_a_meta_tvalid.next = av;
-        hdl.s_a_pay_tdata.next = w(inp.get("s_a_pay_tdata"));
-        hdl.s_a_pay_tkeep.next = w(inp.get("s_a_pay_tkeep"));
+        hdl.s_a_pay_tdata.next = wide(inp.get("s_a_pay_tdata"));
+        hdl.s_a_pay_tkeep.next = wide(inp.get("s_a_pay_tkeep"));
         hdl.s_a_pay_tlast.next = pl;
         hdl.s_a_pay_tvalid.next = pv;
-        hdl.s_b_meta_tdata.next = w(inp.get("s_b_meta_tdata"));
+        hdl.s_b_meta_tdata.next = wide(inp.get("s_b_meta_tdata"));
         hdl.s_b_meta_tvalid.next = bv;
         hdl.m_meta_tready.next = inp.bit("m_meta_tready");
         hdl.m_pay_tready.next = inp.bit("m_pay_tready");

@@ -336,6 +336,7 @@ fn a_corrupted_frame_is_dropped_and_writes_nothing() -> Result<()> {
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(s),
+        rq_pause: 0.2,
         ..WorldConfig::default()
     })?;
     let mut qps = Vec::new();
@@ -406,6 +407,7 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(s),
+        rq_pause: 0.2,
         ..WorldConfig::default()
     })?;
     let mut qps = Vec::new();
