@@ -316,10 +316,13 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
     drop(w);
     let (rq_ab, ack_ab) = check_pcap(&pab, &psn_ab)?;
     let (rq_ba, ack_ba) = check_pcap(&pba, &psn_ba)?;
-    // One ACK per message (coalesced): b's ACKs travel b -> a.
+    // At most one ACK per message: the requester asks on a message's last packet, and an ACK
+    // still waiting to be sent is replaced by a newer one for its QP (ACKs are cumulative; the
+    // completions above show every message was covered). b's ACKs travel b -> a.
     ensure!(
-        ack_ba == total / 2 && ack_ab == total / 2,
-        "ACKs {ack_ab} {ack_ba}"
+        (1..=total / 2).contains(&ack_ab) && (1..=total / 2).contains(&ack_ba),
+        "ACKs {ack_ab} {ack_ba} for {} messages each way",
+        total / 2
     );
     println!(
         "seed {s}: {total} WRITEs, {bytes} bytes, {} + {} packets, {cycles} cycles: {:.2} B/cycle both ways",

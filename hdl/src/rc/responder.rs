@@ -2,8 +2,9 @@
 //! parser accepted (`RX_META` record + payload) is checked against its QP and, for an RDMA
 //! WRITE, against the memory region its RETH names; a good WRITE packet's payload goes to the
 //! DMA write engine at the target address, the expected PSN moves on, and the last packet of a
-//! request that asks for one is acknowledged (one ACK per message: coalesced). ACKs and NAKs
-//! received for this NIC's own requests are handed to the completer.
+//! request that asks for one is acknowledged (at most one ACK per message, coalesced further
+//! while the TX path is busy). ACKs and NAKs received for this NIC's own requests are handed
+//! to the completer.
 //!
 //! Ports:
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
