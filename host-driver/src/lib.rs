@@ -1,7 +1,8 @@
 //! ferroce host driver: a verbs-like API over [`Bar`] and [`DmaMemory`] traits.
 //!
 //! The core depends only on `spec` (register map, context and queue formats) and on the two
-//! traits; the simulator is one backend (`sim` feature, module [`sim`]).
+//! traits; the simulator backend lives in `ferroce-sim` (`ferroce_sim::host`), which depends on
+//! this crate, so the driver itself knows nothing of any backend.
 //!
 //! What stands today: device open with BAR discovery (the register-block list is walked from
 //! offset 0 and checked against the spec), completion queues and queue pairs created in the
@@ -12,8 +13,6 @@
 
 pub mod device;
 pub mod error;
-#[cfg(feature = "sim")]
-pub mod sim;
 
 pub use device::{
     access, CompletionQueue, Device, DeviceInfo, MemoryRegion, ProtectionDomain, QpAttr, QpState,

@@ -8,11 +8,16 @@
 //! - [`record`]: ready/valid streams of named fields (commands, doorbells) with pause generators.
 //! - [`pcie`]: PCIe root complex model: host memory of driver-allocated buffers, MMIO to BAR0,
 //!   and the NIC's DMA reads and writes with latency, MPS/MRRS/RCB rules and fault checks.
+//! - [`host`]: the driver's simulator backend: `Bar` and `DmaMemory` over a NIC model and its
+//!   root complex; NICs joined to step together.
+//! - [`traffic`]: streams of RDMA WRITEs between the world's hosts, checked and timed.
+//! - [`world`]: two hosts, each with a whole NIC and the driver, joined by a link each way.
 
 pub mod axis;
 pub mod build;
 pub mod demo;
 pub mod designs;
+pub mod host;
 pub mod link;
 pub mod model;
 pub mod pause;
@@ -22,6 +27,8 @@ pub mod record;
 pub mod roce;
 pub mod synth;
 pub mod tb;
+pub mod traffic;
+pub mod world;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
@@ -76,6 +83,8 @@ pub enum SimError {
     Dma(String),
     #[error("timed out after {cycles} cycles waiting for {what}")]
     Timeout { cycles: u64, what: String },
+    #[error("driver: {0}")]
+    Driver(#[from] ferroce_driver::DriverError),
 }
 
 pub type Result<T> = std::result::Result<T, SimError>;

@@ -219,6 +219,11 @@ impl Link {
         Ok(())
     }
 
+    /// The link's parameters.
+    pub fn config(&self) -> LinkConfig {
+        self.0.borrow().cfg
+    }
+
     pub fn stats(&self) -> LinkStats {
         self.0.borrow().stats
     }

@@ -7,16 +7,20 @@
 //!   through the Python harness (`python -m ferroce.bench` in `.venv`, one `await RisingEdge`
 //!   per cycle) when `.ci/setup` has built it.
 //! - Resources: Yosys `synth_xilinx` and `synth_ice40`, flattened.
+//! - The whole NIC ([`nic`]): RDMA WRITE goodput between two simulated NICs against the
+//!   RoCEv2 goodput ceiling at 10 Gb/s, the latency of a 64-byte WRITE, simulation speed.
 
 use crate::axis::AxisSource;
 use crate::build::BuildOptions;
 use crate::designs::{emit_to, open_tb, verilog_dir};
 use crate::roce::RoceFrame;
 use crate::synth::{synth, Target};
+use crate::traffic::Bench;
 use anyhow::{ensure, Context, Result};
 use ferroce_hdl::designs::DESIGNS;
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
 use ferroce_spec::opcodes::opcode;
+use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::path::Path;
@@ -66,15 +70,76 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
     }
 }
 
-pub fn run(with_synth: bool) -> Result<()> {
+/// The NIC benchmark's sizes and WRITEs per size.
+pub const NIC_SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
+
+/// RDMA WRITE goodput, latency and simulation speed of two `ferroce_nic_64` (see
+/// [`crate::traffic::Bench`]); prints a Markdown table.
+pub fn nic() -> Result<()> {
+    let bench = Bench {
+        pmtu: 4096,
+        reorder_seed: None,
+        seed: 7,
+    };
+    let total: u64 = NIC_SIZES.iter().map(|(s, n)| (s * n) as u64).sum();
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("[{bar:40}] {bytes}/{total_bytes}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let done: Vec<u64> = NIC_SIZES.iter().map(|(s, n)| (s * n) as u64).collect();
+    let r = bench.run(&NIC_SIZES, |k, b| {
+        bar.set_position(done[..k].iter().sum::<u64>() + b)
+    })?;
+    bar.finish_and_clear();
+    println!("RDMA WRITE host a -> host b, one RC QP, path MTU 4096, 10 Gb/s link, PCIe reads 500 ns (completions in order)");
+    println!();
+    println!("| WRITE size | WRITEs | simulated cycles | Gb/s | RoCEv2 goodput ceiling, Gb/s | of ceiling | Verilator cycles/s (2 NICs) |");
+    println!("|---|---|---|---|---|---|---|");
+    for w in &r.runs {
+        println!(
+            "| {} | {} | {} | {:.3} | {:.3} | {:.1}% | {:.0} k |",
+            w.size,
+            w.count,
+            w.cycles,
+            w.gbps(),
+            w.ceiling_gbps(),
+            100.0 * w.of_ceiling(),
+            w.cycles_per_s() / 1e3
+        );
+    }
+    println!();
+    println!(
+        "64-byte WRITE, doorbell to completion seen by poll_cq: {} cycles = {:.0} ns",
+        r.latency_64,
+        (r.latency_64 * r.period_ps) as f64 / 1000.0
+    );
+    Ok(())
+}
+
+pub fn run(with_synth: bool, taps: bool, nic_traffic: bool) -> Result<()> {
+    if nic_traffic {
+        nic()?;
+        println!();
+    }
+    if taps {
+        self::taps()?;
+    }
+    if with_synth {
+        synth_table()?;
+    }
+    Ok(())
+}
+
+fn taps() -> Result<()> {
     let py = python_speeds();
     println!("| design | frame bytes | beats/cycle (ceiling 1.0) | latency, last beat to result | Verilator cycles/s, Rust harness | Python harness |");
     println!("|---|---|---|---|---|---|");
     for d in DESIGNS {
         for len in [64usize, 1500, 9000] {
             let mut tb = open_tb(d.name, &BuildOptions::default())?;
-            if !tb.model_ref().has_port("s_axis_tdata") {
-                break; // not a stream tap (the BAR0 completer)
+            let m = tb.model_ref();
+            if !(m.has_port("m_crc_tvalid") || m.has_port("m_icrc_tvalid")) {
+                break; // not a CRC/ICRC tap
             }
             let src = AxisSource::new(&mut tb, "s_axis")?;
             let lanes = d.config.data_width() / 8;
@@ -121,10 +186,14 @@ pub fn run(with_synth: bool) -> Result<()> {
             );
         }
     }
-    if with_synth {
+    Ok(())
+}
+
+fn synth_table() -> Result<()> {
+    {
         println!();
-        println!("| design | synth_xilinx LUT | FF | MUXF7/8 | synth_ice40 SB_LUT4 | SB_DFF* |");
-        println!("|---|---|---|---|---|---|");
+        println!("| design | synth_xilinx LUT | FF | MUXF7/8 | RAMB18/36 | synth_ice40 SB_LUT4 | SB_DFF* | SB_RAM40_4K |");
+        println!("|---|---|---|---|---|---|---|---|");
         let scratch = verilog_dir().join("synth");
         for d in DESIGNS {
             let files = emit_to(d.name, &verilog_dir())?;
@@ -135,13 +204,15 @@ pub fn run(with_synth: bool) -> Result<()> {
                 .map_err(anyhow::Error::msg)
                 .context("yosys synth_ice40")?;
             println!(
-                "| {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} |",
                 d.name,
                 x.luts(),
                 x.ffs(),
                 x.muxf(),
+                x.brams(),
                 i.luts(),
-                i.ffs()
+                i.ffs(),
+                i.brams()
             );
         }
     }

@@ -13,6 +13,7 @@
 //! - [`crc`]: CRC-32 (IEEE 802.3, reflected), the reference for the FCS and the ICRC.
 //! - [`icrc`]: the RoCEv2 invariant CRC (IBA Annex A17.3.3).
 //! - [`docs`]: the generated documentation pages.
+//! - [`wire`]: what a WRITE costs on the wire; the goodput ceiling.
 
 pub mod crc;
 pub mod docs;
@@ -25,5 +26,6 @@ pub mod psn;
 pub mod queues;
 pub mod regs;
 pub mod tlp;
+pub mod wire;
 
 pub use icrc::{icrc, IcrcError, IcrcLayout};

@@ -3,7 +3,6 @@
 pub mod rx;
 pub mod tx;
 pub mod wire;
-pub mod world;
 
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;

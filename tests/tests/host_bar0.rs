@@ -4,9 +4,9 @@
 //! completion and doorbell streams.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::sim::{SimBar, SimMem, SimNic};
 use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState};
 use ferroce_sim::designs::open_tb;
+use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::model::{Model, Port};
 use ferroce_sim::pcie::{PcieConfig, ReadResult};
 use ferroce_sim::{BuildOptions, Component, PauseGenerator};

@@ -10,11 +10,11 @@
 
 use anyhow::{ensure, Context, Result};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
-use ferroce_driver::sim::{SimBar, SimMem, SimNic};
 use ferroce_driver::{
     CompletionQueue, Device, DmaMemory, DriverError, ProtectionDomain, QpAttr, QpState, QueuePair,
     SendWr, WrOpcode,
 };
+use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::pcie::PcieConfig;
 use ferroce_sim::{AxisSink, PauseGenerator};
 use ferroce_spec::meta::src_port;

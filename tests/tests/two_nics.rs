@@ -6,8 +6,9 @@
 //! Corrupted frames, bad keys and out-of-range addresses change no byte of memory.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::sim::SimMem;
 use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, WorkCompletion, WrOpcode};
+use ferroce_sim::host::SimMem;
+use ferroce_sim::world::{step_until, Host, World, WorldConfig, FAULT_COUNTERS};
 use ferroce_sim::Fault;
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
@@ -15,7 +16,6 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS};
 use ferroce_tests::wire::{scapy_check, tshark_fields};
-use ferroce_tests::world::{step_until, Host, World, WorldConfig, FAULT_COUNTERS};
 use ferroce_tests::{rng, seed};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;

@@ -3,6 +3,11 @@
 //! The Python package `ferroce` (in `python/ferroce`) wraps these classes in a cocotb-style
 //! API: `dut.s_axis_tvalid.value = 1`, `await RisingEdge(dut.clk)`, `AxisSource`/`AxisSink`.
 //! Everything that runs every cycle (the clock, the AXI-stream models) stays in Rust.
+//!
+//! `World` (module `verbs`) is the two-host system with the Rust driver's verbs, which the
+//! package re-exports as `ferroce.verbs`.
+
+mod verbs;
 
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{
@@ -269,5 +274,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(icrc_flags, m)?)?;
     m.add_function(wrap_pyfunction!(designs, m)?)?;
     m.add_function(wrap_pyfunction!(opcodes, m)?)?;
+    m.add_class::<verbs::World>()?;
+    m.add_class::<verbs::Host>()?;
+    m.add_class::<verbs::Qp>()?;
+    m.add_class::<verbs::Mr>()?;
+    m.add_class::<verbs::Wc>()?;
+    m.add_function(wrap_pyfunction!(verbs::wc_status, m)?)?;
     Ok(())
 }

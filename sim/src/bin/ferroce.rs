@@ -50,15 +50,22 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "all")]
         config: ConfigArg,
     },
-    /// Emit, lint-check and simulate the blocks under Verilator, check them against the
-    /// reference, and print results and simulation speed.
+    /// Emit and lint the Verilog, then run two simulated hosts with their NICs and drivers:
+    /// RDMA WRITEs of several sizes both ways, every byte checked; print throughput against
+    /// the goodput ceiling, 64-byte latency, simulation speed and the pcap paths.
     Demo {
-        /// Frames per width.
-        #[arg(long, default_value_t = 2000)]
-        frames: usize,
         /// Random seed (the run is reproducible from it).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Path MTU of the QP pair: 256, 512, 1024, 2048 or 4096.
+        #[arg(long, default_value_t = 4096)]
+        pmtu: u32,
+        /// Output directory (Verilog in `verilog/`, pcap files in `pcap/`).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// Interleave PCIe read completions across tags (a stress; costs throughput).
+        #[arg(long)]
+        reorder: bool,
     },
     /// Write the generated documentation pages (opcode table, register map, formats) from the
     /// spec tables. A test fails when the checked-in pages are stale.
@@ -70,9 +77,15 @@ enum Cmd {
     /// Benchmark: throughput against one beat per clock, latency, simulation speed, and
     /// Yosys resources. Prints Markdown tables (the README's performance section).
     Perf {
-        /// Skip Yosys synthesis (about a minute).
+        /// Skip Yosys synthesis (several minutes with the whole NIC).
         #[arg(long)]
         no_synth: bool,
+        /// Skip the CRC-32/ICRC tap streams.
+        #[arg(long)]
+        no_taps: bool,
+        /// Skip the two-NIC RDMA WRITE benchmark.
+        #[arg(long)]
+        no_nic: bool,
     },
 }
 
@@ -110,7 +123,16 @@ fn main() -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Demo { frames, seed } => ferroce_sim::demo::run(frames, seed),
-        Cmd::Perf { no_synth } => ferroce_sim::perf::run(!no_synth),
+        Cmd::Demo {
+            seed,
+            pmtu,
+            out,
+            reorder,
+        } => ferroce_sim::demo::run(seed, pmtu, reorder, &out),
+        Cmd::Perf {
+            no_synth,
+            no_taps,
+            no_nic,
+        } => ferroce_sim::perf::run(!no_synth, !no_taps, !no_nic),
     }
 }

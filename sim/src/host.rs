@@ -5,9 +5,9 @@
 //! Two NICs on one link share time: [`SimNic::join`] makes each step the other's model with
 //! its own, so while one host waits on its NIC the other NIC and the wire go on.
 
-use crate::{Bar, DmaBuf, DmaMemory, DriverError, Result};
-use ferroce_sim::pcie::{PcieConfig, ReadResult, RootComplex};
-use ferroce_sim::Tb;
+use crate::pcie::{PcieConfig, ReadResult, RootComplex};
+use crate::Tb;
+use ferroce_driver::{Bar, DmaBuf, DmaMemory, DriverError, Result};
 use std::cell::RefCell;
 use std::rc::{Rc, Weak};
 
@@ -22,9 +22,9 @@ pub struct SimNic {
     peers: Vec<Weak<RefCell<SimNic>>>,
 }
 
-fn sim_err(e: ferroce_sim::SimError) -> DriverError {
+fn sim_err(e: crate::SimError) -> DriverError {
     match e {
-        ferroce_sim::SimError::Dma(m) => DriverError::Dma(m),
+        crate::SimError::Dma(m) => DriverError::Dma(m),
         other => DriverError::Bar(other.to_string()),
     }
 }
@@ -100,7 +100,7 @@ impl SimNic {
         let start = self.tb.cycle();
         while !done(self) {
             if self.tb.cycle() - start >= max_cycles {
-                return Err(sim_err(ferroce_sim::SimError::Timeout {
+                return Err(sim_err(crate::SimError::Timeout {
                     cycles: max_cycles,
                     what: what.to_string(),
                 }));

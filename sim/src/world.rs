@@ -1,14 +1,13 @@
 //! Two hosts, each with a `ferroce_nic_64` on Verilator and the Rust driver, joined by a 10G
 //! link in each direction: the world the two-NIC tests, the demo and the benchmark run in.
 
-use anyhow::{Context, Result};
-use ferroce_driver::sim::{SimBar, SimMem, SimNic};
+use crate::host::{SimBar, SimMem, SimNic};
+use crate::pcie::PcieConfig;
+use crate::{Link, LinkConfig, PauseGenerator, Result, SimError};
 use ferroce_driver::{
     access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
     QueuePair,
 };
-use ferroce_sim::pcie::PcieConfig;
-use ferroce_sim::{Link, LinkConfig, PauseGenerator};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -43,6 +42,8 @@ pub struct WorldConfig {
     /// cycles, from `reorder_seed`); 0: none.
     pub rq_pause: f64,
     pub cq_depth: u32,
+    /// Build the models with VCD support (start a trace with `tb.model().trace_to(path)`).
+    pub trace: bool,
 }
 
 impl Default for WorldConfig {
@@ -53,6 +54,7 @@ impl Default for WorldConfig {
             reorder_seed: None,
             rq_pause: 0.0,
             cq_depth: 4096,
+            trace: false,
         }
     }
 }
@@ -65,8 +67,12 @@ const IPS: [[u8; 4]; 2] = [[10, 0, 0, 10], [10, 0, 0, 11]];
 
 impl World {
     pub fn open(cfg: &WorldConfig) -> Result<World> {
-        let mut ta = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
-        let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
+        let opts = crate::BuildOptions {
+            trace: cfg.trace,
+            ..Default::default()
+        };
+        let mut ta = crate::designs::open_tb("ferroce_nic_64", &opts)?;
+        let mut tb = crate::designs::open_tb("ferroce_nic_64", &opts)?;
         let ab = Link::connect(&mut ta, "m_axis", &mut tb, "s_axis", cfg.link)?;
         let ba = Link::connect(&mut tb, "m_axis", &mut ta, "s_axis", cfg.link)?;
         let pcie = |k: u64| PcieConfig {
@@ -86,8 +92,7 @@ impl World {
             }
         }
         let host = |sim: Rc<RefCell<SimNic>>, k: usize| -> Result<Host> {
-            let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))
-                .with_context(|| format!("opening NIC {k}"))?;
+            let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))?;
             dev.set_port(MACS[k], IPS[k])?;
             let pd = dev.alloc_pd()?;
             let cq = dev.create_cq(cfg.cq_depth)?;
@@ -179,10 +184,12 @@ pub fn step_until(
     let start = sim.borrow().tb.cycle();
     while !done() {
         let now = sim.borrow().tb.cycle();
-        anyhow::ensure!(
-            now - start < max_cycles,
-            "{what}: not done after {max_cycles} cycles"
-        );
+        if now - start >= max_cycles {
+            return Err(SimError::Timeout {
+                cycles: max_cycles,
+                what: what.to_string(),
+            });
+        }
         sim.borrow_mut().step()?;
     }
     Ok(sim.borrow().tb.cycle() - start)
@@ -203,7 +210,7 @@ impl Host {
 
     /// A counter of the NIC model by port name.
     pub fn counter(&self, name: &str) -> Result<u64> {
-        Ok(self.sim.borrow().tb.get(name)?)
+        self.sim.borrow().tb.get(name)
     }
 }
 

@@ -1,0 +1,33 @@
+"""Two simulated hosts and the Rust driver's verbs, for programs and pytest.
+
+A few lines do what a pyverbs user would::
+
+    from ferroce import verbs
+
+    world = verbs.World()                    # two NICs under Verilator, a 10G link each way
+    a, b = world.a, world.b
+    qa, qb = world.connect(pmtu=1024)        # an RC QP pair in RTS
+    src = a.alloc(4096); a.write(src, data)
+    dst = b.alloc(4096)
+    smr, dmr = a.reg_mr(src, 4096), b.reg_mr(dst, 4096)
+    a.post_write(qa, [(1, src, 4096, smr.lkey, dst, dmr.rkey)])
+    [wc] = a.wait_cq(1)                      # simulated time runs while waiting
+    assert wc.status == verbs.WC_SUCCESS and b.read(dst, 4096) == data
+
+``Host`` has ``alloc``/``write``/``read`` (host memory), ``reg_mr``/``dereg_mr``,
+``create_qp``/``modify_qp`` (RESET -> INIT -> RTR -> RTS by hand, as ``World.connect`` does),
+``post_write`` (one doorbell per list), ``poll_cq`` (no time passes), ``wait_cq`` (time runs),
+``counter`` and ``faults`` (the NIC's counters). Errors the driver refuses are ``ValueError``;
+a wait that runs out of cycles is ``TimeoutError``.
+"""
+
+from ferroce._native import Host, Mr, Qp, Wc, World, wc_status
+
+WC_STATUS = dict(wc_status())
+"""``{code: name}`` of every work completion status."""
+
+globals().update({f"WC_{name}": code for code, name in WC_STATUS.items()})
+
+__all__ = ["Host", "Mr", "Qp", "Wc", "World", "WC_STATUS"] + [
+    f"WC_{name}" for name in WC_STATUS.values()
+]

@@ -1,0 +1,443 @@
+//! Two simulated hosts and the Rust driver for Python: `ferroce.verbs`.
+//!
+//! A `World` is two hosts, each with a `ferroce_nic_64` under Verilator, its PCIe root complex
+//! and the Rust driver, joined by a 10 Gb/s link each way (`ferroce_sim::world`). Python gets
+//! the driver's verbs on each host (`world.a`, `world.b`): host memory, memory regions, queue
+//! pairs and their state changes, `post_send` of RDMA WRITEs, `poll_cq`; simulated time runs
+//! while the program waits (`wait_cq`, `run`). Driver and simulator errors become
+//! `RuntimeError` (refused arguments `ValueError`) with the driver's message.
+
+use ferroce_driver::{
+    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+};
+use ferroce_sim::world::{
+    step_until, Host as RsHost, World as RsWorld, WorldConfig, FAULT_COUNTERS,
+};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::path::PathBuf;
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+fn drv(e: DriverError) -> PyErr {
+    match e {
+        DriverError::Invalid(_)
+        | DriverError::BadKey { .. }
+        | DriverError::OutOfRegion { .. }
+        | DriverError::QueueFull { .. }
+        | DriverError::BadTransition { .. }
+        | DriverError::MissingAttr { .. } => PyValueError::new_err(e.to_string()),
+        other => err(other),
+    }
+}
+
+/// Two hosts with their NICs and drivers, joined by a link each way.
+#[pyclass(unsendable, module = "ferroce._native")]
+pub struct World {
+    w: RsWorld,
+}
+
+#[pymethods]
+impl World {
+    /// Build (cached) and open two NICs. `pcap_dir`: write `a_to_b.pcap` and `b_to_a.pcap`
+    /// there. `reorder_seed`: interleave PCIe read completions across tags.
+    /// `read_latency_ns`: the root complexes' read latency.
+    #[new]
+    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, read_latency_ns = 500))]
+    fn new(
+        pcap_dir: Option<PathBuf>,
+        reorder_seed: Option<u64>,
+        read_latency_ns: u64,
+    ) -> PyResult<Self> {
+        let mut cfg = WorldConfig {
+            reorder_seed,
+            ..WorldConfig::default()
+        };
+        cfg.pcie.read_latency_ps = read_latency_ns * 1000;
+        let w = RsWorld::open(&cfg).map_err(err)?;
+        if let Some(dir) = pcap_dir {
+            std::fs::create_dir_all(&dir).map_err(err)?;
+            w.ab.tap(&dir.join("a_to_b.pcap")).map_err(err)?;
+            w.ba.tap(&dir.join("b_to_a.pcap")).map_err(err)?;
+        }
+        Ok(World { w })
+    }
+
+    /// Host a.
+    #[getter]
+    fn a(slf: Bound<'_, Self>) -> Host {
+        Host {
+            world: slf.unbind(),
+            side: 0,
+        }
+    }
+
+    /// Host b.
+    #[getter]
+    fn b(slf: Bound<'_, Self>) -> Host {
+        Host {
+            world: slf.unbind(),
+            side: 1,
+        }
+    }
+
+    /// A connected RC queue pair `(qp_a, qp_b)` in RTS: path MTU `pmtu`, first PSNs
+    /// `psn_ab` (a to b) and `psn_ba`, send queues of `depth` entries.
+    #[pyo3(signature = (pmtu = 1024, psn_ab = 0, psn_ba = 0, depth = 64))]
+    fn connect(&mut self, pmtu: u32, psn_ab: u32, psn_ba: u32, depth: u32) -> PyResult<(Qp, Qp)> {
+        let (a, b) = self.w.connect(pmtu, psn_ab, psn_ba, depth).map_err(err)?;
+        Ok((Qp { qp: a }, Qp { qp: b }))
+    }
+
+    /// Run both NICs and the links for `cycles` clock cycles.
+    fn run(&self, cycles: u64) -> PyResult<()> {
+        self.w.run(cycles).map_err(err)
+    }
+
+    /// Clock cycles so far (both NICs are at the same one).
+    #[getter]
+    fn cycle(&self) -> u64 {
+        self.w.cycle()
+    }
+
+    /// The clock period in picoseconds.
+    #[getter]
+    fn period_ps(&self) -> u64 {
+        self.w.a.sim.borrow().tb.period_ps()
+    }
+
+    /// Frames each link has carried: `(a_to_b, b_to_a)`.
+    fn frames(&self) -> (u64, u64) {
+        (self.w.ab.stats().frames, self.w.ba.stats().frames)
+    }
+}
+
+/// A registered memory region (`ibv_mr`).
+#[pyclass(module = "ferroce._native", frozen)]
+#[derive(Clone)]
+pub struct Mr {
+    mr: MemoryRegion,
+}
+
+#[pymethods]
+impl Mr {
+    #[getter]
+    fn addr(&self) -> u64 {
+        self.mr.addr
+    }
+    #[getter]
+    fn length(&self) -> u64 {
+        self.mr.len
+    }
+    #[getter]
+    fn lkey(&self) -> u32 {
+        self.mr.lkey
+    }
+    #[getter]
+    fn rkey(&self) -> u32 {
+        self.mr.rkey
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Mr(addr={:#x}, length={}, lkey={:#x}, rkey={:#x})",
+            self.mr.addr, self.mr.len, self.mr.lkey, self.mr.rkey
+        )
+    }
+}
+
+/// An RC queue pair (`ibv_qp`).
+#[pyclass(unsendable, module = "ferroce._native")]
+pub struct Qp {
+    qp: QueuePair,
+}
+
+#[pymethods]
+impl Qp {
+    #[getter]
+    fn qp_num(&self) -> u32 {
+        self.qp.qpn
+    }
+    /// "RESET", "INIT", "RTR", "RTS" or "ERR".
+    #[getter]
+    fn state(&self) -> String {
+        format!("{:?}", self.qp.state).to_uppercase()
+    }
+    fn __repr__(&self) -> String {
+        format!("Qp(qp_num={}, state={})", self.qp.qpn, self.state())
+    }
+}
+
+/// A work completion (`ibv_wc`).
+#[pyclass(module = "ferroce._native", frozen, get_all)]
+#[derive(Clone)]
+pub struct Wc {
+    wr_id: u64,
+    /// `ferroce.verbs.WC_STATUS` code; 0 is success.
+    status: u32,
+    status_name: &'static str,
+    opcode: u32,
+    byte_len: u32,
+    qp_num: u32,
+}
+
+#[pymethods]
+impl Wc {
+    fn __repr__(&self) -> String {
+        format!(
+            "Wc(wr_id={}, status={}, byte_len={}, qp_num={})",
+            self.wr_id, self.status_name, self.byte_len, self.qp_num
+        )
+    }
+}
+
+/// One host of a `World`: its driver's verbs and its host memory.
+#[pyclass(unsendable, module = "ferroce._native")]
+pub struct Host {
+    world: Py<World>,
+    side: u8,
+}
+
+impl Host {
+    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut RsHost) -> PyResult<T>) -> PyResult<T> {
+        let mut w = self.world.borrow_mut(py);
+        let h = if self.side == 0 {
+            &mut w.w.a
+        } else {
+            &mut w.w.b
+        };
+        f(h)
+    }
+}
+
+fn state(name: &str) -> PyResult<QpState> {
+    Ok(match name.to_ascii_uppercase().as_str() {
+        "RESET" => QpState::Reset,
+        "INIT" => QpState::Init,
+        "RTR" => QpState::Rtr,
+        "RTS" => QpState::Rts,
+        "ERR" => QpState::Err,
+        _ => return Err(PyValueError::new_err(format!("no QP state {name:?}"))),
+    })
+}
+
+#[pymethods]
+impl Host {
+    /// This host's MAC address.
+    #[getter]
+    fn mac(&self, py: Python<'_>) -> PyResult<[u8; 6]> {
+        self.with(py, |h| Ok(h.mac))
+    }
+
+    /// This host's IPv4 address.
+    #[getter]
+    fn ip(&self, py: Python<'_>) -> PyResult<[u8; 4]> {
+        self.with(py, |h| Ok(h.ip))
+    }
+
+    /// Allocate `length` zeroed bytes of DMA-able host memory; returns the bus address.
+    #[pyo3(signature = (length, align = 4096))]
+    fn alloc(&self, py: Python<'_>, length: usize, align: u64) -> PyResult<u64> {
+        self.with(py, |h| {
+            Ok(h.dev.mem.alloc(length, align).map_err(drv)?.addr)
+        })
+    }
+
+    /// Write `data` into host memory at `addr`.
+    fn write(&self, py: Python<'_>, addr: u64, data: &[u8]) -> PyResult<()> {
+        self.with(py, |h| h.dev.mem.write(addr, data).map_err(drv))
+    }
+
+    /// Read `length` bytes of host memory at `addr`.
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        addr: u64,
+        length: usize,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let mut out = vec![0u8; length];
+        self.with(py, |h| h.dev.mem.read(addr, &mut out).map_err(drv))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// Register `[addr, addr + length)` in this host's protection domain (`ibv_reg_mr`);
+    /// `remote_write` lets the peer WRITE into it.
+    #[pyo3(signature = (addr, length, remote_write = true))]
+    fn reg_mr(&self, py: Python<'_>, addr: u64, length: u64, remote_write: bool) -> PyResult<Mr> {
+        let acc = access::LOCAL_WRITE
+            | if remote_write {
+                access::REMOTE_WRITE
+            } else {
+                0
+            };
+        self.with(py, |h| {
+            let mr = h.dev.reg_mr(&h.pd, addr, length, acc).map_err(drv)?;
+            Ok(Mr { mr })
+        })
+    }
+
+    /// Deregister a region (its keys stop working at once).
+    fn dereg_mr(&self, py: Python<'_>, mr: &Mr) -> PyResult<()> {
+        self.with(py, |h| h.dev.dereg_mr(&mr.mr).map_err(drv))
+    }
+
+    /// A new RC queue pair in RESET with a send queue of `depth` entries, on this host's CQ.
+    #[pyo3(signature = (depth = 64))]
+    fn create_qp(&self, py: Python<'_>, depth: u32) -> PyResult<Qp> {
+        self.with(py, |h| {
+            let qp = h.dev.create_qp(&h.pd, &h.cq, depth).map_err(drv)?;
+            Ok(Qp { qp })
+        })
+    }
+
+    /// Move `qp` to `state` ("INIT", "RTR", "RTS", "ERR", "RESET") with the attributes that
+    /// step needs (`ibv_modify_qp`); `remote_mac`/`remote_ip` as 6 and 4 bytes.
+    #[pyo3(signature = (qp, state, path_mtu = None, dest_qp_num = None, rq_psn = None,
+                        sq_psn = None, remote_mac = None, remote_ip = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn modify_qp(
+        &self,
+        py: Python<'_>,
+        qp: &mut Qp,
+        state: &str,
+        path_mtu: Option<u32>,
+        dest_qp_num: Option<u32>,
+        rq_psn: Option<u32>,
+        sq_psn: Option<u32>,
+        remote_mac: Option<[u8; 6]>,
+        remote_ip: Option<[u8; 4]>,
+    ) -> PyResult<()> {
+        let to = self::state(state)?;
+        let attr = QpAttr {
+            path_mtu,
+            dest_qpn: dest_qp_num,
+            rq_psn,
+            sq_psn,
+            remote_mac,
+            remote_ipv4: remote_ip,
+        };
+        self.with(py, |h| h.dev.modify_qp(&mut qp.qp, to, attr).map_err(drv))
+    }
+
+    /// Post RDMA WRITEs on `qp` with one doorbell (`ibv_post_send`). Each work request is a
+    /// tuple `(wr_id, local_addr, length, lkey, remote_addr, rkey)` or a dict with those keys
+    /// and optionally `signaled` (default True). All or nothing.
+    fn post_write(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let mut list = Vec::with_capacity(wrs.len());
+        for w in &wrs {
+            let (wr_id, local_addr, length, lkey, remote_addr, rkey, signaled) =
+                if let Ok(t) = w.extract::<(u64, u64, u32, u32, u64, u32)>() {
+                    (t.0, t.1, t.2, t.3, t.4, t.5, true)
+                } else {
+                    let g = |k: &str| w.get_item(k);
+                    (
+                        g("wr_id")?.extract()?,
+                        g("local_addr")?.extract()?,
+                        g("length")?.extract()?,
+                        g("lkey")?.extract()?,
+                        g("remote_addr")?.extract()?,
+                        g("rkey")?.extract()?,
+                        match w.get_item("signaled") {
+                            Ok(v) => v.extract()?,
+                            Err(_) => true,
+                        },
+                    )
+                };
+            list.push(SendWr {
+                wr_id,
+                opcode: WrOpcode::RdmaWrite,
+                local_addr,
+                length,
+                lkey,
+                remote_addr,
+                rkey,
+                signaled,
+            });
+        }
+        self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))
+    }
+
+    /// Take up to `max` completions from this host's CQ without advancing time (`ibv_poll_cq`).
+    #[pyo3(signature = (max = 16))]
+    fn poll_cq(&self, py: Python<'_>, max: usize) -> PyResult<Vec<Wc>> {
+        self.with(py, |h| {
+            let wcs = h.dev.poll_cq(&mut h.cq, max).map_err(drv)?;
+            Ok(wcs.into_iter().map(wc).collect())
+        })
+    }
+
+    /// Run the simulation until `n` completions have been polled from this host's CQ;
+    /// `TimeoutError` after `max_cycles`.
+    #[pyo3(signature = (n = 1, max_cycles = 1_000_000))]
+    fn wait_cq(&self, py: Python<'_>, n: usize, max_cycles: u64) -> PyResult<Vec<Wc>> {
+        let mut got = Vec::new();
+        let mut failure = None;
+        let mut w = self.world.borrow_mut(py);
+        let sim = w.w.a.sim.clone();
+        let h = if self.side == 0 {
+            &mut w.w.a
+        } else {
+            &mut w.w.b
+        };
+        let (dev, cq) = (&mut h.dev, &mut h.cq);
+        let r = step_until(&sim, max_cycles, "completions", || {
+            match dev.poll_cq(cq, n - got.len()) {
+                Ok(wcs) => got.extend(wcs.into_iter().map(wc)),
+                Err(e) => failure = Some(e),
+            }
+            failure.is_some() || got.len() >= n
+        });
+        if let Some(e) = failure {
+            return Err(drv(e));
+        }
+        r.map_err(|e| {
+            pyo3::exceptions::PyTimeoutError::new_err(format!("{e} ({} of {n} seen)", got.len()))
+        })?;
+        Ok(got)
+    }
+
+    /// A counter of this host's NIC by port name (`rx_fcs_err`, `resp_bad_rkey`, ...).
+    fn counter(&self, py: Python<'_>, name: &str) -> PyResult<u64> {
+        self.with(py, |h| h.counter(name).map_err(err))
+    }
+
+    /// `{name: value}` of the NIC's fault counters that are not zero (clean traffic: `{}`).
+    fn faults(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
+        self.with(py, |h| {
+            let mut out = std::collections::BTreeMap::new();
+            for &c in FAULT_COUNTERS {
+                let v = h.counter(c).map_err(err)?;
+                if v != 0 {
+                    out.insert(c, v);
+                }
+            }
+            Ok(out)
+        })
+    }
+}
+
+fn wc(c: ferroce_driver::WorkCompletion) -> Wc {
+    let status_name = ferroce_spec::queues::WC_STATUS
+        .iter()
+        .find(|s| s.value == c.status)
+        .map_or("UNKNOWN", |s| s.name);
+    Wc {
+        wr_id: c.wr_id,
+        status: c.status,
+        status_name,
+        opcode: c.opcode,
+        byte_len: c.byte_len,
+        qp_num: c.qpn,
+    }
+}
+
+/// `(code, name)` of every work completion status.
+#[pyfunction]
+pub fn wc_status() -> Vec<(u32, &'static str)> {
+    ferroce_spec::queues::WC_STATUS
+        .iter()
+        .map(|s| (s.value, s.name))
+        .collect()
+}
