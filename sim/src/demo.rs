@@ -126,7 +126,11 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     drop(w);
     println!("6. pcap (nanosecond timestamps of simulated time):");
     for (path, frames) in [(&pab, sab.frames), (&pba, sba.frames)] {
-        println!("   {} ({frames} frames){}", path.display(), tshark(path, frames)?);
+        println!(
+            "   {} ({frames} frames){}",
+            path.display(),
+            tshark(path, frames)?
+        );
     }
     Ok(())
 }
@@ -150,7 +154,9 @@ fn tshark(path: &Path, frames: u64) -> Result<String> {
         "tshark finds a BTH in {bth} of the {frames} frames of {}",
         path.display()
     );
-    Ok(String::from(": tshark dissects every frame as RoCEv2 (BTH on UDP 4791)"))
+    Ok(String::from(
+        ": tshark dissects every frame as RoCEv2 (BTH on UDP 4791)",
+    ))
 }
 
 fn human(b: u64) -> String {
