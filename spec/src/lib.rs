@@ -4,6 +4,7 @@
 //! - [`layout`]: bit-field layouts (network or host order) with accessors and checks.
 //! - [`headers`]: wire header layouts (Ethernet, 802.1Q, IPv4, IPv6, UDP, BTH and the extended
 //!   transport headers) and the offsets derived from them.
+//! - [`mac_ctrl`]: 802.3x PAUSE and 802.1Qbb PFC frames, the receive rule, pause quanta.
 //! - [`opcodes`]: every RC and UD BTH opcode with its extended headers.
 //! - [`psn`]: 24-bit PSN arithmetic.
 //! - [`tlp`]: PCIe TLP headers as the host interface carries them.
@@ -20,6 +21,7 @@ pub mod docs;
 pub mod headers;
 pub mod icrc;
 pub mod layout;
+pub mod mac_ctrl;
 pub mod meta;
 pub mod opcodes;
 pub mod psn;

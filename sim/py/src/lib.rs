@@ -259,6 +259,40 @@ fn opcodes() -> Vec<(u8, &'static str, usize, bool)> {
         .collect()
 }
 
+/// A 60-byte 802.1Qbb PFC frame from `src` (spec's builder): `times[p]` where bit p of
+/// `enable` is set.
+#[pyfunction]
+fn pfc_frame<'py>(
+    py: Python<'py>,
+    src: [u8; 6],
+    enable: u8,
+    times: [u16; 8],
+) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &ferroce_spec::mac_ctrl::pfc_frame(src, enable, times))
+}
+
+/// A 60-byte 802.3x PAUSE frame from `src` (spec's builder).
+#[pyfunction]
+fn pause_frame<'py>(py: Python<'py>, src: [u8; 6], time: u16) -> Bound<'py, PyBytes> {
+    PyBytes::new(py, &ferroce_spec::mac_ctrl::pause_frame(src, time))
+}
+
+/// spec's receive rule for MAC control: `("data",)`, `("pause", time)`,
+/// `("pfc", enable, times)` or `("malformed", reason)`.
+#[pyfunction]
+fn parse_mac_ctrl<'py>(py: Python<'py>, frame: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    use ferroce_spec::mac_ctrl::{parse, MacCtrl};
+    let t = match parse(frame) {
+        MacCtrl::NotCtrl => ("data",).into_pyobject(py)?.into_any(),
+        MacCtrl::Pause { time } => ("pause", time).into_pyobject(py)?.into_any(),
+        MacCtrl::Pfc { enable, times } => ("pfc", enable, times).into_pyobject(py)?.into_any(),
+        MacCtrl::Malformed(m) => ("malformed", format!("{m:?}"))
+            .into_pyobject(py)?
+            .into_any(),
+    };
+    Ok(t)
+}
+
 /// Names of every design `Dut` can open.
 #[pyfunction]
 fn designs() -> Vec<&'static str> {
@@ -274,6 +308,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(icrc_flags, m)?)?;
     m.add_function(wrap_pyfunction!(designs, m)?)?;
     m.add_function(wrap_pyfunction!(opcodes, m)?)?;
+    m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(pause_frame, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_mac_ctrl, m)?)?;
     m.add_class::<verbs::World>()?;
     m.add_class::<verbs::Host>()?;
     m.add_class::<verbs::Qp>()?;
