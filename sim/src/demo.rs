@@ -5,16 +5,13 @@
 //! pcap files of both links.
 
 use crate::designs::emit_to;
-use crate::traffic::{write_latency, write_stream, Direction, WriteRun};
+use crate::traffic::{write_latency, write_stream, Direction, WriteRun, SIZES};
 use crate::world::{World, WorldConfig, FAULT_COUNTERS};
 use anyhow::{bail, ensure, Context, Result};
 use ferroce_hdl::designs::DESIGNS;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 use std::time::Instant;
-
-/// The sizes the demo sends, and how many WRITEs of each per direction.
-pub const SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
 
 /// `reorder`: interleave the root complexes' read completions across tags (from `seed`), a
 /// stress for the DMA engine that costs throughput; off, completions come in request order.

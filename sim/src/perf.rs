@@ -15,7 +15,7 @@ use crate::build::BuildOptions;
 use crate::designs::{emit_to, open_tb, verilog_dir};
 use crate::roce::RoceFrame;
 use crate::synth::{synth, Target};
-use crate::traffic::Bench;
+use crate::traffic::{Bench, SIZES};
 use anyhow::{ensure, Context, Result};
 use ferroce_hdl::designs::DESIGNS;
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
@@ -70,9 +70,6 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
     }
 }
 
-/// The NIC benchmark's sizes and WRITEs per size.
-pub const NIC_SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
-
 /// RDMA WRITE goodput, latency and simulation speed of two `ferroce_nic_64` (see
 /// [`crate::traffic::Bench`]); prints a Markdown table.
 pub fn nic() -> Result<()> {
@@ -81,13 +78,13 @@ pub fn nic() -> Result<()> {
         reorder_seed: None,
         seed: 7,
     };
-    let total: u64 = NIC_SIZES.iter().map(|(s, n)| (s * n) as u64).sum();
+    let total: u64 = SIZES.iter().map(|(s, n)| (s * n) as u64).sum();
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("[{bar:40}] {bytes}/{total_bytes}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let done: Vec<u64> = NIC_SIZES.iter().map(|(s, n)| (s * n) as u64).collect();
-    let r = bench.run(&NIC_SIZES, |k, b| {
+    let done: Vec<u64> = SIZES.iter().map(|(s, n)| (s * n) as u64).collect();
+    let r = bench.run(&SIZES, |k, b| {
         bar.set_position(done[..k].iter().sum::<u64>() + b)
     })?;
     bar.finish_and_clear();

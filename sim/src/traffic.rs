@@ -20,6 +20,10 @@ const GUARD: usize = 4096;
 /// The guard bytes' value.
 const GUARD_BYTE: u8 = 0xA5;
 
+/// The WRITE sizes of the demo and the benchmark, with how many of each they send (per
+/// direction): the README's performance table.
+pub const SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
+
 /// Which way the WRITEs go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Direction {

@@ -118,7 +118,8 @@ pub fn parse(frame: &[u8]) -> MacCtrl {
     if frame.len() < ETH_MIN_FRAME_NO_FCS {
         return MacCtrl::Malformed(Malformed::Short);
     }
-    if frame[..6] != MAC_CTRL_DST {
+    let dst = ETH.field("dst").byte();
+    if frame[dst..dst + 6] != MAC_CTRL_DST {
         return MacCtrl::Malformed(Malformed::BadDst);
     }
     let p = &frame[ETH_HDR_LEN..];
@@ -145,21 +146,10 @@ pub fn parse(frame: &[u8]) -> MacCtrl {
 
 fn frame(src: [u8; 6], params: &Layout, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
     let mut fr = vec![0u8; ETH_MIN_FRAME_NO_FCS];
-    ETH.set(
-        &ETH.field("dst"),
-        &mut fr,
-        u128::from(u64::from_be_bytes([
-            0,
-            0,
-            MAC_CTRL_DST[0],
-            MAC_CTRL_DST[1],
-            MAC_CTRL_DST[2],
-            MAC_CTRL_DST[3],
-            MAC_CTRL_DST[4],
-            MAC_CTRL_DST[5],
-        ])),
-    );
-    fr[6..12].copy_from_slice(&src);
+    for (field, mac) in [("dst", MAC_CTRL_DST), ("src", src)] {
+        let at = ETH.field(field).byte();
+        fr[at..at + 6].copy_from_slice(&mac);
+    }
     ETH.set(&ETH.field("ethertype"), &mut fr, ETHERTYPE_MAC_CTRL.into());
     fill(&mut fr[ETH_HDR_LEN..ETH_HDR_LEN + params.len]);
     fr

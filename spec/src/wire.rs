@@ -28,14 +28,13 @@ pub fn packet_wire_bytes(payload: u64, first: bool) -> u64 {
 pub fn write_wire_bytes(len: u64, pmtu: u64) -> u64 {
     let pmtu = pmtu.max(1);
     let packets = len.div_ceil(pmtu).max(1);
+    if packets == 1 {
+        return packet_wire_bytes(len, true);
+    }
     let last = len - (packets - 1) * pmtu;
-    packet_wire_bytes(if packets == 1 { len } else { pmtu }, true)
-        + (packets - 1).saturating_sub(1) * packet_wire_bytes(pmtu, false)
-        + if packets > 1 {
-            packet_wire_bytes(last, false)
-        } else {
-            0
-        }
+    packet_wire_bytes(pmtu, true)
+        + (packets - 2) * packet_wire_bytes(pmtu, false)
+        + packet_wire_bytes(last, false)
 }
 
 /// The goodput ceiling of back-to-back WRITEs of `len` bytes, as a fraction of the line rate.

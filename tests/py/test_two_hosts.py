@@ -32,7 +32,7 @@ def region(host, length: int, fill: bytes | None = None):
 
 def test_writes_of_several_sizes_both_ways(tmp_path):
     rng = seeded("test_writes_of_several_sizes_both_ways")
-    world = verbs.World(pcap_dir=str(tmp_path))
+    world = verbs.World(pcap_dir=str(tmp_path), reorder_seed=rng.randrange(1 << 32), rq_pause=0.2)
     a, b = world.a, world.b
     qa, qb = world.connect(pmtu=1024, psn_ab=0xFFFFF0, psn_ba=rng.randrange(1 << 24))
     assert qa.state == qb.state == "RTS"
@@ -72,7 +72,7 @@ def test_writes_of_several_sizes_both_ways(tmp_path):
 
 def test_qp_by_hand_and_a_remote_access_error():
     rng = seeded("test_qp_by_hand_and_a_remote_access_error")
-    world = verbs.World(reorder_seed=rng.randrange(1 << 32))
+    world = verbs.World(reorder_seed=rng.randrange(1 << 32), rq_pause=0.2)
     a, b = world.a, world.b
     qa, qb = a.create_qp(depth=16), b.create_qp(depth=16)
     assert qa.state == "RESET"

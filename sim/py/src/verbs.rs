@@ -43,17 +43,20 @@ pub struct World {
 #[pymethods]
 impl World {
     /// Build (cached) and open two NICs. `pcap_dir`: write `a_to_b.pcap` and `b_to_a.pcap`
-    /// there. `reorder_seed`: interleave PCIe read completions across tags.
+    /// there. `reorder_seed`: interleave PCIe read completions across tags, and seed
+    /// `rq_pause`, random back-pressure on each NIC's memory requests (this share of cycles).
     /// `read_latency_ns`: the root complexes' read latency.
     #[new]
-    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, read_latency_ns = 500))]
+    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500))]
     fn new(
         pcap_dir: Option<PathBuf>,
         reorder_seed: Option<u64>,
+        rq_pause: f64,
         read_latency_ns: u64,
     ) -> PyResult<Self> {
         let mut cfg = WorldConfig {
             reorder_seed,
+            rq_pause,
             ..WorldConfig::default()
         };
         cfg.pcie.read_latency_ps = read_latency_ns * 1000;
