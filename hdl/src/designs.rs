@@ -5,8 +5,9 @@
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::net::mac_ctrl_rx::line_bits_per_cycle;
 use crate::net::TxArb;
-use crate::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
+use crate::net::{MacCtrlRx, MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
 use crate::nic::Nic;
 use crate::rc::{Completer, Requester, Responder};
 
@@ -110,6 +111,16 @@ pub const DESIGNS: &[Design] = &[
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
     },
     Design {
+        name: "ferroce_mac_ctrl_rx_64",
+        config: Config::TenG,
+        summary: "MAC control receive: 802.3x PAUSE and 802.1Qbb PFC frames recognised, per-priority pause timers in bit times, malformed frames counted",
+    },
+    Design {
+        name: "ferroce_mac_ctrl_rx_512",
+        config: Config::HundredG,
+        summary: "MAC control receive at 100G: PAUSE/PFC, pause timers in bit times (400 per 250 MHz cycle)",
+    },
+    Design {
         name: "ferroce_rx_parser_64",
         config: Config::TenG,
         summary: "RX parser: Eth/IPv4/UDP/BTH/ext headers to a metadata record, payload realigned, bad frames dropped and counted",
@@ -169,6 +180,10 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8>::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),
+        "ferroce_mac_ctrl_rx_64" => emit(&mut MacCtrlRx::<64>::new(line_bits_per_cycle(64)), name),
+        "ferroce_mac_ctrl_rx_512" => {
+            emit(&mut MacCtrlRx::<512>::new(line_bits_per_cycle(512)), name)
+        }
         "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
         "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),

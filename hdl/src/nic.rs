@@ -30,6 +30,7 @@
 //! Every block ends in registers with readies from registers, so this is wiring only.
 
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
 use crate::rc::{Completer, Requester, Responder};
@@ -102,6 +103,13 @@ pub struct Nic<
     pub rx_bad_opcode: Signal<Out, Bits<32>>,
     pub rx_bad_len: Signal<Out, Bits<32>>,
     pub rx_truncated: Signal<Out, Bits<32>>,
+    pub mac_paused: Signal<Out, Bits<8>>,
+    pub mac_pause_rx: Signal<Out, Bits<32>>,
+    pub mac_pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub mac_paused_cycles: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub mac_ctrl_bad_dst: Signal<Out, Bits<32>>,
+    pub mac_ctrl_bad_opcode: Signal<Out, Bits<32>>,
+    pub mac_ctrl_bad_reserved: Signal<Out, Bits<32>>,
     pub resp_bad_qp: Signal<Out, Bits<32>>,
     pub resp_unsupported: Signal<Out, Bits<32>>,
     pub resp_dup: Signal<Out, Bits<32>>,
@@ -197,6 +205,13 @@ impl<
             rx_bad_opcode: Default::default(),
             rx_bad_len: Default::default(),
             rx_truncated: Default::default(),
+            mac_paused: Default::default(),
+            mac_pause_rx: Default::default(),
+            mac_pfc_rx: Default::default(),
+            mac_paused_cycles: Default::default(),
+            mac_ctrl_bad_dst: Default::default(),
+            mac_ctrl_bad_opcode: Default::default(),
+            mac_ctrl_bad_reserved: Default::default(),
             resp_bad_qp: Default::default(),
             resp_unsupported: Default::default(),
             resp_dup: Default::default(),
@@ -430,6 +445,13 @@ impl<
         self.rx_bad_opcode.next = self.rx.bad_opcode.val();
         self.rx_bad_len.next = self.rx.bad_len.val();
         self.rx_truncated.next = self.rx.truncated.val();
+        self.mac_paused.next = self.rx.paused.val();
+        self.mac_pause_rx.next = self.rx.pause_rx.val();
+        self.mac_pfc_rx.next = self.rx.pfc_rx.val();
+        self.mac_paused_cycles.next = self.rx.paused_cycles.val();
+        self.mac_ctrl_bad_dst.next = self.rx.ctrl_bad_dst.val();
+        self.mac_ctrl_bad_opcode.next = self.rx.ctrl_bad_opcode.val();
+        self.mac_ctrl_bad_reserved.next = self.rx.ctrl_bad_reserved.val();
         self.resp_bad_qp.next = self.resp.bad_qp.val();
         self.resp_unsupported.next = self.resp.unsupported.val();
         self.resp_dup.next = self.resp.dup.val();

@@ -149,6 +149,9 @@ impl Dut for MacRx<64, 8, 6, 10> {
             self.icrc_err.val().to_u64(),
             self.overflow.val().to_u64(),
             self.self_check.val().to_u64(),
+            self.paused.val().to_u64(),
+            self.pause_rx.val().to_u64(),
+            self.ctrl_bad_dst.val().to_u64(),
         ]
     }
 }
@@ -303,13 +306,21 @@ fn cut_frame(r: &mut rand_chacha::ChaCha8Rng) -> Vec<u8> {
     f
 }
 
-/// Wire frames: ICRC and FCS right, one in four damaged somewhere.
+/// Wire frames: ICRC and FCS right, one in six a PFC frame with short times (MAC control),
+/// one in four damaged somewhere.
 fn wire_frame(r: &mut rand_chacha::ChaCha8Rng) -> Vec<u8> {
-    let mut f = short_packet(r).frame_without_icrc();
+    let mut f = if r.gen_ratio(1, 6) {
+        let times = std::array::from_fn(|_| r.gen_range(0..8));
+        ferroce_spec::mac_ctrl::pfc_frame([2, 0, 0, 0, 0, 1], r.gen(), times)
+    } else {
+        let mut f = short_packet(r).frame_without_icrc();
+        let n = f.len();
+        if let Ok(c) = ferroce_spec::icrc(&f) {
+            f[n - 4..].copy_from_slice(&c.to_le_bytes());
+        }
+        f
+    };
     let n = f.len();
-    if let Ok(c) = ferroce_spec::icrc(&f) {
-        f[n - 4..].copy_from_slice(&c.to_le_bytes());
-    }
     f.resize(n.max(60), 0);
     let fcs = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC).checksum(&f);
     f.extend(fcs.to_le_bytes());
@@ -531,6 +542,9 @@ fn mac_rx_64_rust_hdl_matches_verilator() -> Result<()> {
             "icrc_err",
             "overflow",
             "self_check",
+            "paused",
+            "pause_rx",
+            "ctrl_bad_dst",
         ],
         5000,
     )?;

@@ -264,3 +264,110 @@ fn overflow_drops_whole_frames_and_the_buffer_recovers() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn mac_control_frames_are_consumed_never_forwarded() -> Result<()> {
+    // PFC and PAUSE frames (some with a bad FCS, some malformed) between RoCEv2 frames, with the
+    // reader stalled now and then: no control frame comes out, none is counted as `not_roce`,
+    // the good ones are acted on (`spec::mac_ctrl::parse` says how), the malformed ones
+    // counted by reason, and every RoCEv2 frame passes byte-exact.
+    use ferroce_spec::mac_ctrl::{self, MacCtrl, Malformed};
+    let s = seed("mac_control_frames_are_consumed_never_forwarded");
+    let mut r = rng(s);
+    let mut b = bench(s, 0.3, 0.2)?;
+    let (mut frames, mut want) = (Vec::new(), Vec::new());
+    let (mut fcs_bad, mut pause, mut malformed) = (0u64, 0u64, [0u64; 3]);
+    let mut pfc = [0u64; 8];
+    for i in 0..300 {
+        if i % 3 != 0 {
+            let f = roce(&mut r)?;
+            frames.push(wire(&f));
+            let mut w = f.clone();
+            w.resize(w.len().max(60), 0);
+            want.push(w);
+            continue;
+        }
+        let src = [2, 0, 0, 0, 0, r.gen()];
+        let times = [1u16, 2, 3, 4, 5, 6, 7, 8];
+        let mut c = match r.gen_range(0..6) {
+            0 => mac_ctrl::pause_frame(src, r.gen_range(0..50)),
+            1 => {
+                let mut c = mac_ctrl::pfc_frame(src, 0xff, times);
+                c[0] = 0x03;
+                c
+            }
+            2 => {
+                let mut c = mac_ctrl::pfc_frame(src, 0x01, times);
+                c[15] = 0x02;
+                c
+            }
+            3 => {
+                let mut c = mac_ctrl::pfc_frame(src, 0x80, times);
+                c[16] = 0x01;
+                c
+            }
+            _ => mac_ctrl::pfc_frame(src, r.gen(), times),
+        };
+        if r.gen_bool(0.3) {
+            c.resize(r.gen_range(60..200), 0);
+        }
+        let mut w = wire(&c);
+        if r.gen_bool(0.1) {
+            w[r.gen_range(0..c.len())] ^= 0x10;
+            fcs_bad += 1;
+        } else {
+            match mac_ctrl::parse(&c) {
+                MacCtrl::Pause { .. } => pause += 1,
+                MacCtrl::Pfc { enable, .. } => (0..8)
+                    .filter(|p| enable & (1 << p) != 0)
+                    .for_each(|p| pfc[p] += 1),
+                MacCtrl::Malformed(Malformed::BadDst) => malformed[0] += 1,
+                MacCtrl::Malformed(Malformed::UnknownOpcode(_)) => malformed[1] += 1,
+                MacCtrl::Malformed(Malformed::Reserved) => malformed[2] += 1,
+                other => anyhow::bail!("unexpected {other:?}"),
+            }
+        }
+        frames.push(w);
+    }
+    // Last, a PFC frame pausing priority 3 for the longest time: it stays paused.
+    frames.push(wire(&mac_ctrl::pfc_frame(
+        [2, 0, 0, 0, 0, 9],
+        0x08,
+        [0, 0, 0, 0xffff, 0, 0, 0, 0],
+    )));
+    pfc[3] += 1;
+    let (got, counts) = run(&mut b, &frames)?;
+    ensure!(
+        got == want,
+        "RoCEv2 frames: {} out, {} in",
+        got.len(),
+        want.len()
+    );
+    ensure!(
+        counts == [fcs_bad, 0, 0, 0, 0, 0, 0],
+        "counters {COUNTERS:?} = {counts:?} (FCS errors {fcs_bad})"
+    );
+    let pfc_rx = b.tb.model_ref().port("pfc_rx")?;
+    let bytes = b.tb.model_ref().get_bytes(pfc_rx);
+    let got_pfc: Vec<u64> = bytes
+        .chunks(4)
+        .map(|c| u64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    ensure!(got_pfc == pfc, "pfc_rx {got_pfc:?}, reference {pfc:?}");
+    let got_mal = [
+        b.tb.get("ctrl_bad_dst")?,
+        b.tb.get("ctrl_bad_opcode")?,
+        b.tb.get("ctrl_bad_reserved")?,
+    ];
+    ensure!(
+        got_mal == malformed,
+        "malformed {got_mal:?} vs {malformed:?}"
+    );
+    ensure!(b.tb.get("pause_rx")? == pause, "pause_rx");
+    ensure!(
+        b.tb.get("paused")? == 0x08,
+        "priority 3 paused, the others not"
+    );
+    ensure!(pause > 5 && malformed.iter().all(|&m| m > 3), "variety");
+    Ok(())
+}

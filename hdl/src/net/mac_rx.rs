@@ -14,6 +14,10 @@
 //!   `tkeep`), `icrc_err` (ICRC wrong), `overflow` (no room: buffer or frame records full).
 //! - `self_check`: cycles where a tap's verdict did not come exactly two cycles after a last
 //!   beat (a bug counter; the tests assert it stays zero).
+//! - MAC control (a `MacCtrlRx` tap, see its docs): MAC control frames (EtherType 0x8808) with
+//!   a good FCS are consumed, never forwarded and never counted above; `paused` (one bit per
+//!   priority), `pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_dst`, `ctrl_bad_opcode`,
+//!   `ctrl_bad_reserved`.
 //!
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
@@ -31,6 +35,7 @@
 
 use crate::crc::{Crc32, Icrc};
 use crate::host::k;
+use crate::net::mac_ctrl_rx::{line_bits_per_cycle, MacCtrlRx, PRIO_COUNTERS_W};
 use crate::prelude::*;
 use crate::stream::{counts, keep_of_count, ones, Skid};
 use ferroce_spec::headers::{ETH_MIN_FRAME_NO_FCS, FCS_LEN};
@@ -67,7 +72,15 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub icrc_err: Signal<Out, Bits<32>>,
     pub overflow: Signal<Out, Bits<32>>,
     pub self_check: Signal<Out, Bits<32>>,
+    pub paused: Signal<Out, Bits<8>>,
+    pub pause_rx: Signal<Out, Bits<32>>,
+    pub pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub paused_cycles: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub ctrl_bad_dst: Signal<Out, Bits<32>>,
+    pub ctrl_bad_opcode: Signal<Out, Bits<32>>,
+    pub ctrl_bad_reserved: Signal<Out, Bits<32>>,
     fcs: Crc32<DW, KW>,
+    pause: MacCtrlRx<DW>,
     icrc_check: Icrc<DW, KW, SW>,
     ram: RAM<Bits<DW>, AW>,
     out: Skid<DW, KW>,
@@ -122,6 +135,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     bl: Signal<Local, Bit>,
     ic: Signal<Local, Bit>,
     bad: Signal<Local, Bit>,
+    consumed: Signal<Local, Bit>,
     h_beats: Signal<Local, Bits<16>>,
     h_bytes: Signal<Local, Bits<16>>,
     h_drop: Signal<Local, Bit>,
@@ -170,7 +184,15 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             icrc_err: Default::default(),
             overflow: Default::default(),
             self_check: Default::default(),
+            paused: Default::default(),
+            pause_rx: Default::default(),
+            pfc_rx: Default::default(),
+            paused_cycles: Default::default(),
+            ctrl_bad_dst: Default::default(),
+            ctrl_bad_opcode: Default::default(),
+            ctrl_bad_reserved: Default::default(),
             fcs: Crc32::new(),
+            pause: MacCtrlRx::new(line_bits_per_cycle(DW)),
             icrc_check: Icrc::new(),
             ram: RAM::default(),
             out: Skid::new(),
@@ -219,6 +241,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             bl: Default::default(),
             ic: Default::default(),
             bad: Default::default(),
+            consumed: Default::default(),
             h_beats: Default::default(),
             h_bytes: Default::default(),
             h_drop: Default::default(),
@@ -273,6 +296,15 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         }
         self.fcs.clk.next = self.clk.val();
         self.fcs.rst.next = self.rst.val();
+        self.pause.clk.next = self.clk.val();
+        self.pause.rst.next = self.rst.val();
+        self.paused.next = self.pause.paused.val();
+        self.pause_rx.next = self.pause.pause_rx.val();
+        self.pfc_rx.next = self.pause.pfc_rx.val();
+        self.paused_cycles.next = self.pause.paused_cycles.val();
+        self.ctrl_bad_dst.next = self.pause.bad_dst.val();
+        self.ctrl_bad_opcode.next = self.pause.bad_opcode.val();
+        self.ctrl_bad_reserved.next = self.pause.bad_reserved.val();
         self.icrc_check.clk.next = self.clk.val();
         self.icrc_check.rst.next = self.rst.val();
         self.out.clk.next = self.clk.val();
@@ -308,6 +340,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.icrc_check.s_axis_tlast.next = self.s_axis_tlast.val();
         self.icrc_check.s_axis_tvalid.next = self.s_axis_tvalid.val();
         self.icrc_check.s_axis_tready.next = true;
+        self.pause.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.pause.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.pause.s_axis_tvalid.next = self.s_axis_tvalid.val();
 
         // Write side.
         self.n_in.next = self.kw.val();
@@ -379,15 +414,28 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         // Verdict, two cycles after the last beat, with both taps' results.
         self.fcs_ok.next = self.fcs.m_crc_tdata.val() == self.residue.val();
         self.is_runt.next = self.p2_bytes.q.val() < self.min_len.val();
-        self.nr.next = (self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val()) != bits::<8>(0);
-        self.bl.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
-            | self.fcs.m_crc_tuser.val();
-        self.ic.next = (self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0);
-        self.bad.next =
-            !self.fcs_ok.val() | self.is_runt.val() | self.nr.val() | self.bl.val() | self.ic.val();
+        // A MAC control frame is consumed (MacCtrlRx counts it), not judged as RoCEv2.
+        self.nr.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val())
+            != bits::<8>(0))
+            & !self.pause.ctrl.val();
+        self.bl.next = (((self.icrc_check.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
+            | self.fcs.m_crc_tuser.val())
+            & !self.pause.ctrl.val();
+        self.ic.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0))
+            & !self.pause.ctrl.val();
+        self.pause.good.next = self.fcs_ok.val() & !self.is_runt.val();
+        self.consumed.next = self.fcs_ok.val() & !self.is_runt.val() & self.pause.ctrl.val();
+        self.bad.next = !self.fcs_ok.val()
+            | self.is_runt.val()
+            | self.pause.ctrl.val()
+            | self.nr.val()
+            | self.bl.val()
+            | self.ic.val();
         if self.p2_valid.q.val() {
             if self.p2_ovf.q.val() {
-                self.n_ovf.d.next = self.n_ovf.q.val() + bits::<32>(1);
+                if !self.consumed.val() {
+                    self.n_ovf.d.next = self.n_ovf.q.val() + bits::<32>(1);
+                }
             } else {
                 for i in 0..RECS {
                     if (self.r_wp.q.val() & self.rec_mask.val()) == self.rc[i].val() {

@@ -1,6 +1,7 @@
 //! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and the
 //! receive path (MAC receive with FCS and ICRC checks, the RX parser).
 
+pub mod mac_ctrl_rx;
 pub mod mac_rx;
 pub mod mac_tx;
 pub mod pad;
@@ -11,6 +12,7 @@ pub mod tx_arb;
 pub mod tx_frame;
 pub mod tx_header;
 
+pub use mac_ctrl_rx::MacCtrlRx;
 pub use mac_rx::MacRx;
 pub use mac_tx::MacTx;
 pub use pad::Pad;

@@ -8,8 +8,10 @@
 //! first those of `MacRx` (`fcs_err`, `runt`, `not_roce`, `frame_len_err` (its `bad_len`),
 //! `icrc_err`, `overflow`, `self_check`), then those of the parser (`accepted`,
 //! `unsupported`, `bad_csum`, `bad_mac`, `bad_ip`, `bad_opcode`, `bad_len`, `truncated`).
-//! A frame is counted once, by the first stage that drops it.
+//! A frame is counted once, by the first stage that drops it. MAC control: `paused` and the
+//! counters of `MacRx`'s `MacCtrlRx` (`pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_*`).
 
+use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::rx_parser::RX_META_W;
 use crate::net::{MacRx, RxParser};
 use crate::prelude::*;
@@ -53,6 +55,13 @@ pub struct RxFrame<
     pub bad_opcode: Signal<Out, Bits<32>>,
     pub bad_len: Signal<Out, Bits<32>>,
     pub truncated: Signal<Out, Bits<32>>,
+    pub paused: Signal<Out, Bits<8>>,
+    pub pause_rx: Signal<Out, Bits<32>>,
+    pub pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub paused_cycles: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub ctrl_bad_dst: Signal<Out, Bits<32>>,
+    pub ctrl_bad_opcode: Signal<Out, Bits<32>>,
+    pub ctrl_bad_reserved: Signal<Out, Bits<32>>,
     mac: MacRx<DW, KW, SW, AW>,
     parser: RxParser<DW, KW, IW>,
 }
@@ -93,6 +102,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
             bad_opcode: Default::default(),
             bad_len: Default::default(),
             truncated: Default::default(),
+            paused: Default::default(),
+            pause_rx: Default::default(),
+            pfc_rx: Default::default(),
+            paused_cycles: Default::default(),
+            ctrl_bad_dst: Default::default(),
+            ctrl_bad_opcode: Default::default(),
+            ctrl_bad_reserved: Default::default(),
             mac: MacRx::new(),
             parser: RxParser::new(),
         }
@@ -150,5 +166,12 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
         self.bad_opcode.next = self.parser.bad_opcode.val();
         self.bad_len.next = self.parser.bad_len.val();
         self.truncated.next = self.parser.truncated.val();
+        self.paused.next = self.mac.paused.val();
+        self.pause_rx.next = self.mac.pause_rx.val();
+        self.pfc_rx.next = self.mac.pfc_rx.val();
+        self.paused_cycles.next = self.mac.paused_cycles.val();
+        self.ctrl_bad_dst.next = self.mac.ctrl_bad_dst.val();
+        self.ctrl_bad_opcode.next = self.mac.ctrl_bad_opcode.val();
+        self.ctrl_bad_reserved.next = self.mac.ctrl_bad_reserved.val();
     }
 }
