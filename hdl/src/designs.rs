@@ -7,7 +7,7 @@ use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::mac_ctrl_rx::line_bits_per_cycle;
 use crate::net::TxArb;
-use crate::net::{MacCtrlRx, MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
+use crate::net::{MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues};
 use crate::nic::Nic;
 use crate::rc::{Completer, Requester, Responder};
 
@@ -106,6 +106,21 @@ pub const DESIGNS: &[Design] = &[
         summary: "MAC transmit, frame level: padding to 60 bytes, FCS",
     },
     Design {
+        name: "ferroce_pfc_gen_64",
+        config: Config::TenG,
+        summary: "PFC generation: XOFF/XON records from the receive buffers' watermarks, refreshed at half the pause time",
+    },
+    Design {
+        name: "ferroce_tx_queues_64",
+        config: Config::TenG,
+        summary: "MAC transmit queues: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
+    },
+    Design {
+        name: "ferroce_tx_queues_512",
+        config: Config::HundredG,
+        summary: "MAC transmit queues at 512 bits: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
+    },
+    Design {
         name: "ferroce_mac_rx_64",
         config: Config::TenG,
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
@@ -178,7 +193,10 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
         "ferroce_rq_mux_64" => emit(&mut RqMux::<64, 8>::new(), name),
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 576>::new(), name),
-        "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8>::new(), name),
+        "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8, 10, 13>::new(), name),
+        "ferroce_pfc_gen_64" => emit(&mut PfcGen::new(line_bits_per_cycle(64)), name),
+        "ferroce_tx_queues_64" => emit(&mut TxQueues::<64, 8, 10, 13>::new(), name),
+        "ferroce_tx_queues_512" => emit(&mut TxQueues::<512, 64, 7, 10>::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),
         "ferroce_mac_ctrl_rx_64" => emit(&mut MacCtrlRx::<64>::new(line_bits_per_cycle(64)), name),
         "ferroce_mac_ctrl_rx_512" => {
@@ -186,13 +204,13 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         }
         "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
         "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
-        "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6>::new(), name),
+        "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 576, 6, 10, 13>::new(), name),
         "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
         "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
         "ferroce_nic_64" => emit(
-            &mut Nic::<64, 8, 9, 576, 6, 10, 704>::new(bar0_params(Config::TenG)),
+            &mut Nic::<64, 8, 9, 576, 6, 11, 704, 10, 13>::new(bar0_params(Config::TenG)),
             name,
         ),
         other => Err(EmitError::BadName(format!("no design named {other}"))),

@@ -44,6 +44,8 @@ pub struct Nic<
     const SW: usize,
     const AW: usize,
     const RW: usize,
+    const QA: usize,
+    const RA: usize,
 > {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
@@ -104,6 +106,12 @@ pub struct Nic<
     pub rx_bad_len: Signal<Out, Bits<32>>,
     pub rx_truncated: Signal<Out, Bits<32>>,
     pub mac_paused: Signal<Out, Bits<8>>,
+    pub mac_q_ready: Signal<Out, Bits<8>>,
+    pub mac_oversize: Signal<Out, Bits<32>>,
+    pub mac_ctrl_sent: Signal<Out, Bits<32>>,
+    pub mac_frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub mac_xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub mac_xon_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub mac_pause_rx: Signal<Out, Bits<32>>,
     pub mac_pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub mac_paused_cycles: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -125,7 +133,7 @@ pub struct Nic<
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
     arb: TxArb<DW, KW>,
-    tx: TxFrame<DW, KW, IW, SW>,
+    tx: TxFrame<DW, KW, IW, SW, QA, RA>,
     rx: RxFrame<DW, KW, SW, AW, RW>,
     resp: Responder<DW, KW>,
     cpl: Completer<DW>,
@@ -143,7 +151,9 @@ impl<
         const SW: usize,
         const AW: usize,
         const RW: usize,
-    > Nic<DW, KW, BB, IW, SW, AW, RW>
+        const QA: usize,
+        const RA: usize,
+    > Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
 {
     pub fn new(params: Bar0Params) -> Self {
         Self {
@@ -206,6 +216,12 @@ impl<
             rx_bad_len: Default::default(),
             rx_truncated: Default::default(),
             mac_paused: Default::default(),
+            mac_q_ready: Default::default(),
+            mac_oversize: Default::default(),
+            mac_ctrl_sent: Default::default(),
+            mac_frames_sent: Default::default(),
+            mac_xoff_sent: Default::default(),
+            mac_xon_sent: Default::default(),
             mac_pause_rx: Default::default(),
             mac_pfc_rx: Default::default(),
             mac_paused_cycles: Default::default(),
@@ -247,7 +263,9 @@ impl<
         const SW: usize,
         const AW: usize,
         const RW: usize,
-    > Logic for Nic<DW, KW, BB, IW, SW, AW, RW>
+        const QA: usize,
+        const RA: usize,
+    > Logic for Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -446,6 +464,21 @@ impl<
         self.rx_bad_len.next = self.rx.bad_len.val();
         self.rx_truncated.next = self.rx.truncated.val();
         self.mac_paused.next = self.rx.paused.val();
+        self.mac_q_ready.next = self.tx.q_ready.val();
+        self.mac_oversize.next = self.tx.oversize.val();
+        self.mac_ctrl_sent.next = self.tx.ctrl_sent.val();
+        self.mac_frames_sent.next = self.tx.frames_sent.val();
+        self.mac_xoff_sent.next = self.tx.xoff_sent.val();
+        self.mac_xon_sent.next = self.tx.xon_sent.val();
+        // Pause: what the peer's PFC/PAUSE frames asked holds our transmit queues.
+        self.tx.paused.next = self.rx.paused.val();
+        self.tx.local_mac.next = self.bar0.local_mac.val();
+        // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.
+        self.rx.xoff_bytes.next = self.bar0.pfc_xoff_bytes.val();
+        self.rx.xon_bytes.next = self.bar0.pfc_xon_bytes.val();
+        self.tx.xoff.next = self.rx.xoff.val();
+        self.tx.pfc_enable.next = self.bar0.pfc_enable.val();
+        self.tx.pfc_quanta.next = self.bar0.pfc_quanta.val();
         self.mac_pause_rx.next = self.rx.pause_rx.val();
         self.mac_pfc_rx.next = self.rx.pfc_rx.val();
         self.mac_paused_cycles.next = self.rx.paused_cycles.val();

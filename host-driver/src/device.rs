@@ -132,6 +132,19 @@ pub struct WorkCompletion {
     pub qpn: u32,
 }
 
+/// Priority flow control of the port (`Device::set_pfc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcConfig {
+    /// Bit p: send PFC frames for priority p (received PFC and PAUSE are always obeyed).
+    pub enable: u8,
+    /// Pause time XOFF frames carry, in quanta of 512 bit times (refreshed at half of it).
+    pub quanta: u16,
+    /// XOFF when a priority's frames in the receive buffer exceed this many bytes.
+    pub xoff_bytes: u32,
+    /// XON when they fall below this many bytes.
+    pub xon_bytes: u32,
+}
+
 /// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QpAttr {
@@ -685,6 +698,23 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             .write32(regs::addr("PORT", "MAC_HI"), (m >> 32) as u32)?;
         self.bar
             .write32(regs::addr("PORT", "IPV4"), u32::from_be_bytes(ipv4))
+    }
+
+    /// Configure priority flow control (the PFC register block): which priorities the port
+    /// sends PFC frames for, the pause time they carry, and the receive buffer's watermarks.
+    /// Refused: `xon_bytes` above `xoff_bytes`, or a watermark past 16 bits.
+    pub fn set_pfc(&mut self, pfc: &PfcConfig) -> Result<()> {
+        if pfc.xon_bytes > pfc.xoff_bytes || pfc.xoff_bytes > 0xFFFF {
+            return Err(DriverError::Invalid(format!(
+                "PFC watermarks: XON {} must not exceed XOFF {} (16 bits)",
+                pfc.xon_bytes, pfc.xoff_bytes
+            )));
+        }
+        let w = |bar: &mut B, r: &str, v: u32| bar.write32(regs::addr("PFC", r), v);
+        w(&mut self.bar, "QUANTA", pfc.quanta.into())?;
+        w(&mut self.bar, "XOFF_BYTES", pfc.xoff_bytes)?;
+        w(&mut self.bar, "XON_BYTES", pfc.xon_bytes)?;
+        w(&mut self.bar, "ENABLE", pfc.enable.into())
     }
 
     /// Post a list of send work requests (`ibv_post_send`): each WQE is written into the send

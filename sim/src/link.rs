@@ -11,6 +11,10 @@
 //! - **Faults** ([`Link::set_fault_hook`]): a hook sees each frame (index, bytes with FCS) and
 //!   returns a [`Fault`]: pass, drop, corrupt (XOR a byte), or delay (frames behind a delayed
 //!   frame wait for it: a link keeps order).
+//! - **Traffic generator** ([`Link::inject`]): frames of the test's own (PFC and PAUSE frames
+//!   from `spec::mac_ctrl`, or anything else) put on the wire at chosen times, FCS appended,
+//!   as if the sending MAC had sent them: at the first gap between its frames at or after the
+//!   time asked, holding its next frame back while they are on the wire.
 //! - Deterministic: everything follows from the two models and the hook; no wall clock.
 //!
 //! The two halves are [`Component`]s of the two testbenches, which the caller steps in lockstep
@@ -124,6 +128,8 @@ struct State {
     pcap: Option<PcapWriter<File>>,
     pcap_err: Option<String>,
     stats: LinkStats,
+    /// Frames to inject: (not before, bytes with FCS), in time order.
+    inject: VecDeque<(u64, Vec<u8>)>,
 }
 
 /// One direction of a link.
@@ -188,6 +194,7 @@ impl Link {
             pcap: None,
             pcap_err: None,
             stats: LinkStats::default(),
+            inject: VecDeque::new(),
         }));
         let txh = Rc::new(RefCell::new(TxHalf(state.clone())));
         txh.borrow_mut().drive(a.model())?;
@@ -219,6 +226,15 @@ impl Link {
         Ok(())
     }
 
+    /// Put `frame` (no FCS: it is appended) on the wire at `at_ps` of simulated time, or at
+    /// the first gap between the sender's frames after that. Frames are injected in the order
+    /// given.
+    pub fn inject(&self, at_ps: u64, frame: &[u8]) {
+        let mut f = frame.to_vec();
+        f.extend(ferroce_spec::crc::crc32(frame).to_le_bytes());
+        self.0.borrow_mut().inject.push_back((at_ps, f));
+    }
+
     /// The link's parameters.
     pub fn config(&self) -> LinkConfig {
         self.0.borrow().cfg
@@ -244,6 +260,11 @@ impl State {
     fn frame_done(&mut self) {
         let frame = std::mem::take(&mut self.tx.frame);
         let start = self.tx.start_ps;
+        self.on_wire(frame, start);
+    }
+
+    /// A frame (with FCS) that started on the wire at `start`: time, pcap, fault, receiver.
+    fn on_wire(&mut self, frame: Vec<u8>, start: u64) {
         let len = frame.len() as u64;
         let end = start + self.cfg.wire_ps(len);
         self.tx.wire_free_ps = end + self.cfg.wire_ps(self.cfg.overhead_bytes);
@@ -313,6 +334,14 @@ impl Component for TxHalf {
         let mut s = self.0.borrow_mut();
         let t = &mut s.tx;
         t.now_ps += t.period_ps;
+        // An injected frame takes the wire between the MAC's frames once it is due.
+        let (now, free, between) = (t.now_ps, t.wire_free_ps, t.frame.is_empty());
+        if between && now >= free && s.inject.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, f)) = s.inject.pop_front() {
+                s.on_wire(f, now);
+            }
+        }
+        let t = &mut s.tx;
         // Take beats while the wire has room: within a frame the MAC's beats are the wire's
         // bytes; between frames, wait out the frame's time and the gap.
         t.ready = !t.frame.is_empty() || t.now_ps >= t.wire_free_ps;

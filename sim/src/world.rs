@@ -42,6 +42,8 @@ pub struct WorldConfig {
     /// cycles, from `reorder_seed`); 0: none.
     pub rq_pause: f64,
     pub cq_depth: u32,
+    /// Memory write bandwidth of each host (a, b) in Gb/s; `None`: as fast as the NIC writes.
+    pub write_gbps: [Option<f64>; 2],
     /// Build the models with VCD support (start a trace with `tb.model().trace_to(path)`).
     pub trace: bool,
 }
@@ -54,6 +56,7 @@ impl Default for WorldConfig {
             reorder_seed: None,
             rq_pause: 0.0,
             cq_depth: 4096,
+            write_gbps: [None, None],
             trace: false,
         }
     }
@@ -89,6 +92,15 @@ impl World {
                     .rc
                     .borrow_mut()
                     .set_rq_backpressure_generator(g);
+            }
+        }
+        for (gbps, sim) in cfg.write_gbps.iter().zip([&sa, &sb]) {
+            if let Some(g) = gbps {
+                let period_ns = sim.borrow().tb.period_ps() as f64 / 1000.0;
+                sim.borrow()
+                    .rc
+                    .borrow_mut()
+                    .set_write_bandwidth(g * period_ns / 8.0);
             }
         }
         let host = |sim: Rc<RefCell<SimNic>>, k: usize| -> Result<Host> {
@@ -212,6 +224,20 @@ impl Host {
     pub fn counter(&self, name: &str) -> Result<u64> {
         self.sim.borrow().tb.get(name)
     }
+
+    /// A per-priority counter bus (`mac_pfc_rx`, `mac_xoff_sent`, ...: eight 32-bit counters,
+    /// priority p at bits 32p), as eight values.
+    pub fn prio_counters(&self, name: &str) -> Result<[u64; 8]> {
+        let sim = self.sim.borrow();
+        let m = sim.tb.model_ref();
+        let bytes = m.get_bytes(m.port(name)?);
+        let mut out = [0u64; 8];
+        for (p, c) in out.iter_mut().enumerate() {
+            let b = bytes.get(4 * p..4 * p + 4).unwrap_or(&[0; 4]);
+            *c = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        }
+        Ok(out)
+    }
 }
 
 /// Every counter of the NIC that counts a fault: all must stay zero in clean traffic.
@@ -242,6 +268,7 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "mac_ctrl_bad_dst",
     "mac_ctrl_bad_opcode",
     "mac_ctrl_bad_reserved",
+    "mac_oversize",
     "resp_bad_qp",
     "resp_unsupported",
     "resp_dup",

@@ -243,6 +243,43 @@ pub const BLOCKS: &[Block] = &[
         doc: "Creates, modifies and queries QP, CQ and MR contexts through a staging window.",
     },
     Block {
+        name: "PFC",
+        type_id: 0x4652_0005,
+        version: VERSION_1_0,
+        base: 0x0400,
+        regs: &[
+            reg(
+                "ENABLE",
+                0x0C,
+                Rw,
+                V(0),
+                "bits 7..0: priorities PFC frames are sent for (received PFC and PAUSE are always obeyed)",
+            ),
+            reg(
+                "QUANTA",
+                0x10,
+                Rw,
+                V(0xffff),
+                "bits 15..0: pause time XOFF frames carry, in quanta of 512 bit times (refreshed at half)",
+            ),
+            reg(
+                "XOFF_BYTES",
+                0x14,
+                Rw,
+                V(0),
+                "bits 15..0: XOFF when a priority's frames in the receive buffer exceed this",
+            ),
+            reg(
+                "XON_BYTES",
+                0x18,
+                Rw,
+                V(0),
+                "bits 15..0: XON when they fall below this",
+            ),
+        ],
+        doc: "Priority flow control (802.1Qbb) of the Ethernet port: which priorities are lossless, the pause time sent, the receive buffer's watermarks.",
+    },
+    Block {
         name: "COUNTERS",
         type_id: 0x4652_0004,
         version: VERSION_1_0,

@@ -91,9 +91,9 @@ macro_rules! framer_dut {
 }
 
 framer_dut!(TxHeader<64, 8, 576>, bad_len, bad_opcode);
-framer_dut!(TxFrame<64, 8, 576, 6>, bad_len, bad_opcode, self_check);
+framer_dut!(TxFrame<64, 8, 576, 6, 10, 13>, bad_len, bad_opcode, self_check);
 
-impl Dut for MacTx<64, 8> {
+impl Dut for MacTx<64, 8, 10, 13> {
     fn drive(&mut self, i: &In) {
         self.s_axis_tdata.next = bits_from_u64(i.data);
         self.s_axis_tkeep.next = bits_from_u64(i.keep);
@@ -498,7 +498,7 @@ fn tx_header_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = MacTx::<64, 8>::new();
+    let mut b = MacTx::<64, 8, 10, 13>::new();
     let frames = run(
         "ferroce_mac_tx_64",
         &mut b,
@@ -513,7 +513,7 @@ fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxFrame::<64, 8, 576, 6>::new();
+    let mut b = TxFrame::<64, 8, 576, 6, 10, 13>::new();
     let frames = run(
         "ferroce_tx_64",
         &mut b,

@@ -192,3 +192,33 @@ fn in_strict_mode_a_read_outside_host_buffers_fails_the_run() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn long_output_stalls_never_let_a_reissued_tag_overwrite_held_data() -> Result<()> {
+    // The consumer stops for hundreds of cycles at a time (a paused MAC behind the TX path),
+    // moving a beat or two in between. A command's tags go back when its last beat is read
+    // from the buffer; short commands at page-aligned addresses make the next command that
+    // reuses a tag write the very buffer word a stalled last beat was read from, while it
+    // still waits. Every byte must still be the host's.
+    let s = seed("long_output_stalls_never_let_a_reissued_tag_overwrite_held_data");
+    let mut r = rng(s);
+    let mut b = bench(PcieConfig::default())?;
+    let mut pattern = Vec::new();
+    for _ in 0..400 {
+        pattern.extend(std::iter::repeat_n(false, r.gen_range(1..4)));
+        pattern.extend(std::iter::repeat_n(true, r.gen_range(100..300)));
+    }
+    b.data
+        .borrow_mut()
+        .set_pause_generator(PauseGenerator::pattern(pattern));
+    let mut reads = Vec::new();
+    for _ in 0..300 {
+        let len = r.gen_range(1..=64);
+        let (buf, _) = random_buffer(&b.rc, &mut r, len, 4096)?;
+        reads.push((buf.addr, len));
+    }
+    for &(a, l) in &reads {
+        b.cmd.borrow_mut().send(vec![a, l as u64]);
+    }
+    run_reads(&mut b, &reads, 3_000_000)
+}

@@ -7,6 +7,8 @@
 //! - `m_cpl_*`: completions for reads, in request order.
 //! - `m_db_*`: doorbells, `qpn` and the send queue producer index `pi`.
 //! - `local_mac`, `local_ipv4`: the PORT block's registers, for the transmit path.
+//! - `pfc_enable`, `pfc_quanta`, `pfc_xoff_bytes`, `pfc_xon_bytes`: the PFC block's, for the
+//!   MAC.
 //! - `m_qpw_{en,index,data}`: every write into the QP table (object commands and the clearing
 //!   sweep after reset), so the transport engines keep copies of the QP fields they use that
 //!   always equal the table (a write-through, no handshake: the engines take one per cycle).
@@ -90,6 +92,10 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_db_tready: Signal<In, Bit>,
     pub local_mac: Signal<Out, Bits<48>>,
     pub local_ipv4: Signal<Out, Bits<32>>,
+    pub pfc_enable: Signal<Out, Bits<8>>,
+    pub pfc_quanta: Signal<Out, Bits<16>>,
+    pub pfc_xoff_bytes: Signal<Out, Bits<16>>,
+    pub pfc_xon_bytes: Signal<Out, Bits<16>>,
     pub m_qpw_en: Signal<Out, Bit>,
     pub m_qpw_index: Signal<Out, Bits<OBJ_A>>,
     pub m_qpw_data: Signal<Out, Bits<QP_W>>,
@@ -164,6 +170,11 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     ro_addr: Vec<Constant<Bits<WA>>>,
     ro_value: Vec<Constant<Bits<32>>>,
     rw_addr: Vec<Constant<Bits<WA>>>,
+    rw_reset: Vec<Constant<Bits<32>>>,
+    a_pfc_enable: Constant<Bits<WA>>,
+    a_pfc_quanta: Constant<Bits<WA>>,
+    a_pfc_xoff_bytes: Constant<Bits<WA>>,
+    a_pfc_xon_bytes: Constant<Bits<WA>>,
     ctx_addr: Vec<Constant<Bits<WA>>>,
     word_sh: Vec<Constant<Bits<10>>>,
     a_cmd: Constant<Bits<WA>>,
@@ -237,6 +248,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
         let special = ["STATUS", "COMMANDS", "MMIO_BAD", "CMD"];
         let (mut ro_addr, mut ro_value, mut rw_addr, mut ctx_addr) =
             (vec![], vec![], vec![], vec![]);
+        let mut rw_reset = vec![];
         for b in BLOCKS {
             for r in b.all_regs() {
                 let a = Constant::new(bits_from_u64::<WA>(word(b.base + r.offset)));
@@ -248,7 +260,14 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
                     continue;
                 }
                 match (r.access, r.reset) {
-                    (Access::Rw, _) => rw_addr.push(a),
+                    (Access::Rw, reset) => {
+                        rw_addr.push(a);
+                        let v = match reset {
+                            Reset::Value(v) => v,
+                            Reset::Param(_) => 0,
+                        };
+                        rw_reset.push(Constant::new(bits_from_u64(v.into())));
+                    }
                     (_, Reset::Value(v)) => {
                         ro_addr.push(a);
                         ro_value.push(Constant::new(bits_from_u64(v.into())));
@@ -289,6 +308,10 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_db_tready: Default::default(),
             local_mac: Default::default(),
             local_ipv4: Default::default(),
+            pfc_enable: Default::default(),
+            pfc_quanta: Default::default(),
+            pfc_xoff_bytes: Default::default(),
+            pfc_xon_bytes: Default::default(),
             m_qpw_en: Default::default(),
             m_qpw_index: Default::default(),
             m_qpw_data: Default::default(),
@@ -356,6 +379,11 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             ro_addr,
             ro_value,
             rw_addr,
+            rw_reset,
+            a_pfc_enable: addr_of("PFC", "ENABLE"),
+            a_pfc_quanta: addr_of("PFC", "QUANTA"),
+            a_pfc_xoff_bytes: addr_of("PFC", "XOFF_BYTES"),
+            a_pfc_xon_bytes: addr_of("PFC", "XON_BYTES"),
             ctx_addr,
             word_sh: (0..CTX_WORDS)
                 .map(|i| Constant::new(bits_from_u64(32 * i as u64)))
@@ -443,6 +471,10 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.mac_lo.next = bits::<32>(0);
         self.mac_hi.next = bits::<16>(0);
         self.local_ipv4.next = bits::<32>(0);
+        self.pfc_enable.next = bits::<8>(0);
+        self.pfc_quanta.next = bits::<16>(0);
+        self.pfc_xoff_bytes.next = bits::<16>(0);
+        self.pfc_xon_bytes.next = bits::<16>(0);
         for i in 0..self.rw.len() {
             if self.rw_addr[i].val() == self.a_mac_lo.val() {
                 self.mac_lo.next = self.rw[i].q.val();
@@ -452,6 +484,18 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             }
             if self.rw_addr[i].val() == self.a_ipv4.val() {
                 self.local_ipv4.next = self.rw[i].q.val();
+            }
+            if self.rw_addr[i].val() == self.a_pfc_enable.val() {
+                self.pfc_enable.next = self.rw[i].q.val().get_bits::<8>(0);
+            }
+            if self.rw_addr[i].val() == self.a_pfc_quanta.val() {
+                self.pfc_quanta.next = self.rw[i].q.val().get_bits::<16>(0);
+            }
+            if self.rw_addr[i].val() == self.a_pfc_xoff_bytes.val() {
+                self.pfc_xoff_bytes.next = self.rw[i].q.val().get_bits::<16>(0);
+            }
+            if self.rw_addr[i].val() == self.a_pfc_xon_bytes.val() {
+                self.pfc_xon_bytes.next = self.rw[i].q.val().get_bits::<16>(0);
             }
         }
         self.local_mac.next =
@@ -717,7 +761,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             self.commands.d.next = bits::<32>(0);
             self.mmio_bad.d.next = bits::<32>(0);
             for i in 0..self.rw.len() {
-                self.rw[i].d.next = bits::<32>(0);
+                self.rw[i].d.next = self.rw_reset[i].val();
             }
         }
     }

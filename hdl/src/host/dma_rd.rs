@@ -209,6 +209,11 @@ pub struct DmaRead<const DW: usize, const KW: usize, const BB: usize> {
     o_take: Signal<Local, Bit>,
     r_free: Signal<Local, Bit>,
     f_lo: Signal<Local, Bits<DW>>,
+    f_e: Signal<Local, Bits<DW>>,
+    f_o: Signal<Local, Bits<DW>>,
+    r_hold: DFF<Bit>,
+    h_e: DFF<Bits<DW>>,
+    h_o: DFF<Bits<DW>>,
     f_hi: Signal<Local, Bits<DW>>,
     f_sh: Signal<Local, Bits<16>>,
     f_shi: Signal<Local, Bits<16>>,
@@ -400,6 +405,11 @@ impl<const DW: usize, const KW: usize, const BB: usize> DmaRead<DW, KW, BB> {
             o_take: Default::default(),
             r_free: Default::default(),
             f_lo: Default::default(),
+            f_e: Default::default(),
+            f_o: Default::default(),
+            r_hold: Default::default(),
+            h_e: Default::default(),
+            h_o: Default::default(),
             f_hi: Default::default(),
             f_sh: Default::default(),
             f_shi: Default::default(),
@@ -453,7 +463,7 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
             done, err, k_active, k_drop, k_final, k_tag, k_q, w_we, w_bank, w_idx, w_data, w_done,
             w_err, n_bad, r_busy, r_p, r_rem, r_s, r_ntags, r_err, r_force, r_wait, n_timeouts,
             ra_e, ra_o, rv, rs, r_odd, r_keep, r_last, r_user, o_valid, o_data, o_keep, o_last,
-            o_user
+            o_user, r_hold, h_e, h_o
         );
         for i in 0..DMA_TAGS {
             self.t_end[i].clock.next = self.clk.val();
@@ -771,11 +781,27 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
             self.r_wait.d.next = bits::<TIMEOUT_W>(0);
         }
         // R stage -> output register, funnel-shifted by the command's start lane.
-        self.f_lo.next = self.ram_e.read_data.val();
-        self.f_hi.next = self.ram_o.read_data.val();
+        // A stalled R stage keeps its words in registers: once a command's last beat is read
+        // its tags go back, and a new read may land in those very buffer words.
+        self.f_e.next = self.ram_e.read_data.val();
+        self.f_o.next = self.ram_o.read_data.val();
+        if self.r_hold.q.val() {
+            self.f_e.next = self.h_e.q.val();
+            self.f_o.next = self.h_o.q.val();
+        }
+        if self.rv.q.val() & !self.o_take.val() & !self.r_hold.q.val() {
+            self.r_hold.d.next = true;
+            self.h_e.d.next = self.ram_e.read_data.val();
+            self.h_o.d.next = self.ram_o.read_data.val();
+        }
+        if self.r_free.val() {
+            self.r_hold.d.next = false;
+        }
+        self.f_lo.next = self.f_e.val();
+        self.f_hi.next = self.f_o.val();
         if self.r_odd.q.val() {
-            self.f_lo.next = self.ram_o.read_data.val();
-            self.f_hi.next = self.ram_e.read_data.val();
+            self.f_lo.next = self.f_o.val();
+            self.f_hi.next = self.f_e.val();
         }
         self.f_sh.next = self.rs.q.val() << 3;
         self.f_shi.next = self.dw.val() - self.f_sh.val();
@@ -815,6 +841,7 @@ impl<const DW: usize, const KW: usize, const BB: usize> Logic for DmaRead<DW, KW
             self.n_bad.d.next = bits::<32>(0);
             self.r_busy.d.next = false;
             self.rv.d.next = false;
+            self.r_hold.d.next = false;
             self.o_valid.d.next = false;
             self.n_timeouts.d.next = bits::<32>(0);
         }

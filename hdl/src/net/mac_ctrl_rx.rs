@@ -9,6 +9,8 @@
 //!   and not a runt (`MacRx` computes both; only a good frame is ever acted on).
 //! - `ctrl`: in the same cycle, whether that frame is a MAC control frame (EtherType 0x8808).
 //!   A good one is consumed: `MacRx` drops it without counting it anywhere else.
+//! - `pcp`: in the same cycle, the frame's priority: its VLAN PCP, 0 when untagged (what
+//!   `MacRx` accounts its buffer by).
 //! - `paused`: bit p set while priority p is paused (the transmit gate's input).
 //! - counters: `pause_rx` (802.3x PAUSE frames acted on), `pfc_rx` (eight 32-bit counters,
 //!   priority p at bits 32p: PFC frames acted on with bit p of the class-enable vector set),
@@ -29,7 +31,7 @@
 
 use crate::host::k;
 use crate::prelude::*;
-use ferroce_spec::headers::{ETH, ETH_HDR_LEN};
+use ferroce_spec::headers::{ETH, ETHERTYPE_VLAN, ETH_HDR_LEN};
 use ferroce_spec::mac_ctrl::{
     ETHERTYPE_MAC_CTRL, MAC_CTRL_DST, OPCODE_PAUSE, OPCODE_PFC, PAUSE, PFC, PRIORITIES,
     QUANTUM_BITS,
@@ -60,6 +62,7 @@ pub struct MacCtrlRx<const DW: usize> {
     pub s_axis_tvalid: Signal<In, Bit>,
     pub good: Signal<In, Bit>,
     pub ctrl: Signal<Out, Bit>,
+    pub pcp: Signal<Out, Bits<3>>,
     pub paused: Signal<Out, Bits<8>>,
     pub pause_rx: Signal<Out, Bits<32>>,
     pub pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -77,6 +80,7 @@ pub struct MacCtrlRx<const DW: usize> {
     p2_pfc: DFF<Bit>,
     p2_res_ok: DFF<Bit>,
     p2_enable: DFF<Bits<8>>,
+    p2_pcp: DFF<Bits<3>>,
     p2_times: Vec<DFF<Bits<32>>>,
     left: Vec<DFF<Bits<32>>>,
     n_pfc: Vec<DFF<Bits<32>>>,
@@ -106,6 +110,8 @@ pub struct MacCtrlRx<const DW: usize> {
     at_en: Constant<Bits<9>>,
     at_ptime: Constant<Bits<9>>,
     at_ptime_lo: Constant<Bits<9>>,
+    at_pcp: Constant<Bits<9>>,
+    vlan_le: Constant<Bits<16>>,
     at_hi: Vec<Constant<Bits<9>>>,
     at_lo: Vec<Constant<Bits<9>>>,
     dst_le: Constant<Bits<48>>,
@@ -145,6 +151,7 @@ impl<const DW: usize> MacCtrlRx<DW> {
             s_axis_tvalid: Default::default(),
             good: Default::default(),
             ctrl: Default::default(),
+            pcp: Default::default(),
             paused: Default::default(),
             pause_rx: Default::default(),
             pfc_rx: Default::default(),
@@ -162,6 +169,7 @@ impl<const DW: usize> MacCtrlRx<DW> {
             p2_pfc: Default::default(),
             p2_res_ok: Default::default(),
             p2_enable: Default::default(),
+            p2_pcp: Default::default(),
             p2_times: (0..P).map(|_| Default::default()).collect(),
             left: (0..P).map(|_| Default::default()).collect(),
             n_pfc: (0..P).map(|_| Default::default()).collect(),
@@ -189,6 +197,9 @@ impl<const DW: usize> MacCtrlRx<DW> {
             at_en: bit(pfc_at("class_enable")),
             at_ptime: bit(ETH_HDR_LEN + PAUSE.field("time").byte()),
             at_ptime_lo: bit(ETH_HDR_LEN + PAUSE.field("time").byte() + 1),
+            // PCP: the top three bits of the byte after a VLAN TPID.
+            at_pcp: k::<9>((8 * (ETH.field("ethertype").byte() + 2) + 5) as u64),
+            vlan_le: k(le16(ETHERTYPE_VLAN)),
             at_hi: (0..P).map(|p| bit(pfc_at(&format!("time{p}")))).collect(),
             at_lo: (0..P)
                 .map(|p| bit(pfc_at(&format!("time{p}")) + 1))
@@ -214,7 +225,7 @@ impl<const DW: usize> Logic for MacCtrlRx<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, img, bi, p1_valid, p2_valid, p2_ctrl, p2_dst_ok, p2_pause, p2_pfc,
-            p2_res_ok, p2_enable, n_pause, n_dst, n_op, n_res
+            p2_res_ok, p2_enable, p2_pcp, n_pause, n_dst, n_op, n_res
         );
         for p in 0..P {
             self.p2_times[p].clock.next = self.clk.val();
@@ -259,6 +270,10 @@ impl<const DW: usize> Logic for MacCtrlRx<DW> {
         self.p2_res_ok.d.next =
             self.img.q.val().get_bits::<8>(self.at_res.val().index()) == bits::<8>(0);
         self.p2_enable.d.next = self.img.q.val().get_bits::<8>(self.at_en.val().index());
+        self.p2_pcp.d.next = bits::<3>(0);
+        if self.img.q.val().get_bits::<16>(self.at_type.val().index()) == self.vlan_le.val() {
+            self.p2_pcp.d.next = self.img.q.val().get_bits::<3>(self.at_pcp.val().index());
+        }
         if self.opcode.val() == self.op_pause_le.val() {
             self.p2_enable.d.next = bits::<8>(0xff);
         }
@@ -279,6 +294,7 @@ impl<const DW: usize> Logic for MacCtrlRx<DW> {
 
         // p2: act on a good control frame; count the malformed ones.
         self.ctrl.next = self.p2_ctrl.q.val();
+        self.pcp.next = self.p2_pcp.q.val();
         self.act.next = self.p2_valid.q.val()
             & self.good.val()
             & self.p2_ctrl.q.val()

@@ -18,6 +18,9 @@
 //!   a good FCS are consumed, never forwarded and never counted above; `paused` (one bit per
 //!   priority), `pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_dst`, `ctrl_bad_opcode`,
 //!   `ctrl_bad_reserved`.
+//! - PFC generation's input: `xoff` (bit p: the frames of priority p, by VLAN PCP, untagged 0,
+//!   held in the buffer exceed `xoff_bytes`; it clears when they fall under `xon_bytes`).
+//!   Occupancy counts a frame's whole beats from its record until it has been read out.
 //!
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
@@ -79,6 +82,9 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub ctrl_bad_dst: Signal<Out, Bits<32>>,
     pub ctrl_bad_opcode: Signal<Out, Bits<32>>,
     pub ctrl_bad_reserved: Signal<Out, Bits<32>>,
+    pub xoff_bytes: Signal<In, Bits<16>>,
+    pub xon_bytes: Signal<In, Bits<16>>,
+    pub xoff: Signal<Out, Bits<8>>,
     fcs: Crc32<DW, KW>,
     pause: MacCtrlRx<DW>,
     icrc_check: Icrc<DW, KW, SW>,
@@ -104,6 +110,12 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     r_beats: Vec<DFF<Bits<16>>>,
     r_bytes: Vec<DFF<Bits<16>>>,
     r_drop: Vec<DFF<Bit>>,
+    r_prio: Vec<DFF<Bits<3>>>,
+    // Buffer occupancy per priority (beats), and the XOFF wish with hysteresis.
+    occ: Vec<DFF<Bits<16>>>,
+    xo: DFF<Bits<8>>,
+    cur_prio: DFF<Bits<3>>,
+    cur_beats: DFF<Bits<16>>,
     r_wp: DFF<Bits<8>>,
     r_rp: DFF<Bits<8>>,
     // Read side.
@@ -144,6 +156,17 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     have: Signal<Local, Bit>,
     send: Signal<Local, Bit>,
     keep_o: Signal<Local, Bits<KW>>,
+    h_prio: Signal<Local, Bits<3>>,
+    fin: Signal<Local, Bit>,
+    o_inc: Signal<Local, Bits<16>>,
+    o_dec: Signal<Local, Bits<16>>,
+    o_dec2: Signal<Local, Bits<16>>,
+    xoff_beats: Signal<Local, Bits<16>>,
+    xon_beats: Signal<Local, Bits<16>>,
+    xv: Signal<Local, Bits<8>>,
+    pc: Vec<Constant<Bits<3>>>,
+    onehot: Vec<Constant<Bits<8>>>,
+    kw_sh: Constant<Bits<8>>,
     // Constants.
     keepc: Vec<Constant<Bits<KW>>>,
     nc16: Vec<Constant<Bits<16>>>,
@@ -191,6 +214,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             ctrl_bad_dst: Default::default(),
             ctrl_bad_opcode: Default::default(),
             ctrl_bad_reserved: Default::default(),
+            xoff_bytes: Default::default(),
+            xon_bytes: Default::default(),
+            xoff: Default::default(),
             fcs: Crc32::new(),
             pause: MacCtrlRx::new(line_bits_per_cycle(DW)),
             icrc_check: Icrc::new(),
@@ -213,6 +239,11 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             r_beats: (0..RECS).map(|_| Default::default()).collect(),
             r_bytes: (0..RECS).map(|_| Default::default()).collect(),
             r_drop: (0..RECS).map(|_| Default::default()).collect(),
+            r_prio: (0..RECS).map(|_| Default::default()).collect(),
+            occ: (0..8).map(|_| Default::default()).collect(),
+            xo: Default::default(),
+            cur_prio: Default::default(),
+            cur_beats: Default::default(),
             r_wp: Default::default(),
             r_rp: Default::default(),
             state: Default::default(),
@@ -250,6 +281,17 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             have: Default::default(),
             send: Default::default(),
             keep_o: Default::default(),
+            h_prio: Default::default(),
+            fin: Default::default(),
+            o_inc: Default::default(),
+            o_dec: Default::default(),
+            o_dec2: Default::default(),
+            xoff_beats: Default::default(),
+            xon_beats: Default::default(),
+            xv: Default::default(),
+            pc: (0..8).map(|p| k(p as u64)).collect(),
+            onehot: (0..8).map(|p| k(1 << p)).collect(),
+            kw_sh: k(KW.trailing_zeros().into()),
             keepc: keep_of_count::<KW>(),
             nc16: counts(KW),
             rc: (0..RECS).map(|n| k(n as u64)).collect(),
@@ -284,8 +326,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         dff_setup!(
             self, clk, wp, start, in_frame, ovf, beats, bytes, p1_valid, p1_beats, p1_bytes,
             p1_ovf, p2_valid, p2_beats, p2_bytes, p2_ovf, r_wp, r_rp, state, rp, left_beats,
-            left_bytes, n_fcs, n_runt, n_not_roce, n_len, n_icrc, n_ovf, n_check
+            left_bytes, n_fcs, n_runt, n_not_roce, n_len, n_icrc, n_ovf, n_check, xo, cur_prio,
+            cur_beats
         );
+        for p in 0..8 {
+            self.occ[p].clock.next = self.clk.val();
+            self.occ[p].d.next = self.occ[p].q.val();
+        }
         for i in 0..RECS {
             self.r_beats[i].clock.next = self.clk.val();
             self.r_bytes[i].clock.next = self.clk.val();
@@ -293,6 +340,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.r_beats[i].d.next = self.r_beats[i].q.val();
             self.r_bytes[i].d.next = self.r_bytes[i].q.val();
             self.r_drop[i].d.next = self.r_drop[i].q.val();
+            self.r_prio[i].clock.next = self.clk.val();
+            self.r_prio[i].d.next = self.r_prio[i].q.val();
         }
         self.fcs.clk.next = self.clk.val();
         self.fcs.rst.next = self.rst.val();
@@ -442,6 +491,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
                         self.r_beats[i].d.next = self.p2_beats.q.val();
                         self.r_bytes[i].d.next = self.p2_bytes.q.val();
                         self.r_drop[i].d.next = self.bad.val();
+                        self.r_prio[i].d.next = self.pause.pcp.val();
                     }
                 }
                 self.r_wp.d.next = self.r_wp.q.val() + bits::<8>(1);
@@ -463,11 +513,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.h_beats.next = bits::<16>(0);
         self.h_bytes.next = bits::<16>(0);
         self.h_drop.next = false;
+        self.h_prio.next = bits::<3>(0);
         for i in 0..RECS {
             if (self.r_rp.q.val() & self.rec_mask.val()) == self.rc[i].val() {
                 self.h_beats.next = self.r_beats[i].q.val();
                 self.h_bytes.next = self.r_bytes[i].q.val();
                 self.h_drop.next = self.r_drop[i].q.val();
+                self.h_prio.next = self.r_prio[i].q.val();
             }
         }
         self.keep_o.next = self.full_keep.val();
@@ -513,6 +565,49 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
                 }
             }
         }
+        // Occupancy per priority, in beats: a frame counts from its record until it has been
+        // read out (or skipped); the XOFF wish follows it with hysteresis.
+        self.fin.next = (self.state.q.val() == MacRxRead::Run)
+            & self.step.val()
+            & (self.left_beats.q.val() == bits::<16>(1));
+        if self.at_end.val() & self.have.val() & !self.h_drop.val() {
+            self.cur_prio.d.next = self.h_prio.val();
+            self.cur_beats.d.next = self.h_beats.val();
+        }
+        self.xoff_beats.next = self.xoff_bytes.val() >> self.kw_sh.val();
+        self.xon_beats.next = self.xon_bytes.val() >> self.kw_sh.val();
+        self.xv.next = self.xo.q.val();
+        for p in 0..8 {
+            self.o_inc.next = bits::<16>(0);
+            self.o_dec.next = bits::<16>(0);
+            self.o_dec2.next = bits::<16>(0);
+            if self.p2_valid.q.val()
+                & !self.p2_ovf.q.val()
+                & (self.pause.pcp.val() == self.pc[p].val())
+            {
+                self.o_inc.next = self.p2_beats.q.val();
+            }
+            if self.fin.val() & (self.cur_prio.q.val() == self.pc[p].val()) {
+                self.o_dec.next = self.cur_beats.q.val();
+            }
+            if self.at_end.val()
+                & self.have.val()
+                & self.h_drop.val()
+                & (self.h_prio.val() == self.pc[p].val())
+            {
+                self.o_dec2.next = self.h_beats.val();
+            }
+            self.occ[p].d.next =
+                self.occ[p].q.val() + self.o_inc.val() - self.o_dec.val() - self.o_dec2.val();
+            if self.occ[p].q.val() > self.xoff_beats.val() {
+                self.xv.next = self.xv.val() | self.onehot[p].val();
+            }
+            if self.occ[p].q.val() < self.xon_beats.val() {
+                self.xv.next = self.xv.val() & !self.onehot[p].val();
+            }
+        }
+        self.xo.d.next = self.xv.val();
+        self.xoff.next = self.xo.q.val();
         self.rp.d.next = self.rp_next.val();
         self.ram.read_address.next = bit_cast::<AW, 16>(self.rp_next.val());
         if self.rst.val() {
@@ -532,6 +627,10 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.n_icrc.d.next = bits::<32>(0);
             self.n_ovf.d.next = bits::<32>(0);
             self.n_check.d.next = bits::<32>(0);
+            self.xo.d.next = bits::<8>(0);
+            for p in 0..8 {
+                self.occ[p].d.next = bits::<16>(0);
+            }
         }
     }
 }

@@ -1,18 +1,28 @@
-//! `MacTx`: the transmit side of the MAC at the frame level: Ethernet padding to 60 bytes
-//! (`Pad`), then the FCS (a `Crc32` tap and a `TailWriter` appending it, least significant
-//! byte first). The interframe gap, preamble and XGMII encoding, and PFC/pause gating, come
-//! with the MAC issue; until then the simulator's link accounts for the gap and preamble.
+//! `MacTx`: the transmit side of the MAC at the frame level: the eight priority queues with
+//! their pause-aware scheduler and MAC control frames (`TxQueues`, fed PFC records by
+//! `PfcGen`), Ethernet padding to 60 bytes (`Pad`), then the FCS (a `Crc32` tap and a
+//! `TailWriter` appending it, least significant byte first). The interframe gap, preamble and
+//! XGMII encoding are the link's (the simulator's link model accounts for them).
 //!
-//! Ports: `s_axis_*` a frame without FCS (any length, `tkeep` by the stream rule); `m_axis_*`
-//! the padded frame with its FCS; `bad_keep`: frames whose `tkeep` broke the stream rule (the
-//! CRC tap's flag), sent anyway with the FCS of what was sent.
+//! ```text
+//!  s_axis --> TxQueues (8 queues, strict priority, paused gate) --> Pad --> FCS --> m_axis
+//!  xoff ----> PfcGen --PFC records--^
+//! ```
+//!
+//! Ports: `s_axis_*` a frame without FCS (any length, `tkeep` by the stream rule; priority
+//! from its VLAN PCP); `m_axis_*` the padded frame with its FCS; `bad_keep`: frames whose
+//! `tkeep` broke the stream rule (the CRC tap's flag), sent anyway with the FCS of what was
+//! sent. Pause and PFC: `paused` in (`MacCtrlRx`'s), `xoff`, `pfc_enable`, `pfc_quanta` in
+//! (`PfcGen`'s), `local_mac` in (the source of control frames); `q_ready`, `oversize`,
+//! `ctrl_sent`, `frames_sent`, `xoff_sent`, `xon_sent` out (see the two blocks).
 
 use crate::crc::Crc32;
-use crate::net::{Pad, TailWriter};
+use crate::net::mac_ctrl_rx::{line_bits_per_cycle, PRIO_COUNTERS_W};
+use crate::net::{Pad, PfcGen, TailWriter, TxQueues};
 use crate::prelude::*;
 
 #[derive(LogicBlock)]
-pub struct MacTx<const DW: usize, const KW: usize> {
+pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub s_axis_tdata: Signal<In, Bits<DW>>,
@@ -26,13 +36,26 @@ pub struct MacTx<const DW: usize, const KW: usize> {
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub bad_keep: Signal<Out, Bits<32>>,
+    pub local_mac: Signal<In, Bits<48>>,
+    pub paused: Signal<In, Bits<8>>,
+    pub xoff: Signal<In, Bits<8>>,
+    pub pfc_enable: Signal<In, Bits<8>>,
+    pub pfc_quanta: Signal<In, Bits<16>>,
+    pub q_ready: Signal<Out, Bits<8>>,
+    pub oversize: Signal<Out, Bits<32>>,
+    pub ctrl_sent: Signal<Out, Bits<32>>,
+    pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub xon_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    queues: TxQueues<DW, KW, QA, RA>,
+    pfc: PfcGen,
     pad: Pad<DW, KW>,
     fcs: Crc32<DW, KW>,
     fcs_wr: TailWriter<DW, KW>,
     n_bad: DFF<Bits<32>>,
 }
 
-impl<const DW: usize, const KW: usize> MacTx<DW, KW> {
+impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<DW, KW, QA, RA> {
     pub fn new() -> Self {
         Self {
             clk: Default::default(),
@@ -48,6 +71,19 @@ impl<const DW: usize, const KW: usize> MacTx<DW, KW> {
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
             bad_keep: Default::default(),
+            local_mac: Default::default(),
+            paused: Default::default(),
+            xoff: Default::default(),
+            pfc_enable: Default::default(),
+            pfc_quanta: Default::default(),
+            q_ready: Default::default(),
+            oversize: Default::default(),
+            ctrl_sent: Default::default(),
+            frames_sent: Default::default(),
+            xoff_sent: Default::default(),
+            xon_sent: Default::default(),
+            queues: TxQueues::new(),
+            pfc: PfcGen::new(line_bits_per_cycle(DW)),
             pad: Pad::new(),
             fcs: Crc32::new(),
             fcs_wr: TailWriter::new(true),
@@ -56,13 +92,17 @@ impl<const DW: usize, const KW: usize> MacTx<DW, KW> {
     }
 }
 
-impl<const DW: usize, const KW: usize> Default for MacTx<DW, KW> {
+impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Default
+    for MacTx<DW, KW, QA, RA>
+{
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const DW: usize, const KW: usize> Logic for MacTx<DW, KW> {
+impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
+    for MacTx<DW, KW, QA, RA>
+{
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clk, n_bad);
@@ -79,11 +119,34 @@ impl<const DW: usize, const KW: usize> Logic for MacTx<DW, KW> {
         if self.rst.val() {
             self.n_bad.d.next = bits::<32>(0);
         }
-        self.pad.s_axis_tdata.next = self.s_axis_tdata.val();
-        self.pad.s_axis_tkeep.next = self.s_axis_tkeep.val();
-        self.pad.s_axis_tlast.next = self.s_axis_tlast.val();
-        self.pad.s_axis_tvalid.next = self.s_axis_tvalid.val();
-        self.s_axis_tready.next = self.pad.s_axis_tready.val();
+        self.queues.clk.next = self.clk.val();
+        self.queues.rst.next = self.rst.val();
+        self.pfc.clk.next = self.clk.val();
+        self.pfc.rst.next = self.rst.val();
+        self.pfc.xoff.next = self.xoff.val();
+        self.pfc.enable.next = self.pfc_enable.val();
+        self.pfc.quanta.next = self.pfc_quanta.val();
+        self.queues.s_ctrl_tdata.next = self.pfc.m_ctrl_tdata.val();
+        self.queues.s_ctrl_tvalid.next = self.pfc.m_ctrl_tvalid.val();
+        self.pfc.m_ctrl_tready.next = self.queues.s_ctrl_tready.val();
+        self.queues.local_mac.next = self.local_mac.val();
+        self.queues.paused.next = self.paused.val();
+        self.q_ready.next = self.queues.q_ready.val();
+        self.oversize.next = self.queues.oversize.val();
+        self.ctrl_sent.next = self.queues.ctrl_sent.val();
+        self.frames_sent.next = self.queues.frames_sent.val();
+        self.xoff_sent.next = self.pfc.xoff_sent.val();
+        self.xon_sent.next = self.pfc.xon_sent.val();
+        self.queues.s_axis_tdata.next = self.s_axis_tdata.val();
+        self.queues.s_axis_tkeep.next = self.s_axis_tkeep.val();
+        self.queues.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.queues.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.s_axis_tready.next = self.queues.s_axis_tready.val();
+        self.pad.s_axis_tdata.next = self.queues.m_axis_tdata.val();
+        self.pad.s_axis_tkeep.next = self.queues.m_axis_tkeep.val();
+        self.pad.s_axis_tlast.next = self.queues.m_axis_tlast.val();
+        self.pad.s_axis_tvalid.next = self.queues.m_axis_tvalid.val();
+        self.queues.m_axis_tready.next = self.pad.s_axis_tready.val();
         self.fcs.s_axis_tdata.next = self.pad.m_axis_tdata.val();
         self.fcs.s_axis_tkeep.next = self.pad.m_axis_tkeep.val();
         self.fcs.s_axis_tlast.next = self.pad.m_axis_tlast.val();

@@ -9,7 +9,8 @@
 //! `icrc_err`, `overflow`, `self_check`), then those of the parser (`accepted`,
 //! `unsupported`, `bad_csum`, `bad_mac`, `bad_ip`, `bad_opcode`, `bad_len`, `truncated`).
 //! A frame is counted once, by the first stage that drops it. MAC control: `paused` and the
-//! counters of `MacRx`'s `MacCtrlRx` (`pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_*`).
+//! counters of `MacRx`'s `MacCtrlRx` (`pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_*`);
+//! PFC generation's `xoff_bytes`, `xon_bytes` in and `xoff` out (`MacRx`'s).
 
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::rx_parser::RX_META_W;
@@ -62,6 +63,9 @@ pub struct RxFrame<
     pub ctrl_bad_dst: Signal<Out, Bits<32>>,
     pub ctrl_bad_opcode: Signal<Out, Bits<32>>,
     pub ctrl_bad_reserved: Signal<Out, Bits<32>>,
+    pub xoff_bytes: Signal<In, Bits<16>>,
+    pub xon_bytes: Signal<In, Bits<16>>,
+    pub xoff: Signal<Out, Bits<8>>,
     mac: MacRx<DW, KW, SW, AW>,
     parser: RxParser<DW, KW, IW>,
 }
@@ -109,6 +113,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
             ctrl_bad_dst: Default::default(),
             ctrl_bad_opcode: Default::default(),
             ctrl_bad_reserved: Default::default(),
+            xoff_bytes: Default::default(),
+            xon_bytes: Default::default(),
+            xoff: Default::default(),
             mac: MacRx::new(),
             parser: RxParser::new(),
         }
@@ -173,5 +180,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
         self.ctrl_bad_dst.next = self.mac.ctrl_bad_dst.val();
         self.ctrl_bad_opcode.next = self.mac.ctrl_bad_opcode.val();
         self.ctrl_bad_reserved.next = self.mac.ctrl_bad_reserved.val();
+        self.mac.xoff_bytes.next = self.xoff_bytes.val();
+        self.mac.xon_bytes.next = self.xon_bytes.val();
+        self.xoff.next = self.mac.xoff.val();
     }
 }

@@ -8,15 +8,24 @@
 //! plus the MAC's `bad_keep`. It counts this block's own bugs, so it stays zero; the tests
 //! assert it. One beat per clock after the first
 //! frame, plus the builder's idle cycle between frames and a cycle when the FCS spills into
-//! a new beat.
+//! a new beat. The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
+//! `pfc_quanta` in; `q_ready` and its counters out) are `MacTx`'s.
 
 use crate::crc::Icrc;
+use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_header::META_W;
 use crate::net::{MacTx, TailWriter, TxHeader};
 use crate::prelude::*;
 
 #[derive(LogicBlock)]
-pub struct TxFrame<const DW: usize, const KW: usize, const IW: usize, const SW: usize> {
+pub struct TxFrame<
+    const DW: usize,
+    const KW: usize,
+    const IW: usize,
+    const SW: usize,
+    const QA: usize,
+    const RA: usize,
+> {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub s_meta_tdata: Signal<In, Bits<META_W>>,
@@ -35,15 +44,34 @@ pub struct TxFrame<const DW: usize, const KW: usize, const IW: usize, const SW: 
     pub bad_len: Signal<Out, Bits<32>>,
     pub bad_opcode: Signal<Out, Bits<32>>,
     pub self_check: Signal<Out, Bits<32>>,
+    pub local_mac: Signal<In, Bits<48>>,
+    pub paused: Signal<In, Bits<8>>,
+    pub xoff: Signal<In, Bits<8>>,
+    pub pfc_enable: Signal<In, Bits<8>>,
+    pub pfc_quanta: Signal<In, Bits<16>>,
+    pub q_ready: Signal<Out, Bits<8>>,
+    pub oversize: Signal<Out, Bits<32>>,
+    pub ctrl_sent: Signal<Out, Bits<32>>,
+    pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub xon_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     n_check: DFF<Bits<32>>,
     icrc_ok: Constant<Bits<8>>,
     hdr: TxHeader<DW, KW, IW>,
     icrc: Icrc<DW, KW, SW>,
     icrc_wr: TailWriter<DW, KW>,
-    mac: MacTx<DW, KW>,
+    mac: MacTx<DW, KW, QA, RA>,
 }
 
-impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> TxFrame<DW, KW, IW, SW> {
+impl<
+        const DW: usize,
+        const KW: usize,
+        const IW: usize,
+        const SW: usize,
+        const QA: usize,
+        const RA: usize,
+    > TxFrame<DW, KW, IW, SW, QA, RA>
+{
     pub fn new() -> Self {
         Self {
             clk: Default::default(),
@@ -64,6 +92,17 @@ impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> TxFrame
             bad_len: Default::default(),
             bad_opcode: Default::default(),
             self_check: Default::default(),
+            local_mac: Default::default(),
+            paused: Default::default(),
+            xoff: Default::default(),
+            pfc_enable: Default::default(),
+            pfc_quanta: Default::default(),
+            q_ready: Default::default(),
+            oversize: Default::default(),
+            ctrl_sent: Default::default(),
+            frames_sent: Default::default(),
+            xoff_sent: Default::default(),
+            xon_sent: Default::default(),
             n_check: Default::default(),
             icrc_ok: Constant::new(crate::util::bits_from_u64(
                 ferroce_spec::icrc::flags::MISMATCH.into(),
@@ -76,16 +115,28 @@ impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> TxFrame
     }
 }
 
-impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> Default
-    for TxFrame<DW, KW, IW, SW>
+impl<
+        const DW: usize,
+        const KW: usize,
+        const IW: usize,
+        const SW: usize,
+        const QA: usize,
+        const RA: usize,
+    > Default for TxFrame<DW, KW, IW, SW, QA, RA>
 {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> Logic
-    for TxFrame<DW, KW, IW, SW>
+impl<
+        const DW: usize,
+        const KW: usize,
+        const IW: usize,
+        const SW: usize,
+        const QA: usize,
+        const RA: usize,
+    > Logic for TxFrame<DW, KW, IW, SW, QA, RA>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -142,5 +193,16 @@ impl<const DW: usize, const KW: usize, const IW: usize, const SW: usize> Logic
         self.m_axis_tlast.next = self.mac.m_axis_tlast.val();
         self.m_axis_tvalid.next = self.mac.m_axis_tvalid.val();
         self.mac.m_axis_tready.next = self.m_axis_tready.val();
+        self.mac.local_mac.next = self.local_mac.val();
+        self.mac.paused.next = self.paused.val();
+        self.mac.xoff.next = self.xoff.val();
+        self.mac.pfc_enable.next = self.pfc_enable.val();
+        self.mac.pfc_quanta.next = self.pfc_quanta.val();
+        self.q_ready.next = self.mac.q_ready.val();
+        self.oversize.next = self.mac.oversize.val();
+        self.ctrl_sent.next = self.mac.ctrl_sent.val();
+        self.frames_sent.next = self.mac.frames_sent.val();
+        self.xoff_sent.next = self.mac.xoff_sent.val();
+        self.xon_sent.next = self.mac.xon_sent.val();
     }
 }

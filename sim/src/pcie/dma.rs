@@ -76,6 +76,8 @@ pub(crate) struct DmaSide {
     rng: Option<ChaCha8Rng>,
     pub(crate) rq_pause: Option<PauseGenerator>,
     pub(crate) rc_pause: Option<PauseGenerator>,
+    /// Memory write bandwidth limit: (bytes per cycle, tokens now).
+    pub(crate) write_limit: Option<(f64, f64)>,
     pub(crate) stats: DmaStats,
 }
 
@@ -136,6 +138,7 @@ impl DmaSide {
             rc_fire: false,
             rng: config.cpl_reorder_seed.map(ChaCha8Rng::seed_from_u64),
             rq_pause: None,
+            write_limit: None,
             rc_pause: None,
             stats: DmaStats::default(),
         })
@@ -166,18 +169,26 @@ impl DmaSide {
         violations: &mut Vec<String>,
     ) -> Result<()> {
         self.cycle += 1;
+        if let Some((rate, tokens)) = &mut self.write_limit {
+            // A token bucket one maximum payload deep: the host takes `rate` bytes a cycle.
+            *tokens = (*tokens + *rate).min(config.max_payload as f64);
+        }
         if let Some((hdr, data, keep, last)) = self.got.take() {
             let (h, beats) = self
                 .assembling
                 .get_or_insert_with(|| (Header::unpack(hdr), Vec::new()));
             let h = *h;
+            if let (Kind::MemWrite, Some((_, tokens))) = (h.kind(), &mut self.write_limit) {
+                *tokens -= f64::from(keep.count_ones());
+            }
             beats.push((data, keep));
             if last {
                 let beats = self.assembling.take().map(|a| a.1).unwrap_or_default();
                 self.request(h, &beats, mem, config, violations);
             }
         }
-        let pause = self.rq_pause.as_mut().is_some_and(|g| g.pause());
+        let pause = self.rq_pause.as_mut().is_some_and(|g| g.pause())
+            || self.write_limit.is_some_and(|(_, t)| t < 0.0);
         model.set(self.rq_tready, u64::from(!pause))?;
         self.drive_completions(model)
     }

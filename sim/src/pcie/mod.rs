@@ -125,6 +125,15 @@ impl RootComplex {
         }
     }
 
+    /// Limit the NIC's memory writes to `bytes_per_cycle` on average (a slow host: the NIC's
+    /// requests wait, `m_rq_tready` low, while the write budget is spent; reads wait too, as
+    /// they share the request interface).
+    pub fn set_write_bandwidth(&mut self, bytes_per_cycle: f64) {
+        if let Some(d) = &mut self.dma {
+            d.write_limit = Some((bytes_per_cycle, 0.0));
+        }
+    }
+
     /// Leave idle cycles between completion beats on the cycles the generator pauses.
     pub fn set_completion_pause_generator(&mut self, g: PauseGenerator) {
         if let Some(d) = &mut self.dma {
