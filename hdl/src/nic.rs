@@ -29,11 +29,13 @@
 //!
 //! Every block ends in registers with readies from registers, so this is wiring only.
 
-use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::host::bar0::LIVE_W;
+use crate::host::{k, Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
 use crate::rc::{Completer, Requester, Responder};
+use ferroce_spec::regs;
 
 #[derive(LogicBlock)]
 pub struct Nic<
@@ -130,6 +132,19 @@ pub struct Nic<
     pub wr_bad_len: Signal<Out, Bits<32>>,
     pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
+    live_pfc_rx0: Constant<Bits<16>>,
+    live_xoff_tx0: Constant<Bits<16>>,
+    live_xon_tx0: Constant<Bits<16>>,
+    live_paused0: Constant<Bits<16>>,
+    live_frames_tx0: Constant<Bits<16>>,
+    live_pause_rx: Constant<Bits<16>>,
+    live_ctrl_bad_dst: Constant<Bits<16>>,
+    live_ctrl_bad_opcode: Constant<Bits<16>>,
+    live_ctrl_bad_reserved: Constant<Bits<16>>,
+    live_tx_oversize: Constant<Bits<16>>,
+    live_rx_fcs_err: Constant<Bits<16>>,
+    live_rx_runt: Constant<Bits<16>>,
+    live_rx_overflow: Constant<Bits<16>>,
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
     arb: TxArb<DW, KW>,
@@ -156,6 +171,11 @@ impl<
     > Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
 {
     pub fn new(params: Bar0Params) -> Self {
+        // Where each statistic sits in BAR0's live words (`spec::regs`, MAC_STATS).
+        let live = |name: &str| -> Constant<Bits<16>> {
+            let n = regs::live_index(name).unwrap_or_else(|| panic!("MAC_STATS has no {name}"));
+            k((32 * n) as u64)
+        };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -239,6 +259,19 @@ impl<
             cpl_cqes: Default::default(),
             wr_bad_len: Default::default(),
             cqe_bad_len: Default::default(),
+            live_pfc_rx0: live("PFC_RX0"),
+            live_xoff_tx0: live("XOFF_TX0"),
+            live_xon_tx0: live("XON_TX0"),
+            live_paused0: live("PAUSED0"),
+            live_frames_tx0: live("FRAMES_TX0"),
+            live_pause_rx: live("PAUSE_RX"),
+            live_ctrl_bad_dst: live("CTRL_BAD_DST"),
+            live_ctrl_bad_opcode: live("CTRL_BAD_OPCODE"),
+            live_ctrl_bad_reserved: live("CTRL_BAD_RESERVED"),
+            live_tx_oversize: live("TX_OVERSIZE"),
+            live_rx_fcs_err: live("RX_FCS_ERR"),
+            live_rx_runt: live("RX_RUNT"),
+            live_rx_overflow: live("RX_OVERFLOW"),
             bar0: Bar0::new(params),
             req: Requester::new(),
             rd: DmaRead::new(),
@@ -471,6 +504,27 @@ impl<
         self.mac_xoff_sent.next = self.tx.xoff_sent.val();
         self.mac_xon_sent.next = self.tx.xon_sent.val();
         // Pause: what the peer's PFC/PAUSE frames asked holds our transmit queues.
+        // BAR0's MAC_STATS block reads the MAC's counters live.
+        self.bar0.s_live.next = (bit_cast::<LIVE_W, PRIO_COUNTERS_W>(self.rx.pfc_rx.val())
+            << self.live_pfc_rx0.val())
+            | (bit_cast::<LIVE_W, PRIO_COUNTERS_W>(self.tx.xoff_sent.val())
+                << self.live_xoff_tx0.val())
+            | (bit_cast::<LIVE_W, PRIO_COUNTERS_W>(self.tx.xon_sent.val())
+                << self.live_xon_tx0.val())
+            | (bit_cast::<LIVE_W, PRIO_COUNTERS_W>(self.rx.paused_cycles.val())
+                << self.live_paused0.val())
+            | (bit_cast::<LIVE_W, PRIO_COUNTERS_W>(self.tx.frames_sent.val())
+                << self.live_frames_tx0.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.pause_rx.val()) << self.live_pause_rx.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.ctrl_bad_dst.val()) << self.live_ctrl_bad_dst.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.ctrl_bad_opcode.val())
+                << self.live_ctrl_bad_opcode.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.ctrl_bad_reserved.val())
+                << self.live_ctrl_bad_reserved.val())
+            | (bit_cast::<LIVE_W, 32>(self.tx.oversize.val()) << self.live_tx_oversize.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.fcs_err.val()) << self.live_rx_fcs_err.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.runt.val()) << self.live_rx_runt.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.overflow.val()) << self.live_rx_overflow.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

@@ -145,6 +145,34 @@ pub struct PfcConfig {
     pub xon_bytes: u32,
 }
 
+/// The MAC's statistics (BAR0's MAC_STATS block, `Device::mac_stats`): 32-bit counters that
+/// wrap; per priority where the array has eight.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MacStats {
+    /// PFC frames received naming priority p (XOFF or XON).
+    pub pfc_rx: [u32; 8],
+    /// PFC frames sent pausing priority p (XOFF and refreshes).
+    pub xoff_tx: [u32; 8],
+    /// PFC frames sent resuming priority p.
+    pub xon_tx: [u32; 8],
+    /// Core clock cycles priority p was paused by the peer.
+    pub paused_cycles: [u32; 8],
+    /// Frames of priority p sent.
+    pub frames_tx: [u32; 8],
+    /// 802.3x PAUSE frames received.
+    pub pause_rx: u32,
+    /// Malformed MAC control frames dropped, by reason.
+    pub ctrl_bad_dst: u32,
+    pub ctrl_bad_opcode: u32,
+    pub ctrl_bad_reserved: u32,
+    /// Frames the transmit queues dropped as larger than a queue.
+    pub tx_oversize: u32,
+    /// Frames dropped on receive, by reason.
+    pub rx_fcs_err: u32,
+    pub rx_runt: u32,
+    pub rx_overflow: u32,
+}
+
 /// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QpAttr {
@@ -715,6 +743,29 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         w(&mut self.bar, "XOFF_BYTES", pfc.xoff_bytes)?;
         w(&mut self.bar, "XON_BYTES", pfc.xon_bytes)?;
         w(&mut self.bar, "ENABLE", pfc.enable.into())
+    }
+
+    /// Read the MAC's statistics (PFC and pause per priority, drops by reason) from BAR0.
+    pub fn mac_stats(&mut self) -> Result<MacStats> {
+        let mut st = MacStats::default();
+        let bar = &mut self.bar;
+        let mut rd = |name: &str| bar.read32(regs::addr("MAC_STATS", name));
+        for p in 0..8 {
+            st.pfc_rx[p] = rd(&format!("PFC_RX{p}"))?;
+            st.xoff_tx[p] = rd(&format!("XOFF_TX{p}"))?;
+            st.xon_tx[p] = rd(&format!("XON_TX{p}"))?;
+            st.paused_cycles[p] = rd(&format!("PAUSED{p}"))?;
+            st.frames_tx[p] = rd(&format!("FRAMES_TX{p}"))?;
+        }
+        st.pause_rx = rd("PAUSE_RX")?;
+        st.ctrl_bad_dst = rd("CTRL_BAD_DST")?;
+        st.ctrl_bad_opcode = rd("CTRL_BAD_OPCODE")?;
+        st.ctrl_bad_reserved = rd("CTRL_BAD_RESERVED")?;
+        st.tx_oversize = rd("TX_OVERSIZE")?;
+        st.rx_fcs_err = rd("RX_FCS_ERR")?;
+        st.rx_runt = rd("RX_RUNT")?;
+        st.rx_overflow = rd("RX_OVERFLOW")?;
+        Ok(st)
     }
 
     /// Post a list of send work requests (`ibv_post_send`): each WQE is written into the send

@@ -15,8 +15,8 @@ pub mod device;
 pub mod error;
 
 pub use device::{
-    access, CompletionQueue, Device, DeviceInfo, MemoryRegion, PfcConfig, ProtectionDomain, QpAttr,
-    QpState, QueuePair, SendWr, WorkCompletion, WrOpcode,
+    access, CompletionQueue, Device, DeviceInfo, MacStats, MemoryRegion, PfcConfig,
+    ProtectionDomain, QpAttr, QpState, QueuePair, SendWr, WorkCompletion, WrOpcode,
 };
 pub use error::DriverError;
 pub use ferroce_spec as spec;

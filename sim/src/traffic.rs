@@ -8,7 +8,7 @@
 
 use crate::world::{step_until, Host, World};
 use crate::{Result, SimError};
-use ferroce_driver::{access, DmaMemory, QueuePair, SendWr, WrOpcode};
+use ferroce_driver::{access, DmaMemory, PfcConfig, QueuePair, SendWr, WrOpcode};
 use ferroce_spec::queues::{WC_RDMA_WRITE, WC_SUCCESS};
 use ferroce_spec::wire::write_goodput_ceiling;
 use rand::{RngCore, SeedableRng};
@@ -23,6 +23,20 @@ const GUARD_BYTE: u8 = 0xA5;
 /// The WRITE sizes of the demo and the benchmark, with how many of each they send (per
 /// direction): the README's performance table.
 pub const SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
+
+/// PFC for untagged RoCE (priority 0) on the NIC's 16 KiB receive buffer, as the lossless
+/// test and the demo use it: XOFF above 6 KiB leaves 10 KiB of headroom (a frame arriving, a
+/// frame of our own delaying the PFC frame, the peer's frame already started: 4 KiB-MTU frames
+/// over a short cable); XON under 5 KiB, above one whole frame, because the buffer counts
+/// whole frames and a lower mark lets it run dry before the peer resumes (4.0 instead of
+/// 5.0 Gb/s into a 5 Gb/s host); pause time 1,000 quanta (51.2 us at 10 Gb/s, refreshed at
+/// half while the wish lasts).
+pub const LOSSLESS_PFC: PfcConfig = PfcConfig {
+    enable: 0x01,
+    quanta: 1000,
+    xoff_bytes: 6 << 10,
+    xon_bytes: 5 << 10,
+};
 
 /// Which way the WRITEs go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -50,6 +50,7 @@ fn reset(r: Reset) -> String {
     match r {
         Reset::Value(v) => format!("0x{v:08X}"),
         Reset::Param(p) => format!("({})", p.name()),
+        Reset::Live(_) => "(live)".into(),
     }
 }
 

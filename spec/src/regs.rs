@@ -40,6 +40,9 @@ impl Access {
 pub enum Reset {
     Value(u32),
     Param(Param),
+    /// A live value (a counter of the datapath): word n of the completer's `s_live` input,
+    /// which the NIC assembles in this table's order. Reset with the datapath (to 0).
+    Live(u16),
 }
 
 /// Build parameters the ID block reports.
@@ -110,7 +113,7 @@ pub struct Block {
 }
 
 use Access::*;
-use Reset::{Param as P, Value as V};
+use Reset::{Live as L, Param as P, Value as V};
 
 /// Offsets of the header every block starts with.
 pub const TYPE: u32 = 0x00;
@@ -179,6 +182,126 @@ const fn ctx_regs() -> [Reg; 4 + CTX_WORDS] {
 
 const OBJECT_REGS: [Reg; 4 + CTX_WORDS] = ctx_regs();
 
+/// Words of live values the completer reads (`Reset::Live`), 32 bits each.
+pub const LIVE_WORDS: usize = 48;
+const MAC_STATS_BASE_OFF: u32 = 0x0C;
+
+/// The MAC's statistics: per priority, then per port, each a live 32-bit counter (wrapping).
+const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
+    const PER_PRIO: [(&str, &str); 5] = [
+        (
+            "PFC_RX",
+            "PFC frames received naming priority p (XOFF or XON)",
+        ),
+        (
+            "XOFF_TX",
+            "PFC frames sent pausing priority p (XOFF and its refreshes)",
+        ),
+        ("XON_TX", "PFC frames sent resuming priority p"),
+        (
+            "PAUSED",
+            "core clock cycles priority p was paused by the peer",
+        ),
+        ("FRAMES_TX", "frames of priority p sent"),
+    ];
+    const NAMES: [[&str; 8]; 5] = [
+        [
+            "PFC_RX0", "PFC_RX1", "PFC_RX2", "PFC_RX3", "PFC_RX4", "PFC_RX5", "PFC_RX6", "PFC_RX7",
+        ],
+        [
+            "XOFF_TX0", "XOFF_TX1", "XOFF_TX2", "XOFF_TX3", "XOFF_TX4", "XOFF_TX5", "XOFF_TX6",
+            "XOFF_TX7",
+        ],
+        [
+            "XON_TX0", "XON_TX1", "XON_TX2", "XON_TX3", "XON_TX4", "XON_TX5", "XON_TX6", "XON_TX7",
+        ],
+        [
+            "PAUSED0", "PAUSED1", "PAUSED2", "PAUSED3", "PAUSED4", "PAUSED5", "PAUSED6", "PAUSED7",
+        ],
+        [
+            "FRAMES_TX0",
+            "FRAMES_TX1",
+            "FRAMES_TX2",
+            "FRAMES_TX3",
+            "FRAMES_TX4",
+            "FRAMES_TX5",
+            "FRAMES_TX6",
+            "FRAMES_TX7",
+        ],
+    ];
+    const PORT: [(&str, &str); 8] = [
+        (
+            "PAUSE_RX",
+            "802.3x PAUSE frames received (they pause every priority)",
+        ),
+        (
+            "CTRL_BAD_DST",
+            "MAC control frames dropped: destination not 01-80-C2-00-00-01",
+        ),
+        (
+            "CTRL_BAD_OPCODE",
+            "MAC control frames dropped: opcode neither PAUSE nor PFC",
+        ),
+        (
+            "CTRL_BAD_RESERVED",
+            "PFC frames dropped: reserved octet not zero",
+        ),
+        (
+            "TX_OVERSIZE",
+            "frames dropped by the transmit queues: larger than a queue",
+        ),
+        ("RX_FCS_ERR", "frames dropped on receive: FCS wrong"),
+        (
+            "RX_RUNT",
+            "frames dropped on receive: shorter than 64 bytes",
+        ),
+        (
+            "RX_OVERFLOW",
+            "frames dropped on receive: no room in the receive buffer",
+        ),
+    ];
+    let mut out = [reg("", 0, Ro, V(0), ""); LIVE_WORDS];
+    let mut g = 0;
+    while g < 5 {
+        let mut p = 0;
+        while p < 8 {
+            let n = g * 8 + p;
+            out[n] = reg(
+                NAMES[g][p],
+                MAC_STATS_BASE_OFF + 4 * n as u32,
+                Ro,
+                L(n as u16),
+                PER_PRIO[g].1,
+            );
+            p += 1;
+        }
+        g += 1;
+    }
+    let mut i = 0;
+    while i < 8 {
+        let n = 40 + i;
+        out[n] = reg(
+            PORT[i].0,
+            MAC_STATS_BASE_OFF + 4 * n as u32,
+            Ro,
+            L(n as u16),
+            PORT[i].1,
+        );
+        i += 1;
+    }
+    out
+}
+
+const MAC_STATS_REGS: [Reg; LIVE_WORDS] = mac_stats_regs();
+
+/// The live word a register of the MAC_STATS block reads.
+pub fn live_index(name: &str) -> Option<usize> {
+    block("MAC_STATS").regs.iter().find_map(|r| match r.reset {
+        Reset::Live(n) if r.name == name => Some(usize::from(n)),
+        _ => None,
+    })
+}
+
 /// Every register block, in list order; NEXT of each points to the following one.
 pub const BLOCKS: &[Block] = &[
     Block {
@@ -243,6 +366,20 @@ pub const BLOCKS: &[Block] = &[
         doc: "Creates, modifies and queries QP, CQ and MR contexts through a staging window.",
     },
     Block {
+        name: "COUNTERS",
+        type_id: 0x4652_0004,
+        version: VERSION_1_0,
+        base: 0x0300,
+        regs: &[reg(
+            "MMIO_BAD",
+            0x0C,
+            Ro,
+            V(0),
+            "BAR0 requests refused: not 1-2 DW, not a memory request, or poisoned (wraps)",
+        )],
+        doc: "Error and event counters, 32 bits, wrapping.",
+    },
+    Block {
         name: "PFC",
         type_id: 0x4652_0005,
         version: VERSION_1_0,
@@ -280,18 +417,12 @@ pub const BLOCKS: &[Block] = &[
         doc: "Priority flow control (802.1Qbb) of the Ethernet port: which priorities are lossless, the pause time sent, the receive buffer's watermarks.",
     },
     Block {
-        name: "COUNTERS",
-        type_id: 0x4652_0004,
+        name: "MAC_STATS",
+        type_id: 0x4652_0006,
         version: VERSION_1_0,
-        base: 0x0300,
-        regs: &[reg(
-            "MMIO_BAD",
-            0x0C,
-            Ro,
-            V(0),
-            "BAR0 requests refused: not 1-2 DW, not a memory request, or poisoned (wraps)",
-        )],
-        doc: "Error and event counters, 32 bits, wrapping.",
+        base: 0x0500,
+        regs: &MAC_STATS_REGS,
+        doc: "The Ethernet MAC's statistics: PFC and pause per priority, frames sent per priority, drops by reason. Live 32-bit counters, wrapping.",
     },
 ];
 

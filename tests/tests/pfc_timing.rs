@@ -73,7 +73,10 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
         (150 * us, mac_ctrl::pause_frame(src, 300)),
         (200 * us, pfc0(0xffff)),
         (240 * us, pfc0(0)),
-        (280 * us, mac_ctrl::pfc_frame(src, 0x08, [0, 0, 0, 400, 0, 0, 0, 0])),
+        (
+            280 * us,
+            mac_ctrl::pfc_frame(src, 0x08, [0, 0, 0, 400, 0, 0, 0, 0]),
+        ),
     ];
     let mut r = ferroce_tests::rng(s);
     for k in 0..40u64 {
@@ -191,6 +194,9 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
     );
     ensure!(stats[0] == 43 && stats[3] == 1 && w.a.counter("mac_pause_rx")? == 1);
     ensure!(stats.iter().sum::<u64>() == 44);
-    ensure!(worst > 0, "no window began near a frame start: the response was not measured");
+    ensure!(
+        worst > 0,
+        "no window began near a frame start: the response was not measured"
+    );
     Ok(())
 }

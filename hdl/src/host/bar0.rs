@@ -9,6 +9,8 @@
 //! - `local_mac`, `local_ipv4`: the PORT block's registers, for the transmit path.
 //! - `pfc_enable`, `pfc_quanta`, `pfc_xoff_bytes`, `pfc_xon_bytes`: the PFC block's, for the
 //!   MAC.
+//! - `s_live`: the datapath's live counters (`spec::regs::Reset::Live` word n at bits 32n),
+//!   read through the MAC_STATS block.
 //! - `m_qpw_{en,index,data}`: every write into the QP table (object commands and the clearing
 //!   sweep after reset), so the transport engines keep copies of the QP fields they use that
 //!   always equal the table (a write-through, no handshake: the engines take one per cycle).
@@ -34,12 +36,16 @@
 //! the command's result (PCIe orders a read behind earlier posted writes).
 
 use crate::host::ctx_table::CtxTable;
+use crate::host::k;
 use crate::host::lsb;
 use crate::prelude::*;
 use crate::util::{bits_from_bools, bits_from_u64};
 use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
 use ferroce_spec::regs::{self, Access, Param, Reset, BLOCKS, CTX_WORDS};
 use ferroce_spec::tlp::{self, COMPLETION, REQUEST};
+
+/// Width of the live-counter input: `spec::regs::LIVE_WORDS` words of 32 bits.
+pub const LIVE_W: usize = 32 * ferroce_spec::regs::LIVE_WORDS;
 
 /// Word-address width of BAR0 (byte address bits 20..2).
 const WA: usize = regs::BAR0_ADDR_W - 2;
@@ -92,6 +98,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_db_tready: Signal<In, Bit>,
     pub local_mac: Signal<Out, Bits<48>>,
     pub local_ipv4: Signal<Out, Bits<32>>,
+    pub s_live: Signal<In, Bits<LIVE_W>>,
     pub pfc_enable: Signal<Out, Bits<8>>,
     pub pfc_quanta: Signal<Out, Bits<16>>,
     pub pfc_xoff_bytes: Signal<Out, Bits<16>>,
@@ -171,6 +178,8 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     ro_value: Vec<Constant<Bits<32>>>,
     rw_addr: Vec<Constant<Bits<WA>>>,
     rw_reset: Vec<Constant<Bits<32>>>,
+    live_addr: Vec<Constant<Bits<WA>>>,
+    live_at: Vec<Constant<Bits<11>>>,
     a_pfc_enable: Constant<Bits<WA>>,
     a_pfc_quanta: Constant<Bits<WA>>,
     a_pfc_xoff_bytes: Constant<Bits<WA>>,
@@ -249,6 +258,8 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
         let (mut ro_addr, mut ro_value, mut rw_addr, mut ctx_addr) =
             (vec![], vec![], vec![], vec![]);
         let mut rw_reset = vec![];
+        let (mut live_addr, mut live_at) = (vec![], vec![]);
+        const { assert!(LIVE_W <= 1 << 11, "live word index is 11 bits") };
         for b in BLOCKS {
             for r in b.all_regs() {
                 let a = Constant::new(bits_from_u64::<WA>(word(b.base + r.offset)));
@@ -264,9 +275,13 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
                         rw_addr.push(a);
                         let v = match reset {
                             Reset::Value(v) => v,
-                            Reset::Param(_) => 0,
+                            Reset::Param(_) | Reset::Live(_) => 0,
                         };
                         rw_reset.push(Constant::new(bits_from_u64(v.into())));
+                    }
+                    (_, Reset::Live(n)) => {
+                        live_addr.push(a);
+                        live_at.push(k(32 * u64::from(n)));
                     }
                     (_, Reset::Value(v)) => {
                         ro_addr.push(a);
@@ -308,6 +323,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_db_tready: Default::default(),
             local_mac: Default::default(),
             local_ipv4: Default::default(),
+            s_live: Default::default(),
             pfc_enable: Default::default(),
             pfc_quanta: Default::default(),
             pfc_xoff_bytes: Default::default(),
@@ -380,6 +396,8 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             ro_value,
             rw_addr,
             rw_reset,
+            live_addr,
+            live_at,
             a_pfc_enable: addr_of("PFC", "ENABLE"),
             a_pfc_quanta: addr_of("PFC", "QUANTA"),
             a_pfc_xoff_bytes: addr_of("PFC", "XOFF_BYTES"),
@@ -639,6 +657,14 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         for i in 0..self.ro_addr.len() {
             if self.acc_addr.val() == self.ro_addr[i].val() {
                 self.acc_rdata.next = self.ro_value[i].val();
+            }
+        }
+        for i in 0..self.live_addr.len() {
+            if self.acc_addr.val() == self.live_addr[i].val() {
+                self.acc_rdata.next = self
+                    .s_live
+                    .val()
+                    .get_bits::<32>(self.live_at[i].val().index());
             }
         }
         for i in 0..self.rw.len() {

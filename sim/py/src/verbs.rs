@@ -45,18 +45,21 @@ impl World {
     /// Build (cached) and open two NICs. `pcap_dir`: write `a_to_b.pcap` and `b_to_a.pcap`
     /// there. `reorder_seed`: interleave PCIe read completions across tags, and seed
     /// `rq_pause`, random back-pressure on each NIC's memory requests (this share of cycles).
-    /// `read_latency_ns`: the root complexes' read latency.
+    /// `read_latency_ns`: the root complexes' read latency. `write_gbps`: `(a, b)` memory write
+    /// bandwidth of each host in Gb/s (`None`: unlimited), to make a receiver slow.
     #[new]
-    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500))]
+    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500, write_gbps = (None, None)))]
     fn new(
         pcap_dir: Option<PathBuf>,
         reorder_seed: Option<u64>,
         rq_pause: f64,
         read_latency_ns: u64,
+        write_gbps: (Option<f64>, Option<f64>),
     ) -> PyResult<Self> {
         let mut cfg = WorldConfig {
             reorder_seed,
             rq_pause,
+            write_gbps: [write_gbps.0, write_gbps.1],
             ..WorldConfig::default()
         };
         cfg.pcie.read_latency_ps = read_latency_ns * 1000;
@@ -404,6 +407,56 @@ impl Host {
     /// A counter of this host's NIC by port name (`rx_fcs_err`, `resp_bad_rkey`, ...).
     fn counter(&self, py: Python<'_>, name: &str) -> PyResult<u64> {
         self.with(py, |h| h.counter(name).map_err(err))
+    }
+
+    /// Priority flow control of this host's port (the driver's `set_pfc`): `enable` a bit per
+    /// priority, pause time `quanta`, receive-buffer watermarks in bytes.
+    #[pyo3(signature = (enable, quanta = 1000, xoff_bytes = 6144, xon_bytes = 5120))]
+    fn set_pfc(
+        &self,
+        py: Python<'_>,
+        enable: u8,
+        quanta: u16,
+        xoff_bytes: u32,
+        xon_bytes: u32,
+    ) -> PyResult<()> {
+        let cfg = ferroce_driver::PfcConfig {
+            enable,
+            quanta,
+            xoff_bytes,
+            xon_bytes,
+        };
+        self.with(py, |h| h.dev.set_pfc(&cfg).map_err(drv))
+    }
+
+    /// The MAC's statistics read through BAR0 (the driver's `mac_stats`), as a dict: lists of
+    /// eight for the per-priority ones.
+    fn mac_stats(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<std::collections::BTreeMap<&'static str, Vec<u32>>> {
+        self.with(py, |h| {
+            let s = h.dev.mac_stats().map_err(drv)?;
+            let mut out = std::collections::BTreeMap::new();
+            out.insert("pfc_rx", s.pfc_rx.to_vec());
+            out.insert("xoff_tx", s.xoff_tx.to_vec());
+            out.insert("xon_tx", s.xon_tx.to_vec());
+            out.insert("paused_cycles", s.paused_cycles.to_vec());
+            out.insert("frames_tx", s.frames_tx.to_vec());
+            for (k, v) in [
+                ("pause_rx", s.pause_rx),
+                ("ctrl_bad_dst", s.ctrl_bad_dst),
+                ("ctrl_bad_opcode", s.ctrl_bad_opcode),
+                ("ctrl_bad_reserved", s.ctrl_bad_reserved),
+                ("tx_oversize", s.tx_oversize),
+                ("rx_fcs_err", s.rx_fcs_err),
+                ("rx_runt", s.rx_runt),
+                ("rx_overflow", s.rx_overflow),
+            ] {
+                out.insert(k, vec![v]);
+            }
+            Ok(out)
+        })
     }
 
     /// `{name: value}` of the NIC's fault counters that are not zero (clean traffic: `{}`).

@@ -17,7 +17,9 @@ A few lines do what a pyverbs user would::
 ``Host`` has ``alloc``/``write``/``read`` (host memory), ``reg_mr``/``dereg_mr``,
 ``create_qp``/``modify_qp`` (RESET -> INIT -> RTR -> RTS by hand, as ``World.connect`` does),
 ``post_write`` (one doorbell per list), ``poll_cq`` (no time passes), ``wait_cq`` (time runs),
-``counter`` and ``faults`` (the NIC's counters). Errors the driver refuses are ``ValueError``;
+``counter`` and ``faults`` (the NIC's counters), ``set_pfc`` and ``mac_stats`` (priority flow
+control and the MAC's statistics over BAR0; ``World(write_gbps=(None, 5.0))`` makes host b's
+memory slow). Errors the driver refuses are ``ValueError``;
 a wait that runs out of cycles is ``TimeoutError``.
 """
 
