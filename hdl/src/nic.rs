@@ -26,6 +26,14 @@
 //! - counters, prefixed by block: `req_` requester, `rd_` DMA read, `tx_` TX path, `rx_` RX
 //!   path (MAC receive, then parser), `resp_` responder, `cpl_` completer, `wr_bad_len` and
 //!   `cqe_bad_len` the two DMA write engines (both stay zero: contracts between blocks).
+//! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
+//!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
+//!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
+//!   the host reads the same through BAR0's MAC_STATS block.
+//!
+//! Lossless Ethernet: the peer's PFC/PAUSE (MAC receive's `paused`) holds the transmit queues;
+//! the receive buffer's per-priority `xoff` drives PFC generation, configured by BAR0's PFC
+//! block (docs/ARCHITECTURE.md, "NIC top").
 //!
 //! Every block ends in registers with readies from registers, so this is wiring only.
 
