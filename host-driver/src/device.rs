@@ -185,6 +185,17 @@ pub struct QpAttr {
     pub sq_psn: Option<u32>,
     pub remote_mac: Option<[u8; 6]>,
     pub remote_ipv4: Option<[u8; 4]>,
+    /// Send the QP's frames, its ACKs included, with this 802.1Q tag (RTR, with the
+    /// address). The PCP is the QP's priority for PFC; untagged frames are priority 0.
+    pub vlan: Option<Vlan>,
+}
+
+/// An 802.1Q tag: the priority (the address vector's service level, 0..=7) and the VLAN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Vlan {
+    pub pcp: u8,
+    /// 0 ..= 4094 (0: priority tag only).
+    pub vid: u16,
 }
 
 /// A reliable-connected queue pair.
@@ -614,6 +625,11 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             "remote_ip",
             u32::from_be_bytes(a.remote_ipv4.unwrap_or_default()).into(),
         );
+        if let Some(v) = a.vlan {
+            put(&QP_CTX, &mut img, "vlan", 1);
+            put(&QP_CTX, &mut img, "pcp", v.pcp.into());
+            put(&QP_CTX, &mut img, "vid", v.vid.into());
+        }
         img
     }
 
@@ -655,6 +671,15 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         merge(&mut next.sq_psn, attr.sq_psn);
         next.remote_mac = attr.remote_mac.or(next.remote_mac);
         next.remote_ipv4 = attr.remote_ipv4.or(next.remote_ipv4);
+        next.vlan = attr.vlan.or(next.vlan);
+        if let Some(v) = next.vlan {
+            if v.pcp > 7 || v.vid > 4094 {
+                return Err(DriverError::Invalid(format!(
+                    "802.1Q priority {} (0..=7) or VLAN {} (0..=4094)",
+                    v.pcp, v.vid
+                )));
+            }
+        }
         let need = |present: bool, what: &'static str| {
             if present {
                 Ok(())
@@ -714,6 +739,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_base: g("sq_base") as u64,
             remote_mac: g("remote_mac") as u64,
             remote_ip: g("remote_ip"),
+            vlan: (g("vlan") == 1).then(|| Vlan {
+                pcp: g("pcp") as u8,
+                vid: g("vid") as u16,
+            }),
         })
     }
 
@@ -730,8 +759,16 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
 
     /// Configure priority flow control (the PFC register block): which priorities the port
     /// sends PFC frames for, the pause time they carry, and the receive buffer's watermarks.
-    /// Refused: `xon_bytes` above `xoff_bytes`, or a watermark past 16 bits.
+    /// Refused: `xon_bytes` above `xoff_bytes`, a watermark past 16 bits, or `quanta` under
+    /// `spec::mac_ctrl::PFC_MIN_QUANTA` (a refresh must reach the peer before its pause ends).
     pub fn set_pfc(&mut self, pfc: &PfcConfig) -> Result<()> {
+        let min = ferroce_spec::mac_ctrl::PFC_MIN_QUANTA;
+        if pfc.quanta < min {
+            return Err(DriverError::Invalid(format!(
+                "PFC pause time {} quanta: at least {min}",
+                pfc.quanta
+            )));
+        }
         if pfc.xon_bytes > pfc.xoff_bytes || pfc.xoff_bytes > 0xFFFF {
             return Err(DriverError::Invalid(format!(
                 "PFC watermarks: XON {} must not exceed XOFF {} (16 bits)",
@@ -871,6 +908,7 @@ pub struct QpContext {
     pub sq_base: u64,
     pub remote_mac: u64,
     pub remote_ip: u128,
+    pub vlan: Option<Vlan>,
 }
 
 fn put(l: &Layout, img: &mut [u8], name: &str, v: u128) {

@@ -6,7 +6,7 @@ use crate::pcie::PcieConfig;
 use crate::{Link, LinkConfig, PauseGenerator, Result, SimError};
 use ferroce_driver::{
     access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
-    QueuePair,
+    QueuePair, Vlan,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -134,6 +134,18 @@ impl World {
         psn_ba: u32,
         depth: u32,
     ) -> Result<(QueuePair, QueuePair)> {
+        self.connect_tagged(pmtu, psn_ab, psn_ba, depth, None)
+    }
+
+    /// `connect`, both QPs sending with the 802.1Q tag `vlan` (their PFC priority).
+    pub fn connect_tagged(
+        &mut self,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        depth: u32,
+        vlan: Option<Vlan>,
+    ) -> Result<(QueuePair, QueuePair)> {
         let mut qa = self.a.dev.create_qp(&self.a.pd, &self.a.cq, depth)?;
         let mut qb = self.b.dev.create_qp(&self.b.pd, &self.b.cq, depth)?;
         for (h, q) in [(&mut self.a, &mut qa), (&mut self.b, &mut qb)] {
@@ -152,6 +164,7 @@ impl World {
                 rq_psn: Some(rq_psn),
                 remote_mac: Some(mac),
                 remote_ipv4: Some(ip),
+                vlan,
                 ..QpAttr::default()
             };
             h.dev.modify_qp(q, QpState::Rtr, rtr)?;

@@ -27,6 +27,13 @@ pub const OPCODE_PFC: u16 = 0x0101;
 pub const QUANTUM_BITS: u64 = 512;
 /// Priorities (traffic classes) PFC names.
 pub const PRIORITIES: usize = 8;
+/// Shortest pause time the NIC's PFC frames carry, in quanta. An XOFF is refreshed at half
+/// its time, and the refresh may wait behind one whole frame in the transmit queues (4,096
+/// bytes of payload and headers: about 33,500 bit times) before it reaches the wire: half of
+/// 256 quanta is 65,536 bit times, twice that. Shorter settings are raised to this (the
+/// driver refuses them); a pause time of a few quanta would also fill the wire with PFC
+/// frames.
+pub const PFC_MIN_QUANTA: u16 = 256;
 
 /// 802.3x PAUSE parameters, after the Ethernet header.
 pub const PAUSE: Layout = Layout::net(

@@ -2,7 +2,7 @@
 //! travel as a metadata stream beside the payload stream"). Host order: a record read as one
 //! little-endian integer has each field at its `bit`.
 
-use crate::headers::{BTH_LEN, ETH_HDR_LEN, IPV4_HDR_LEN, UDP_HDR_LEN};
+use crate::headers::{BTH_LEN, ETH_HDR_LEN, IPV4_HDR_LEN, UDP_HDR_LEN, VLAN_TAG_LEN};
 use crate::layout::{f, Layout};
 use crate::opcodes::{opcode, IMPLEMENTED, OPCODES};
 
@@ -37,6 +37,19 @@ pub const TX_META: Layout = Layout::host(
             "payload bytes (0 ..= 4096); the payload packet must carry exactly these",
         ),
         f(
+            "vlan",
+            304,
+            1,
+            "insert an 802.1Q tag (TPID 0x8100, PCP, DEI 0, VID) after the source MAC",
+        ),
+        f(
+            "pcp",
+            305,
+            3,
+            "tag's priority code point (the PFC priority)",
+        ),
+        f("vid", 308, 12, "tag's VLAN identifier"),
+        f(
             "ext",
             384,
             128,
@@ -53,8 +66,13 @@ pub const TX_EXT_LEN: usize = 16;
 /// Headers before the extended transport headers on an untagged IPv4 frame.
 pub const TX_BASE_HDR_LEN: usize = ETH_HDR_LEN + IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN;
 
-/// Longest header the builder emits.
-pub const TX_MAX_HDR_LEN: usize = TX_BASE_HDR_LEN + TX_EXT_LEN;
+/// Longest header the builder emits (802.1Q-tagged, the longest extended headers).
+pub const TX_MAX_HDR_LEN: usize = TX_BASE_HDR_LEN + TX_EXT_LEN + VLAN_TAG_LEN;
+
+/// Width of the 802.1Q group (`vlan`, `pcp`, `vid`) in `TX_META`, `RX_META` and the QP
+/// context: the same arrangement from the `vlan` bit in all three, so the transport copies
+/// the group as one value (checked by the tests below).
+pub const VLAN_GROUP_W: usize = 16;
 
 /// Largest payload of one packet (the largest PMTU).
 pub const TX_MAX_PAYLOAD: usize = 4096;
@@ -120,6 +138,9 @@ pub const RX_META: Layout = Layout::host(
             "payload bytes (0 ..= 4096), pad and ICRC removed; the payload packet carries \
              exactly these",
         ),
+        f("vlan", 240, 1, "the frame carried an 802.1Q tag"),
+        f("pcp", 241, 3, "its priority code point (0 when untagged)"),
+        f("vid", 244, 12, "its VLAN identifier (0 when untagged)"),
         f(
             "ext2",
             256,
@@ -142,10 +163,10 @@ pub const RX_META: Layout = Layout::host(
 /// Bytes of extended headers the RX record holds (`ext` then `ext2`).
 pub const RX_EXT_LEN: usize = 32;
 
-/// Longest header the RX parser accepts: the base headers and the longest extended headers
-/// of any opcode in the table.
+/// Longest header the RX parser accepts: an 802.1Q tag, the base headers and the longest
+/// extended headers of any opcode in the table.
 pub fn rx_max_hdr_len() -> usize {
-    TX_BASE_HDR_LEN + rx_opcodes().iter().map(|o| o.1).max().unwrap_or(0)
+    VLAN_TAG_LEN + TX_BASE_HDR_LEN + rx_opcodes().iter().map(|o| o.1).max().unwrap_or(0)
 }
 
 /// Every opcode of the table with its extended-header bytes and whether it may carry a
@@ -244,7 +265,14 @@ mod tests {
     #[test]
     fn layout_is_consistent() {
         TX_META.check().expect("TX_META");
-        assert_eq!(TX_MAX_HDR_LEN, 70);
+        assert_eq!(TX_MAX_HDR_LEN, 74);
+        for l in [&TX_META, &RX_META, &crate::queues::QP_CTX] {
+            let v = l.field("vlan").bit;
+            assert_eq!(l.field("vlan").width, 1);
+            assert_eq!((l.field("pcp").bit, l.field("pcp").width), (v + 1, 3));
+            assert_eq!((l.field("vid").bit, l.field("vid").width), (v + 4, 12));
+            assert_eq!(v + VLAN_GROUP_W, l.field("vid").bit + 12, "{}", l.name);
+        }
         assert_eq!(
             TX_META.field("ext").width,
             TX_EXT_LEN * 8,
@@ -254,7 +282,7 @@ mod tests {
         let ops = tx_opcodes();
         assert!(ops.iter().any(|&(_, e)| e == 16) && ops.iter().any(|&(_, e)| e == 4));
         RX_META.check().expect("RX_META");
-        assert_eq!(rx_max_hdr_len(), 82, "ATOMIC ETH is the longest");
+        assert_eq!(rx_max_hdr_len(), 86, "tagged, ATOMIC ETH is the longest");
         assert_eq!(
             RX_META.field("ext").bit,
             TX_META.field("ext").bit,

@@ -75,6 +75,20 @@ pub const QP_CTX: Layout = Layout::host(
         f("sq_ci", 192, 16, "NIC: WQEs the requester has fetched"),
         f("una_psn", 224, 24, "NIC: oldest PSN not yet acknowledged"),
         f("remote_mac", 256, 48, "peer MAC"),
+        f(
+            "vlan",
+            304,
+            1,
+            "send the QP's frames (and its ACKs) with an 802.1Q tag: PCP and VID below",
+        ),
+        f(
+            "pcp",
+            305,
+            3,
+            "802.1p priority of the QP's frames: its traffic class, the PFC priority \
+             (untagged frames are priority 0)",
+        ),
+        f("vid", 308, 12, "VLAN identifier of the tag"),
         f("remote_ip", 320, 128, "peer IP address; IPv4 in bits 31..0"),
         f("sq_base", 448, 64, "send queue ring address in host memory"),
     ],

@@ -47,6 +47,9 @@ pub fn record_of(p: &TxPacket, bits: (bool, bool, bool)) -> Vec<u8> {
             ("dest_qp", p.dest_qp.into()),
             ("psn", p.psn.into()),
             ("pay_len", p.payload.len() as u128),
+            ("vlan", p.vlan.is_some().into()),
+            ("pcp", p.vlan.map_or(0, |v| v.0).into()),
+            ("vid", p.vlan.map_or(0, |v| v.1).into()),
         ],
         &p.ext,
     )

@@ -3,7 +3,10 @@
 //! image: etherparse for Ethernet, IPv4 (its checksum) and UDP, the BTH and extended headers
 //! written byte by byte from IBA's figures.
 
-use etherparse::{IpNumber, Ipv4Dscp, Ipv4Ecn, Ipv4Header, PacketBuilder};
+use etherparse::{
+    IpNumber, Ipv4Dscp, Ipv4Ecn, Ipv4Header, PacketBuilder, SingleVlanHeader, VlanHeader, VlanId,
+    VlanPcp,
+};
 use ferroce_spec::meta::{TX_MAX_PAYLOAD, TX_META};
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
@@ -28,6 +31,8 @@ pub struct TxPacket {
     pub pkey: u16,
     pub dest_qp: u32,
     pub psn: u32,
+    /// An 802.1Q tag as (PCP, VID), or untagged.
+    pub vlan: Option<(u8, u16)>,
     /// Extended headers as they go on the wire (16 bytes for a RETH, 4 for an AETH).
     pub ext: Vec<u8>,
     pub payload: Vec<u8>,
@@ -85,6 +90,9 @@ impl TxPacket {
             pkey: r.gen(),
             dest_qp: r.gen_range(0..1 << 24),
             psn: r.gen_range(0..1 << 24),
+            vlan: r
+                .gen_bool(0.4)
+                .then(|| (r.gen_range(0..8), r.gen_range(0..4095))),
             ext: (0..ext_len(opcode)).map(|_| r.gen()).collect(),
             payload: (0..len).map(|_| r.gen()).collect(),
         }
@@ -113,6 +121,11 @@ impl TxPacket {
         set("dest_qp", self.dest_qp.into());
         set("psn", self.psn.into());
         set("pay_len", self.payload.len() as u128);
+        if let Some((pcp, vid)) = self.vlan {
+            set("vlan", 1);
+            set("pcp", pcp.into());
+            set("vid", vid.into());
+        }
         let mut ext = [0u8; 16];
         ext[..self.ext.len()].copy_from_slice(&self.ext);
         set("ext", be(&ext));
@@ -141,14 +154,65 @@ impl TxPacket {
         ip.identification = 0;
         ip.dont_fragment = true;
         let mut frame = Vec::new();
-        PacketBuilder::ethernet2(self.src_mac, self.dst_mac)
-            .ip(etherparse::IpHeaders::Ipv4(ip, Default::default()))
-            .udp(self.src_port, ferroce_spec::headers::ROCEV2_UDP_PORT)
-            .write(&mut frame, &udp_payload)
-            .expect("etherparse builds the frame");
+        let eth = PacketBuilder::ethernet2(self.src_mac, self.dst_mac);
+        let ip = etherparse::IpHeaders::Ipv4(ip, Default::default());
+        let port = ferroce_spec::headers::ROCEV2_UDP_PORT;
+        match self.vlan {
+            Some((pcp, vid)) => eth
+                .vlan(VlanHeader::Single(SingleVlanHeader {
+                    pcp: VlanPcp::try_new(pcp).expect("pcp"),
+                    drop_eligible_indicator: false,
+                    vlan_id: VlanId::try_new(vid).expect("vid"),
+                    ether_type: etherparse::EtherType::IPV4,
+                }))
+                .ip(ip)
+                .udp(self.src_port, port)
+                .write(&mut frame, &udp_payload),
+            None => eth
+                .ip(ip)
+                .udp(self.src_port, port)
+                .write(&mut frame, &udp_payload),
+        }
+        .expect("etherparse builds the frame");
         // RoCEv2 over IPv4 sends no UDP checksum.
-        frame[14 + 20 + 6] = 0;
-        frame[14 + 20 + 7] = 0;
+        let udp = self.l3_offset() + 20;
+        frame[udp + 6] = 0;
+        frame[udp + 7] = 0;
         frame
     }
+
+    /// Where the IPv4 header starts in the frame (after the 802.1Q tag, if any).
+    pub fn l3_offset(&self) -> usize {
+        14 + if self.vlan.is_some() { 4 } else { 0 }
+    }
+}
+
+/// A frame's priority on the wire: its 802.1Q PCP, 0 when untagged.
+pub fn wire_prio(frame: &[u8]) -> usize {
+    if frame.len() >= 15 && frame[12..14] == [0x81, 0x00] {
+        usize::from(frame[14] >> 5)
+    } else {
+        0
+    }
+}
+
+impl TxPacket {
+    /// The packet's priority: its PCP, 0 when untagged.
+    pub fn prio(&self) -> usize {
+        self.vlan.map_or(0, |v| usize::from(v.0))
+    }
+}
+
+/// The packets in the order frames of them came out of a MAC that sends by priority: for
+/// each frame, the next packet of the frame's priority (`None` once a priority has run out).
+/// Order within a priority is kept; a higher one may overtake.
+pub fn by_wire_order<'a>(pkts: &'a [TxPacket], frames: &[Vec<u8>]) -> Vec<Option<&'a TxPacket>> {
+    let mut queues: [std::collections::VecDeque<&TxPacket>; 8] = Default::default();
+    for p in pkts {
+        queues[p.prio()].push_back(p);
+    }
+    frames
+        .iter()
+        .map(|f| queues[wire_prio(f)].pop_front())
+        .collect()
 }

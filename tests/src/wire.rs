@@ -44,7 +44,8 @@ const IB_PAYLOAD_HEURISTICS: &[&str] = &[
 ];
 
 /// Per frame of `pcap`, tshark's protocol column, BTH opcode, destination QP, PSN, malformed
-/// flag, expert severities, RETH VA and AETH MSN (`;`-separated fields, in that order).
+/// flag, expert severities, RETH VA, AETH MSN, 802.1Q priority and VLAN ID (empty when
+/// untagged) (`;`-separated fields, in that order).
 pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
     let mut cmd = Command::new("tshark");
     for h in IB_PAYLOAD_HEURISTICS {
@@ -58,6 +59,7 @@ pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
         .args(["-e", "infiniband.bth.destqp", "-e", "infiniband.bth.psn"])
         .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
         .args(["-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn"])
+        .args(["-e", "vlan.priority", "-e", "vlan.id"])
         .output()
         .context("running tshark (installed by .ci/setup)")?;
     ensure!(

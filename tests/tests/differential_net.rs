@@ -90,8 +90,8 @@ macro_rules! framer_dut {
     };
 }
 
-framer_dut!(TxHeader<64, 8, 576>, bad_len, bad_opcode);
-framer_dut!(TxFrame<64, 8, 576, 6, 10, 13>, bad_len, bad_opcode, self_check);
+framer_dut!(TxHeader<64, 8, 640>, bad_len, bad_opcode);
+framer_dut!(TxFrame<64, 8, 640, 6, 10, 13>, bad_len, bad_opcode, self_check);
 
 impl Dut for MacTx<64, 8, 10, 13> {
     fn drive(&mut self, i: &In) {
@@ -483,7 +483,7 @@ fn run<D: Dut + Block>(
 
 #[test]
 fn tx_header_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxHeader::<64, 8, 576>::new();
+    let mut b = TxHeader::<64, 8, 640>::new();
     let frames = run(
         "ferroce_tx_header_64",
         &mut b,
@@ -513,7 +513,7 @@ fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxFrame::<64, 8, 576, 6, 10, 13>::new();
+    let mut b = TxFrame::<64, 8, 640, 6, 10, 13>::new();
     let frames = run(
         "ferroce_tx_64",
         &mut b,

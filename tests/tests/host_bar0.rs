@@ -4,7 +4,7 @@
 //! completion and doorbell streams.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState};
+use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState, Vlan};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::model::{Model, Port};
@@ -162,7 +162,22 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             sq_psn: Some(r.gen_range(0..1 << 24)),
             remote_mac: Some(r.gen()),
             remote_ipv4: Some(r.gen()),
+            vlan: r.gen::<bool>().then(|| Vlan {
+                pcp: r.gen_range(0..8),
+                vid: r.gen_range(0..4095),
+            }),
         };
+        // An 802.1Q tag out of range is refused before anything is written.
+        for bad in [Vlan { pcp: 8, vid: 1 }, Vlan { pcp: 3, vid: 4095 }] {
+            let wrong = QpAttr {
+                vlan: Some(bad),
+                ..attr
+            };
+            ensure!(matches!(
+                dev.modify_qp(&mut qp, QpState::Rtr, wrong),
+                Err(DriverError::Invalid(_))
+            ));
+        }
         dev.modify_qp(&mut qp, QpState::Rtr, attr)?;
         dev.modify_qp(&mut qp, QpState::Rts, QpAttr::default())?;
         qps.push((qp, attr));
@@ -177,6 +192,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
         let mac = attr.remote_mac.unwrap_or_default();
         ensure!(c.remote_mac == mac.iter().fold(0u64, |a, b| a << 8 | u64::from(*b)));
         ensure!(c.remote_ip == u32::from_be_bytes(attr.remote_ipv4.unwrap_or_default()).into());
+        ensure!(c.vlan == attr.vlan, "QP {}: {c:?}", qp.qpn);
     }
     // Bits no field names are not stored: all-ones in, only field bits out.
     let ones = vec![0xFFu8; QP_CTX.len];

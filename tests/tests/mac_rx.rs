@@ -42,6 +42,15 @@ fn roce(r: &mut impl Rng) -> Result<Vec<u8>> {
     Ok(f)
 }
 
+/// Where a frame's IPv4 header starts: after its 802.1Q tag, if it has one.
+fn l3(f: &[u8]) -> usize {
+    if f[12..14] == [0x81, 0x00] {
+        18
+    } else {
+        14
+    }
+}
+
 struct Bench {
     tb: Tb,
     src: Rc<RefCell<AxisSource>>,
@@ -160,7 +169,8 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
             2 => {
                 // Not RoCEv2: another UDP port (IPv4 and UDP otherwise intact).
                 let mut g = f.clone();
-                g[36..38].copy_from_slice(&4792u16.to_be_bytes());
+                let port = l3(&g) + 22;
+                g[port..port + 2].copy_from_slice(&4792u16.to_be_bytes());
                 frames.push(wire(&g));
                 expect[2] += 1;
             }
@@ -180,7 +190,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                 // BTH byte 5 on (byte 4 is masked from the ICRC), so a frame with no payload
                 // and no extended header still has bytes to change.
                 let mut g = f.clone();
-                let at = r.gen_range(47..g.len() - 4);
+                let at = r.gen_range(l3(&g) + 33..g.len() - 4);
                 g[at] ^= 0x80;
                 frames.push(wire(&g));
                 expect[4] += 1;

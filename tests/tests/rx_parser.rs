@@ -355,8 +355,9 @@ impl Case {
         let n = f.len();
         r.fill(&mut f[n - 4..]);
         let (m, fecn, becn) = self.bits;
-        f[43] |= u8::from(m) << 6;
-        f[46] |= (u8::from(fecn) << 7) | (u8::from(becn) << 6);
+        let bth = self.p.l3_offset() + 28;
+        f[bth + 1] |= u8::from(m) << 6;
+        f[bth + 4] |= (u8::from(fecn) << 7) | (u8::from(becn) << 6);
         while f.len() < 60 {
             f.push(r.gen());
         }
@@ -368,17 +369,17 @@ impl Case {
     }
 }
 
-/// Recompute the IPv4 header checksum of a frame after editing its header.
-fn fix_ip_checksum(f: &mut [u8]) {
-    f[24] = 0;
-    f[25] = 0;
-    let sum: u32 = f[14..34]
+/// Recompute the IPv4 header checksum of a frame after editing its header (at `ip`).
+fn fix_ip_checksum(f: &mut [u8], ip: usize) {
+    f[ip + 10] = 0;
+    f[ip + 11] = 0;
+    let sum: u32 = f[ip..ip + 20]
         .chunks(2)
         .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
         .sum();
     let folded = (sum & 0xFFFF) + (sum >> 16);
     let ck = !((folded & 0xFFFF) + (folded >> 16)) as u16;
-    f[24..26].copy_from_slice(&ck.to_be_bytes());
+    f[ip + 10..ip + 12].copy_from_slice(&ck.to_be_bytes());
 }
 
 #[test]
@@ -420,6 +421,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
             c.p.payload = vec![0xA5; 8];
         }
         let mut f = c.frame(&mut r);
+        let ip = c.p.l3_offset();
         let good = |f: Vec<u8>, c: &Case, fr: &mut Vec<Vec<u8>>, m: &mut Vec<_>, p: &mut Vec<_>| {
             fr.push(f);
             m.push(c.record());
@@ -431,16 +433,17 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                 expect[0] += 1;
             }
             3 => {
-                // Unsupported: a VLAN tag, an IPv6 ethertype, an IP fragment.
+                // Unsupported: an 802.1ad service tag in front (QinQ), an IPv6 ethertype,
+                // an IP fragment.
                 match (i / 11) % 3 {
-                    0 => f.splice(12..12, [0x81, 0x00, 0x00, 0x05]).for_each(drop),
+                    0 => f.splice(12..12, [0x88, 0xA8, 0x00, 0x05]).for_each(drop),
                     1 => {
-                        f[12] = 0x86;
-                        f[13] = 0xDD;
+                        f[ip - 2] = 0x86;
+                        f[ip - 1] = 0xDD;
                     }
                     _ => {
-                        f[20] |= 0x20;
-                        fix_ip_checksum(&mut f);
+                        f[ip + 6] |= 0x20;
+                        fix_ip_checksum(&mut f, ip);
                     }
                 }
                 frames.push(f);
@@ -448,7 +451,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
             }
             4 => {
                 // A bit flipped in the IPv4 identification: the header checksum catches it.
-                f[18 + r.gen_range(0..2)] ^= 1 << r.gen_range(0..8);
+                f[ip + 4 + r.gen_range(0..2)] ^= 1 << r.gen_range(0..8);
                 frames.push(f);
                 expect[2] += 1;
             }
@@ -463,7 +466,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
             }
             7 => {
                 // BTH transport version 1.
-                f[43] |= 0x01;
+                f[ip + 29] |= 0x01;
                 frames.push(f);
                 expect[5] += 1;
             }
@@ -477,8 +480,8 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
             }
             _ => {
                 // UDP length one word short of the IP length.
-                let ul = u16::from_be_bytes([f[38], f[39]]) - 4;
-                f[38..40].copy_from_slice(&ul.to_be_bytes());
+                let ul = u16::from_be_bytes([f[ip + 24], f[ip + 25]]) - 4;
+                f[ip + 24..ip + 26].copy_from_slice(&ul.to_be_bytes());
                 frames.push(f);
                 expect[6] += 1;
             }

@@ -2,11 +2,12 @@
 //! simulated root complex (500 ns reads, completions split and reordered from the seed),
 //! joined by a 10G link each way: RDMA WRITEs both ways land byte-exact in the peer's memory,
 //! leave everything around them as it was, and complete once each, in order, with their
-//! wr_id. Every frame on both links is dissected by tshark and its ICRC checked by scapy.
+//! wr_id. Every frame on both links is dissected by tshark (two QP pairs send 802.1Q-tagged:
+//! every frame carries its pair's priority and VLAN) and its ICRC checked by scapy.
 //! Corrupted frames, bad keys and out-of-range addresses change no byte of memory.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, WorkCompletion, WrOpcode};
+use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode};
 use ferroce_sim::host::SimMem;
 use ferroce_sim::world::{step_until, Host, World, WorldConfig, FAULT_COUNTERS};
 use ferroce_sim::Fault;
@@ -108,8 +109,13 @@ fn num(s: &str) -> Result<u64> {
 
 /// Dissect one link's pcap: every frame RoCEv2, not malformed; requests per destination QP
 /// in PSN order from `first_psn` with the opcode sequence of whole messages; returns
-/// (request packets, ACKs) and checks scapy's ICRC verdict.
-fn check_pcap(pcap: &Path, first_psn: &HashMap<u64, u32>) -> Result<(usize, usize)> {
+/// (request packets, ACKs) and checks scapy's ICRC verdict. Every frame, request or ACK,
+/// carries the 802.1Q tag (priority, VLAN) of its destination QP's pair in `tags`.
+fn check_pcap(
+    pcap: &Path,
+    first_psn: &HashMap<u64, u32>,
+    tags: &HashMap<u64, Option<Vlan>>,
+) -> Result<(usize, usize)> {
     let rows = tshark_fields(pcap)?;
     let mut next: HashMap<u64, (u32, bool)> =
         first_psn.iter().map(|(q, p)| (*q, (*p, false))).collect();
@@ -123,6 +129,16 @@ fn check_pcap(pcap: &Path, first_psn: &HashMap<u64, u32>) -> Result<(usize, usiz
         let op = num(&row[1])? as u8;
         let qp = num(&row[2])?;
         let psn = num(&row[3])? as u32;
+        let tag = match tags.get(&qp).copied().flatten() {
+            Some(v) => [v.pcp.to_string(), v.vid.to_string()],
+            None => [String::new(), String::new()],
+        };
+        ensure!(
+            row.get(8..10) == Some(&tag[..]),
+            "{}: frame {i} to QP {qp:#x}: 802.1Q {:?}, want {tag:?}",
+            pcap.display(),
+            row.get(8..10)
+        );
         if op == RC_ACKNOWLEDGE {
             acks += 1;
             continue;
@@ -208,6 +224,7 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
     w.ba.tap(&pba)?;
     let (mut qa, mut qb) = (Vec::new(), Vec::new());
     let (mut psn_ab, mut psn_ba) = (HashMap::new(), HashMap::new());
+    let (mut tags_ab, mut tags_ba) = (HashMap::new(), HashMap::new());
     for (k, pmtu) in PMTUS.iter().enumerate() {
         // One pair starts just below the PSN wrap each way.
         let (p1, p2) = if k == 1 {
@@ -215,9 +232,17 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
         } else {
             (r.gen_range(0..0x100_0000), r.gen_range(0..0x100_0000))
         };
-        let (a, b) = w.connect(*pmtu, p1, p2, 32)?;
+        // Two pairs send 802.1Q-tagged (their PFC priority; VLAN 0 is a priority tag only).
+        let vlan = match k {
+            2 => Some(Vlan { pcp: 3, vid: 100 }),
+            3 => Some(Vlan { pcp: 5, vid: 0 }),
+            _ => None,
+        };
+        let (a, b) = w.connect_tagged(*pmtu, p1, p2, 32, vlan)?;
         psn_ab.insert(u64::from(b.qpn), p1);
         psn_ba.insert(u64::from(a.qpn), p2);
+        tags_ab.insert(u64::from(b.qpn), vlan);
+        tags_ba.insert(u64::from(a.qpn), vlan);
         qa.push(Qp {
             q: a,
             todo: VecDeque::new(),
@@ -314,8 +339,8 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
     }
     ensure!(w.ab.pcap_error().is_none() && w.ba.pcap_error().is_none());
     drop(w);
-    let (rq_ab, ack_ab) = check_pcap(&pab, &psn_ab)?;
-    let (rq_ba, ack_ba) = check_pcap(&pba, &psn_ba)?;
+    let (rq_ab, ack_ab) = check_pcap(&pab, &psn_ab, &tags_ab)?;
+    let (rq_ba, ack_ba) = check_pcap(&pba, &psn_ba, &tags_ba)?;
     // At most one ACK per message: the requester asks on a message's last packet, and an ACK
     // still waiting to be sent is replaced by a newer one for its QP (ACKs are cumulative; the
     // completions above show every message was covered). b's ACKs travel b -> a.

@@ -6,7 +6,7 @@
 
 use anyhow::{ensure, Context, Result};
 use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
-use ferroce_tests::tx::TxPacket;
+use ferroce_tests::tx::{by_wire_order, TxPacket};
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{rng, seed};
 use rand::Rng;
@@ -95,8 +95,13 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
         pay.borrow_mut().send(p.payload.clone());
     }
     let got = collect(&mut tb, &out, pkts.len())?;
+    // The transmit queues send by priority: each frame is the next packet of its priority.
+    let order = by_wire_order(&pkts, &got);
     let mut bodies = Vec::new();
-    for (i, (g, p)) in got.iter().zip(&pkts).enumerate() {
+    let mut sent = Vec::new();
+    for (i, (g, p)) in got.iter().zip(&order).enumerate() {
+        let p = p.with_context(|| format!("frame {i}: no packet of its priority left"))?;
+        sent.push(p);
         let body = strip_fcs(i, g).with_context(|| format!("seed {s}"))?;
         // The frame, its ICRC slot taken from what came out (scapy checks it below), and
         // Ethernet padding when it is short.
@@ -123,7 +128,7 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
     ensure!(ok.trim() == format!("ok {}", pkts.len()), "scapy: {ok}");
     let rows = tshark_fields(&pcap)?;
     ensure!(rows.len() == pkts.len(), "tshark saw {} frames", rows.len());
-    for (i, (row, p)) in rows.iter().zip(&pkts).enumerate() {
+    for (i, (row, p)) in rows.iter().zip(&sent).enumerate() {
         let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
         let (va, msn) = match p.ext.len() {
             16 => (format!("{:#018x}", be(&p.ext[..8])), String::new()),
@@ -138,7 +143,8 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
         ensure!(sev_ok, "frame {i}: tshark expert warning or error {row:?}");
         let mut row = row.clone();
         row[5].clear();
-        // Protocol, opcode, QP, PSN, nothing malformed, (expert), RETH VA, AETH MSN.
+        // Protocol, opcode, QP, PSN, nothing malformed, (expert), RETH VA, AETH MSN, 802.1Q
+        // priority and VLAN.
         let want = [
             "RRoCE".to_string(),
             p.opcode.to_string(),
@@ -148,6 +154,8 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
             String::new(),
             va,
             msn,
+            p.vlan.map(|v| v.0.to_string()).unwrap_or_default(),
+            p.vlan.map(|v| v.1.to_string()).unwrap_or_default(),
         ];
         ensure!(
             row.as_slice() == want,

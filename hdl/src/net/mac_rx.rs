@@ -602,7 +602,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             if self.occ[p].q.val() > self.xoff_beats.val() {
                 self.xv.next = self.xv.val() | self.onehot[p].val();
             }
-            if self.occ[p].q.val() < self.xon_beats.val() {
+            if self.occ[p].q.val() <= self.xon_beats.val() {
                 self.xv.next = self.xv.val() & !self.onehot[p].val();
             }
         }

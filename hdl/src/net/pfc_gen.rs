@@ -6,7 +6,8 @@
 //! - `xoff`: bit p set while priority p wants its sender stopped (a level, from the receive
 //!   buffering's watermarks).
 //! - `enable`: the priorities PFC runs on (others are never paused: lossy classes).
-//! - `quanta`: the pause time XOFF frames carry, in quanta of 512 bit times.
+//! - `quanta`: the pause time XOFF frames carry, in quanta of 512 bit times; below
+//!   `spec::mac_ctrl::PFC_MIN_QUANTA` it is raised to that (the refresh must outrun a frame).
 //! - `m_ctrl_{tdata,tvalid,tready}`: PFC parameter records (`spec::mac_ctrl::PFC`, lane order:
 //!   `TxQueues`'s `s_ctrl`).
 //! - counters, eight 32-bit counters side by side (priority p at bits 32p), counted when the
@@ -24,7 +25,7 @@ use crate::host::k;
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::CTRL_W;
 use crate::prelude::*;
-use ferroce_spec::mac_ctrl::{OPCODE_PFC, PFC, PRIORITIES, QUANTUM_BITS};
+use ferroce_spec::mac_ctrl::{OPCODE_PFC, PFC, PFC_MIN_QUANTA, PRIORITIES, QUANTUM_BITS};
 
 const P: usize = PRIORITIES;
 
@@ -49,6 +50,7 @@ pub struct PfcGen {
     n_xoff: Vec<DFF<Bits<32>>>,
     n_xon: Vec<DFF<Bits<32>>>,
     want: Signal<Local, Bits<8>>,
+    qv: Signal<Local, Bits<16>>,
     named: Signal<Local, Bits<8>>,
     go: Signal<Local, Bit>,
     taken: Signal<Local, Bit>,
@@ -63,6 +65,7 @@ pub struct PfcGen {
     sh_hi: Vec<Constant<Bits<16>>>,
     sh_lo: Vec<Constant<Bits<16>>>,
     sh_half: Constant<Bits<8>>,
+    min_q: Constant<Bits<16>>,
     onehot: Vec<Constant<Bits<8>>>,
     sh32: Vec<Constant<Bits<16>>>,
     bpc: Constant<Bits<32>>,
@@ -95,6 +98,7 @@ impl PfcGen {
             n_xoff: (0..P).map(|_| Default::default()).collect(),
             n_xon: (0..P).map(|_| Default::default()).collect(),
             want: Default::default(),
+            qv: Default::default(),
             named: Default::default(),
             go: Default::default(),
             taken: Default::default(),
@@ -112,6 +116,7 @@ impl PfcGen {
             sh_lo: (0..P).map(|p| k(at(&format!("time{p}")) + 8)).collect(),
             // Half the pause time: quanta x 512 / 2 bit times.
             sh_half: k(u64::from(QUANTUM_BITS.trailing_zeros() - 1)),
+            min_q: k(PFC_MIN_QUANTA.into()),
             onehot: (0..P).map(|p| k(1 << p)).collect(),
             sh32: (0..P).map(|p| k((32 * p) as u64)).collect(),
             bpc: k(bits_per_cycle),
@@ -136,8 +141,12 @@ impl Logic for PfcGen {
                 | ((self.want.val() != bits::<8>(0)) & (self.left.q.val() == bits::<32>(0))));
 
         // The record: PFC opcode, class-enable vector, a big-endian time per priority.
-        self.q_hi.next = bit_cast::<CTRL_W, 8>(self.quanta.val().get_bits::<8>(8));
-        self.q_lo.next = bit_cast::<CTRL_W, 8>(self.quanta.val().get_bits::<8>(0));
+        self.qv.next = self.quanta.val();
+        if self.quanta.val() < self.min_q.val() {
+            self.qv.next = self.min_q.val();
+        }
+        self.q_hi.next = bit_cast::<CTRL_W, 8>(self.qv.val().get_bits::<8>(8));
+        self.q_lo.next = bit_cast::<CTRL_W, 8>(self.qv.val().get_bits::<8>(0));
         self.rec.next =
             self.op_le.val() | (bit_cast::<CTRL_W, 8>(self.named.val()) << self.sh_en.val());
         for p in 0..P {
@@ -163,7 +172,7 @@ impl Logic for PfcGen {
             self.c_off.d.next = self.want.val();
             self.c_on.d.next = self.named.val() & !self.want.val();
             self.sent.d.next = self.want.val();
-            self.left.d.next = bit_cast::<32, 16>(self.quanta.val()) << self.sh_half.val();
+            self.left.d.next = bit_cast::<32, 16>(self.qv.val()) << self.sh_half.val();
         }
         self.m_ctrl_tdata.next = self.c_data.q.val();
         self.m_ctrl_tvalid.next = self.c_valid.q.val();

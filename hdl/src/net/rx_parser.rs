@@ -13,7 +13,8 @@
 //! - `m_axis_*`: its payload, one packet per record, `tkeep` contiguous from lane 0 on the
 //!   last beat; a zero-length payload is one empty last beat (the TX builder's convention).
 //! - counters of frames dropped (no record, no payload), first reason that applies in this
-//!   order: `unsupported` (not untagged IPv4 + UDP 4791, IP options, or an IP fragment),
+//!   order: `unsupported` (not IPv4 + UDP 4791, untagged or with one 802.1Q tag; IP
+//!   options; an IP fragment),
 //!   `bad_csum` (IPv4 header checksum wrong), `bad_mac` (destination MAC not `local_mac`),
 //!   `bad_ip` (destination IP not `local_ip`), `bad_opcode` (opcode not in the table, or BTH
 //!   version not 0), `bad_len` (UDP length disagrees with the IP length, is too short for the
@@ -40,11 +41,12 @@ use crate::prelude::*;
 use crate::stream::{counts, keep_of_count, ones, Skid};
 use crate::util::{bits_from_bools, log2_exact};
 use ferroce_spec::headers::{
-    BTH, ETH, ETHERTYPE_IPV4, ICRC_LEN, IPV4, IP_PROTO_UDP, ROCEV2_UDP_PORT, UDP,
+    BTH, ETH, ETHERTYPE_IPV4, ETHERTYPE_VLAN, ETH_TYPE_OFFSET, ICRC_LEN, IPV4, IP_PROTO_UDP,
+    ROCEV2_UDP_PORT, UDP, VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    rx_max_hdr_len, rx_opcodes, RX_EXT_LEN, RX_META, TX_BASE_HDR_LEN, TX_MAX_PAYLOAD,
+    rx_max_hdr_len, rx_opcodes, RX_EXT_LEN, RX_META, TX_BASE_HDR_LEN, TX_MAX_PAYLOAD, VLAN_GROUP_W,
 };
 
 /// Width of the RX record.
@@ -155,6 +157,10 @@ pub struct RxParser<const DW: usize, const KW: usize, const IW: usize> {
     ext_len: Signal<Local, Bits<16>>,
     ext_mask: Signal<Local, Bits<256>>,
     ext_v: Signal<Local, Bits<256>>,
+    is_tag: Signal<Local, Bit>,
+    hv: Signal<Local, Bits<IW>>,
+    tci: Signal<Local, Bits<16>>,
+    vgrp: Signal<Local, Bits<16>>,
     need: Signal<Local, Bits<16>>,
     plen: Signal<Local, Bits<16>>,
     hlen: Signal<Local, Bits<16>>,
@@ -230,6 +236,12 @@ pub struct RxParser<const DW: usize, const KW: usize, const IW: usize> {
     udp_proto: Constant<Bits<8>>,
     roce_port: Constant<Bits<16>>,
     full_keep: Constant<Bits<KW>>,
+    et_vlan: Constant<Bits<16>>,
+    keep_top: Constant<Bits<IW>>,
+    keep_rest: Constant<Bits<IW>>,
+    tag_bits: Constant<Bits<16>>,
+    tag_len: Constant<Bits<16>>,
+    tci_at: Constant<Bits<10>>,
 }
 
 /// Image fields the kernel reads, as (layout, header offset, field), in the order of `fp`.
@@ -265,9 +277,9 @@ const IMG_FIELDS: [(&Layout, usize, &str); 24] = [
 const F_EXT: usize = 36;
 
 /// RX_META fields, in the order of `mp`.
-const META_FIELDS: [&str; 19] = [
+const META_FIELDS: [&str; 20] = [
     "src_mac", "src_ip", "dst_ip", "src_port", "dscp", "ecn", "ttl", "opcode", "se", "ack_req",
-    "mig_req", "fecn", "becn", "pkey", "dest_qp", "psn", "pay_len", "ext2", "ext",
+    "mig_req", "fecn", "becn", "pkey", "dest_qp", "psn", "pay_len", "ext2", "ext", "vlan",
 ];
 
 impl<const DW: usize, const KW: usize, const IW: usize> RxParser<DW, KW, IW> {
@@ -317,6 +329,12 @@ impl<const DW: usize, const KW: usize, const IW: usize> RxParser<DW, KW, IW> {
             Constant::new(bits_from_bools::<256>(&bools))
         };
         let udp_fixed = UDP.len + BTH.len + ICRC_LEN;
+        // Image bits of the two addresses (`true`), or of everything after them.
+        let top_mask = |top: bool| -> Vec<bool> {
+            (0..IW)
+                .map(|b| (b >= IW - 8 * ETH_TYPE_OFFSET) == top)
+                .collect()
+        };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -401,6 +419,10 @@ impl<const DW: usize, const KW: usize, const IW: usize> RxParser<DW, KW, IW> {
             ext_len: Default::default(),
             ext_mask: Default::default(),
             ext_v: Default::default(),
+            is_tag: Default::default(),
+            hv: Default::default(),
+            tci: Default::default(),
+            vgrp: Default::default(),
             need: Default::default(),
             plen: Default::default(),
             hlen: Default::default(),
@@ -469,6 +491,12 @@ impl<const DW: usize, const KW: usize, const IW: usize> RxParser<DW, KW, IW> {
             ip_hdr: k(IPV4.len as u64),
             max_pay: k(TX_MAX_PAYLOAD as u64),
             et_ipv4: k(ETHERTYPE_IPV4.into()),
+            et_vlan: k(ETHERTYPE_VLAN.into()),
+            keep_top: Constant::new(bits_from_bools::<IW>(&top_mask(true))),
+            keep_rest: Constant::new(bits_from_bools::<IW>(&top_mask(false))),
+            tag_bits: k(8 * VLAN_TAG_LEN as u64),
+            tag_len: k(VLAN_TAG_LEN as u64),
+            tci_at: k((IW - 8 * (ETH_TYPE_OFFSET + VLAN_TAG_LEN)) as u64),
             ver_ihl4: k(0x40 | (IPV4.len / 4) as u64),
             // More fragments (flags bit 0) or a fragment offset: a fragment.
             frag_mask: k(0x3FFF),
@@ -577,35 +605,48 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for RxParser<DW, K
             self.ended.d.next = self.s_axis_tlast.val();
         }
 
-        // P, parse: the image as one value, its fields at fixed places (untagged IPv4 without
-        // options; anything else is dropped before a field is trusted).
-        self.ethertype.next = self.img.q.val().get_bits::<16>(self.fp[2].val().index());
-        self.ver_ihl.next = self.img.q.val().get_bits::<8>(self.fp[24].val().index());
-        self.frag.next = self.img.q.val().get_bits::<16>(self.fp[25].val().index());
-        self.ip_len.next = self.img.q.val().get_bits::<16>(self.fp[3].val().index());
-        self.proto.next = self.img.q.val().get_bits::<8>(self.fp[5].val().index());
-        self.dport.next = self.img.q.val().get_bits::<16>(self.fp[11].val().index());
-        self.udp_len.next = self.img.q.val().get_bits::<16>(self.fp[12].val().index());
+        // P, parse: the image as one value, its fields at fixed places (IPv4 without options;
+        // anything else is dropped before a field is trusted). An 802.1Q tag is taken out
+        // first: the addresses stay, the rest moves up by the tag.
+        self.is_tag.next =
+            self.img.q.val().get_bits::<16>(self.fp[2].val().index()) == self.et_vlan.val();
+        self.hv.next = self.img.q.val();
+        // The record's 802.1Q group (spec::meta::VLAN_GROUP_W): vlan, pcp, vid from bit 0.
+        self.tci.next = self.img.q.val().get_bits::<16>(self.tci_at.val().index());
+        self.vgrp.next = bits::<16>(0);
+        if self.is_tag.val() {
+            self.hv.next = (self.img.q.val() & self.keep_top.val())
+                | ((self.img.q.val() << self.tag_bits.val()) & self.keep_rest.val());
+            self.vgrp.next = bits::<16>(1)
+                | ((self.tci.val() >> 13) << 1)
+                | ((self.tci.val() & bits::<16>(0xFFF)) << 4);
+        }
+        self.ethertype.next = self.hv.val().get_bits::<16>(self.fp[2].val().index());
+        self.ver_ihl.next = self.hv.val().get_bits::<8>(self.fp[24].val().index());
+        self.frag.next = self.hv.val().get_bits::<16>(self.fp[25].val().index());
+        self.ip_len.next = self.hv.val().get_bits::<16>(self.fp[3].val().index());
+        self.proto.next = self.hv.val().get_bits::<8>(self.fp[5].val().index());
+        self.dport.next = self.hv.val().get_bits::<16>(self.fp[11].val().index());
+        self.udp_len.next = self.hv.val().get_bits::<16>(self.fp[12].val().index());
         // fp[26..36]: the IPv4 header's ten 16-bit words.
         self.csum1.next =
-            bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[26].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[27].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[28].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[29].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[30].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[31].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[32].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[33].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[34].val().index()))
-                + bit_cast::<32, 16>(self.img.q.val().get_bits::<16>(self.fp[35].val().index()));
+            bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[26].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[27].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[28].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[29].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[30].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[31].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[32].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[33].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[34].val().index()))
+                + bit_cast::<32, 16>(self.hv.val().get_bits::<16>(self.fp[35].val().index()));
         self.csum2.next = (self.csum1.val() & bits::<32>(0xFFFF)) + (self.csum1.val() >> 16);
         self.csum3.next = (self.csum2.val() & bits::<32>(0xFFFF)) + (self.csum2.val() >> 16);
-        self.dmac.next = self.img.q.val().get_bits::<48>(self.fp[0].val().index());
-        self.dip.next = self.img.q.val().get_bits::<32>(self.fp[7].val().index());
-        self.opc.next = self.img.q.val().get_bits::<8>(self.fp[13].val().index());
-        self.tver.next = self.img.q.val().get_bits::<4>(self.fp[17].val().index());
-        self.pad.next =
-            bit_cast::<16, 2>(self.img.q.val().get_bits::<2>(self.fp[16].val().index()));
+        self.dmac.next = self.hv.val().get_bits::<48>(self.fp[0].val().index());
+        self.dip.next = self.hv.val().get_bits::<32>(self.fp[7].val().index());
+        self.opc.next = self.hv.val().get_bits::<8>(self.fp[13].val().index());
+        self.tver.next = self.hv.val().get_bits::<4>(self.fp[17].val().index());
+        self.pad.next = bit_cast::<16, 2>(self.hv.val().get_bits::<2>(self.fp[16].val().index()));
         self.known.next = false;
         self.has_pay.next = false;
         self.ext_len.next = bits::<16>(0);
@@ -619,6 +660,9 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for RxParser<DW, K
             }
         }
         self.hlen.next = self.base_len.val() + self.ext_len.val();
+        if self.is_tag.val() {
+            self.hlen.next = self.base_len.val() + self.ext_len.val() + self.tag_len.val();
+        }
         self.need.next = self.udp_fixed.val() + self.ext_len.val() + self.pad.val();
         self.plen.next = self.udp_len.val() - self.need.val();
         self.plen13.next = bit_cast::<13, 16>(self.plen.val());
@@ -646,53 +690,45 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for RxParser<DW, K
             & (self.jobs.val() < self.j_full.val())
             & (self.drop.val() | !self.meta_v.q.val() | self.m_meta_tready.val());
         self.ext_v.next =
-            self.img.q.val().get_bits::<256>(self.fp[36].val().index()) & self.ext_mask.val();
+            self.hv.val().get_bits::<256>(self.fp[36].val().index()) & self.ext_mask.val();
         self.rec.next =
-            bit_cast::<RX_META_W, 48>(self.img.q.val().get_bits::<48>(self.fp[1].val().index()))
+            bit_cast::<RX_META_W, 48>(self.hv.val().get_bits::<48>(self.fp[1].val().index()))
                 << self.mp[0].val()
-                | bit_cast::<RX_META_W, 32>(
-                    self.img.q.val().get_bits::<32>(self.fp[6].val().index()),
-                ) << self.mp[1].val()
+                | bit_cast::<RX_META_W, 32>(self.hv.val().get_bits::<32>(self.fp[6].val().index()))
+                    << self.mp[1].val()
                 | bit_cast::<RX_META_W, 32>(self.dip.val()) << self.mp[2].val()
                 | bit_cast::<RX_META_W, 16>(
-                    self.img.q.val().get_bits::<16>(self.fp[10].val().index()),
+                    self.hv.val().get_bits::<16>(self.fp[10].val().index()),
                 ) << self.mp[3].val()
-                | bit_cast::<RX_META_W, 6>(
-                    self.img.q.val().get_bits::<6>(self.fp[8].val().index()),
-                ) << self.mp[4].val()
-                | bit_cast::<RX_META_W, 2>(
-                    self.img.q.val().get_bits::<2>(self.fp[9].val().index()),
-                ) << self.mp[5].val()
-                | bit_cast::<RX_META_W, 8>(
-                    self.img.q.val().get_bits::<8>(self.fp[4].val().index()),
-                ) << self.mp[6].val()
+                | bit_cast::<RX_META_W, 6>(self.hv.val().get_bits::<6>(self.fp[8].val().index()))
+                    << self.mp[4].val()
+                | bit_cast::<RX_META_W, 2>(self.hv.val().get_bits::<2>(self.fp[9].val().index()))
+                    << self.mp[5].val()
+                | bit_cast::<RX_META_W, 8>(self.hv.val().get_bits::<8>(self.fp[4].val().index()))
+                    << self.mp[6].val()
                 | bit_cast::<RX_META_W, 8>(self.opc.val()) << self.mp[7].val()
-                | bit_cast::<RX_META_W, 1>(
-                    self.img.q.val().get_bits::<1>(self.fp[14].val().index()),
-                ) << self.mp[8].val()
-                | bit_cast::<RX_META_W, 1>(
-                    self.img.q.val().get_bits::<1>(self.fp[22].val().index()),
-                ) << self.mp[9].val()
-                | bit_cast::<RX_META_W, 1>(
-                    self.img.q.val().get_bits::<1>(self.fp[15].val().index()),
-                ) << self.mp[10].val()
-                | bit_cast::<RX_META_W, 1>(
-                    self.img.q.val().get_bits::<1>(self.fp[19].val().index()),
-                ) << self.mp[11].val()
-                | bit_cast::<RX_META_W, 1>(
-                    self.img.q.val().get_bits::<1>(self.fp[20].val().index()),
-                ) << self.mp[12].val()
+                | bit_cast::<RX_META_W, 1>(self.hv.val().get_bits::<1>(self.fp[14].val().index()))
+                    << self.mp[8].val()
+                | bit_cast::<RX_META_W, 1>(self.hv.val().get_bits::<1>(self.fp[22].val().index()))
+                    << self.mp[9].val()
+                | bit_cast::<RX_META_W, 1>(self.hv.val().get_bits::<1>(self.fp[15].val().index()))
+                    << self.mp[10].val()
+                | bit_cast::<RX_META_W, 1>(self.hv.val().get_bits::<1>(self.fp[19].val().index()))
+                    << self.mp[11].val()
+                | bit_cast::<RX_META_W, 1>(self.hv.val().get_bits::<1>(self.fp[20].val().index()))
+                    << self.mp[12].val()
                 | bit_cast::<RX_META_W, 16>(
-                    self.img.q.val().get_bits::<16>(self.fp[18].val().index()),
+                    self.hv.val().get_bits::<16>(self.fp[18].val().index()),
                 ) << self.mp[13].val()
                 | bit_cast::<RX_META_W, 24>(
-                    self.img.q.val().get_bits::<24>(self.fp[21].val().index()),
+                    self.hv.val().get_bits::<24>(self.fp[21].val().index()),
                 ) << self.mp[14].val()
                 | bit_cast::<RX_META_W, 24>(
-                    self.img.q.val().get_bits::<24>(self.fp[23].val().index()),
+                    self.hv.val().get_bits::<24>(self.fp[23].val().index()),
                 ) << self.mp[15].val()
                 | bit_cast::<RX_META_W, 13>(self.plen13.val()) << self.mp[16].val()
-                | bit_cast::<RX_META_W, 256>(self.ext_v.val()) << self.mp[17].val();
+                | bit_cast::<RX_META_W, 256>(self.ext_v.val()) << self.mp[17].val()
+                | bit_cast::<RX_META_W, VLAN_GROUP_W>(self.vgrp.val()) << self.mp[19].val();
         if self.can_parse.val() {
             self.pend.d.next = false;
             for i in 0..JOBS {

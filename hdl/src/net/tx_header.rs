@@ -36,11 +36,13 @@ use crate::prelude::*;
 use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
 use crate::util::{bits_from_bools, bits_from_u128, log2_exact};
 use ferroce_spec::headers::{
-    BTH, ETH, ETHERTYPE_IPV4, ICRC_LEN, IPV4, IP_PROTO_UDP, ROCEV2_UDP_PORT, UDP,
+    BTH, ETH, ETHERTYPE_IPV4, ETHERTYPE_VLAN, ETH_TYPE_OFFSET, ICRC_LEN, IPV4, IP_PROTO_UDP,
+    ROCEV2_UDP_PORT, UDP, VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    tx_opcodes, IPV4_FLAGS_DF, TX_BASE_HDR_LEN, TX_EXT_LEN, TX_MAX_HDR_LEN, TX_MAX_PAYLOAD, TX_META,
+    tx_opcodes, IPV4_FLAGS_DF, TX_BASE_HDR_LEN, TX_EXT_LEN, TX_MAX_HDR_LEN, TX_MAX_PAYLOAD,
+    TX_META, VLAN_GROUP_W,
 };
 
 /// Width of the metadata record.
@@ -51,6 +53,8 @@ const IP_OFF: usize = ETH_OFF + ETH.len;
 const UDP_OFF: usize = IP_OFF + IPV4.len;
 const BTH_OFF: usize = UDP_OFF + UDP.len;
 const EXT_OFF: usize = BTH_OFF + BTH.len;
+/// Where an 802.1Q tag goes: after the two addresses.
+const TAG_OFF: usize = ETH_TYPE_OFFSET;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum TxHeaderState {
@@ -94,6 +98,8 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     b_pay: DFF<Bits<16>>,
     b_known: DFF<Bit>,
     b_fits: DFF<Bit>,
+    b_vlan: DFF<Bit>,
+    b_tci: DFF<Bits<16>>,
     // Stage C: the frame.
     state: DFF<TxHeaderState>,
     img: DFF<Bits<IW>>,
@@ -123,6 +129,9 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     dip: Signal<Local, Bits<32>>,
     sum: Signal<Local, Bits<32>>,
     img_b: Signal<Local, Bits<IW>>,
+    vgrp: Signal<Local, Bits<16>>,
+    vl: Signal<Local, Bit>,
+    tci: Signal<Local, Bits<16>>,
     // Stage C locals.
     s1: Signal<Local, Bits<32>>,
     s2: Signal<Local, Bits<16>>,
@@ -143,6 +152,9 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     got_next: Signal<Local, Bits<32>>,
     keep_t: Signal<Local, Bits<KW>>,
     keep_rem: Signal<Local, Bits<KW>>,
+    img_u: Signal<Local, Bits<IW>>,
+    img_t: Signal<Local, Bits<IW>>,
+    tag32: Signal<Local, Bits<32>>,
     // Constants.
     base_img: Constant<Bits<IW>>,
     mp: Vec<Constant<Bits<9>>>,
@@ -169,12 +181,19 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     icrc_len: Constant<Bits<16>>,
     max_pay: Constant<Bits<16>>,
     full_keep: Constant<Bits<KW>>,
+    // 802.1Q: the addresses stay on top, the rest moves down by the tag.
+    keep_top: Constant<Bits<IW>>,
+    keep_low: Constant<Bits<IW>>,
+    tag_at: Constant<Bits<16>>,
+    tag_bits: Constant<Bits<16>>,
+    tag_len: Constant<Bits<16>>,
+    tpid: Constant<Bits<32>>,
 }
 
 /// Metadata fields in the order of `TxHeader::mp`.
-const META_FIELDS: [&str; 16] = [
+const META_FIELDS: [&str; 17] = [
     "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port", "dscp", "ecn", "ttl", "opcode", "se",
-    "ack_req", "pkey", "dest_qp", "psn", "pay_len", "ext",
+    "ack_req", "pkey", "dest_qp", "psn", "pay_len", "ext", "vlan",
 ];
 /// Header fields the kernel places, as (layout, offset of the header, field), in the order
 /// of `TxHeader::ip`.
@@ -266,6 +285,18 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             }
         };
         let ip_fixed = IPV4.len + UDP.len + BTH.len + ICRC_LEN;
+        // Image bits of the addresses (`top`), or of everything from the tag's end down.
+        let tag_mask = |top: bool| -> Vec<bool> {
+            (0..IW)
+                .map(|b| {
+                    if top {
+                        b >= IW - 8 * TAG_OFF
+                    } else {
+                        b < IW - 8 * (TAG_OFF + VLAN_TAG_LEN)
+                    }
+                })
+                .collect()
+        };
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -296,6 +327,8 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             b_pay: Default::default(),
             b_known: Default::default(),
             b_fits: Default::default(),
+            b_vlan: Default::default(),
+            b_tci: Default::default(),
             state: Default::default(),
             img: Default::default(),
             hl: Default::default(),
@@ -323,6 +356,9 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             dip: Default::default(),
             sum: Default::default(),
             img_b: Default::default(),
+            vgrp: Default::default(),
+            vl: Default::default(),
+            tci: Default::default(),
             s1: Default::default(),
             s2: Default::default(),
             ext_v: Default::default(),
@@ -342,6 +378,9 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             got_next: Default::default(),
             keep_t: Default::default(),
             keep_rem: Default::default(),
+            img_u: Default::default(),
+            img_t: Default::default(),
+            tag32: Default::default(),
             base_img: Constant::new(bits_from_bools::<IW>(&bools)),
             mp,
             ip,
@@ -370,6 +409,12 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             icrc_len: k(ICRC_LEN as u64),
             max_pay: k(TX_MAX_PAYLOAD as u64),
             full_keep: ones::<KW>(),
+            keep_top: Constant::new(bits_from_bools::<IW>(&tag_mask(true))),
+            keep_low: Constant::new(bits_from_bools::<IW>(&tag_mask(false))),
+            tag_at: k((IW - 8 * (TAG_OFF + VLAN_TAG_LEN)) as u64),
+            tag_bits: k(8 * VLAN_TAG_LEN as u64),
+            tag_len: k(VLAN_TAG_LEN as u64),
+            tpid: k(u64::from(ETHERTYPE_VLAN) << 16),
         }
     }
 }
@@ -385,7 +430,8 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
     fn update(&mut self) {
         dff_setup!(
             self, clk, a_valid, a_meta, b_valid, b_img, b_sum, b_hl, b_r, b_z, b_pay, b_known,
-            b_fits, state, img, hl, r, z, want, got, carry, rem, n_bad_len, n_bad_op
+            b_fits, b_vlan, b_tci, state, img, hl, r, z, want, got, carry, rem, n_bad_len,
+            n_bad_op
         );
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
@@ -424,7 +470,18 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
         );
         self.negp.next = bits::<16>(0) - self.pay16.val();
         self.pad.next = self.negp.val() & bits::<16>(3);
+        // The record's 802.1Q group (spec::meta::VLAN_GROUP_W): vlan, pcp, vid from bit 0.
+        self.vgrp.next = self
+            .a_meta
+            .q
+            .val()
+            .get_bits::<VLAN_GROUP_W>(self.mp[16].val().index());
+        self.vl.next = (self.vgrp.val() & bits::<16>(1)) != bits::<16>(0);
+        self.tci.next = (((self.vgrp.val() >> 1) & bits::<16>(7)) << 13) | (self.vgrp.val() >> 4);
         self.hlen.next = self.base_len.val() + self.ext_len.val();
+        if self.vl.val() {
+            self.hlen.next = self.base_len.val() + self.ext_len.val() + self.tag_len.val();
+        }
         self.ip_len.next =
             self.ip_fixed.val() + self.ext_len.val() + self.pay16.val() + self.pad.val();
         self.udp_len.next =
@@ -501,6 +558,8 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
             self.b_pay.d.next = self.pay16.val();
             self.b_known.d.next = self.known.val();
             self.b_fits.d.next = self.pay16.val() <= self.max_pay.val();
+            self.b_vlan.d.next = self.vl.val();
+            self.b_tci.d.next = self.tci.val();
         }
 
         // Stage C.
@@ -566,12 +625,21 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
             & self.out.s_axis_tready.val())
             | (self.state.q.val() == TxHeaderState::Drop);
         self.take.next = self.s_pay_tready.val() & self.s_pay_tvalid.val();
+        self.tag32.next = self.tpid.val() | bit_cast::<32, 16>(self.b_tci.q.val());
+        // The untagged image with its checksum; tagged: addresses, tag, the rest moved down.
+        self.img_u.next =
+            self.b_img.q.val() | (bit_cast::<IW, 16>(self.ck.val()) << self.ip[6].val());
+        self.img_t.next = (self.img_u.val() & self.keep_top.val())
+            | ((self.img_u.val() >> self.tag_bits.val()) & self.keep_low.val())
+            | (bit_cast::<IW, 32>(self.tag32.val()) << self.tag_at.val());
         match self.state.q.val() {
             TxHeaderState::Idle => {
                 if self.b_valid.q.val() {
                     self.b_valid.d.next = false;
-                    self.img.d.next = self.b_img.q.val()
-                        | (bit_cast::<IW, 16>(self.ck.val()) << self.ip[6].val());
+                    self.img.d.next = self.img_u.val();
+                    if self.b_vlan.q.val() {
+                        self.img.d.next = self.img_t.val();
+                    }
                     self.hl.d.next = self.b_hl.q.val();
                     self.r.d.next = self.b_r.q.val();
                     self.z.d.next = self.b_z.q.val();

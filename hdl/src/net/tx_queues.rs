@@ -26,7 +26,9 @@
 //! pending control frame, else the oldest frame of the highest priority p with a committed
 //! frame and `paused[p]` clear; frames go out back to back. A frame that alone fills its
 //! queue is dropped (its beats given back) and counted: never a hang. A queue that is full of
-//! paused frames holds the input until it drains; `q_ready` is there so it never gets there.
+//! paused frames holds the input until it drains; `q_ready` is there so an upstream scheduler
+//! can keep it from getting there (in the NIC, nothing upstream uses it yet: a limit, noted in
+//! docs/ARCHITECTURE.md).
 //! All outputs come from registers (a `Skid`); `s_axis_tready` and `s_ctrl_tready` depend on
 //! registers only.
 
@@ -112,6 +114,8 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     n_ctrl: DFF<Bits<32>>,
     // Locals.
     q_in: Signal<Local, Bits<3>>,
+    wa: Signal<Local, Bits<RA>>,
+    ra: Signal<Local, Bits<RA>>,
     b_wp: Signal<Local, Bits<16>>,
     b_rp: Signal<Local, Bits<16>>,
     b_nf: Signal<Local, Bits<16>>,
@@ -247,6 +251,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             n_over: Default::default(),
             n_ctrl: Default::default(),
             q_in: Default::default(),
+            wa: Default::default(),
+            ra: Default::default(),
             b_wp: Default::default(),
             b_rp: Default::default(),
             b_nf: Default::default(),
@@ -414,14 +420,11 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.wr.next = self.b_valid.q.val() & self.room_b.val() & !self.dropping.q.val();
         self.start_drop.next =
             self.b_valid.q.val() & !self.room_b.val() & self.over_b.val() & !self.dropping.q.val();
-        self.ram.write_address.next = (bit_cast::<RA, 3>(self.b_q.q.val()) << self.qa_sh.val())
+        self.wa.next = (bit_cast::<RA, 3>(self.b_q.q.val()) << self.qa_sh.val())
             | bit_cast::<RA, 16>(self.b_wp.val() & self.offmask.val());
-        self.ram_keep.write_address.next = (bit_cast::<RA, 3>(self.b_q.q.val())
-            << self.qa_sh.val())
-            | bit_cast::<RA, 16>(self.b_wp.val() & self.offmask.val());
-        self.ram_last.write_address.next = (bit_cast::<RA, 3>(self.b_q.q.val())
-            << self.qa_sh.val())
-            | bit_cast::<RA, 16>(self.b_wp.val() & self.offmask.val());
+        self.ram.write_address.next = self.wa.val();
+        self.ram_keep.write_address.next = self.wa.val();
+        self.ram_last.write_address.next = self.wa.val();
         self.ram.write_data.next = self.b_data.q.val();
         self.ram_keep.write_data.next = self.b_keep.q.val();
         self.ram_last.write_data.next = self.b_last.q.val();
@@ -541,12 +544,11 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
                 }
             }
         }
-        self.ram.read_address.next = (bit_cast::<RA, 3>(self.rd_q.val()) << self.qa_sh.val())
+        self.ra.next = (bit_cast::<RA, 3>(self.rd_q.val()) << self.qa_sh.val())
             | bit_cast::<RA, 16>(self.rd_ptr.val() & self.offmask.val());
-        self.ram_keep.read_address.next = (bit_cast::<RA, 3>(self.rd_q.val()) << self.qa_sh.val())
-            | bit_cast::<RA, 16>(self.rd_ptr.val() & self.offmask.val());
-        self.ram_last.read_address.next = (bit_cast::<RA, 3>(self.rd_q.val()) << self.qa_sh.val())
-            | bit_cast::<RA, 16>(self.rd_ptr.val() & self.offmask.val());
+        self.ram.read_address.next = self.ra.val();
+        self.ram_keep.read_address.next = self.ra.val();
+        self.ram_last.read_address.next = self.ra.val();
 
         // Per queue: pointers, committed frames, counters, readiness.
         self.qr.next = bits::<8>(0);

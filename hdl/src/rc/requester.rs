@@ -166,6 +166,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     c_rqpn: Signal<Local, Bits<24>>,
     c_mac: Signal<Local, Bits<48>>,
     c_ip: Signal<Local, Bits<32>>,
+    c_vgrp: Signal<Local, Bits<16>>,
     c_base: Signal<Local, Bits<64>>,
     c_cqn: Signal<Local, Bits<16>>,
     ring_mask: Signal<Local, Bits<32>>,
@@ -223,6 +224,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     x_ci: Constant<Bits<9>>,
     x_mac: Constant<Bits<9>>,
     x_ip: Constant<Bits<9>>,
+    x_vlan: Constant<Bits<9>>,
     x_base: Constant<Bits<9>>,
     w_x_opcode: Constant<Bits<9>>,
     w_x_flags: Constant<Bits<9>>,
@@ -234,6 +236,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     m_dst_mac: Constant<Bits<9>>,
     m_src_mac: Constant<Bits<9>>,
     m_src_ip: Constant<Bits<9>>,
+    m_vlan: Constant<Bits<9>>,
     m_dst_ip: Constant<Bits<9>>,
     m_src_port: Constant<Bits<9>>,
     m_ttl: Constant<Bits<9>>,
@@ -359,6 +362,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             c_rqpn: Default::default(),
             c_mac: Default::default(),
             c_ip: Default::default(),
+            c_vgrp: Default::default(),
             c_base: Default::default(),
             c_cqn: Default::default(),
             ring_mask: Default::default(),
@@ -415,6 +419,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             x_ci: at(&QP_CTX, "sq_ci"),
             x_mac: at(&QP_CTX, "remote_mac"),
             x_ip: at(&QP_CTX, "remote_ip"),
+            x_vlan: at(&QP_CTX, "vlan"),
             x_base: at(&QP_CTX, "sq_base"),
             w_x_opcode: at(&WQE, "opcode"),
             w_x_flags: at(&WQE, "flags"),
@@ -426,6 +431,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_dst_mac: at(&TX_META, "dst_mac"),
             m_src_mac: at(&TX_META, "src_mac"),
             m_src_ip: at(&TX_META, "src_ip"),
+            m_vlan: at(&TX_META, "vlan"),
             m_dst_ip: at(&TX_META, "dst_ip"),
             m_src_port: at(&TX_META, "src_port"),
             m_ttl: at(&TX_META, "ttl"),
@@ -507,6 +513,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.c_cqn.next = self.ctx.q.val().get_bits::<16>(self.x_cqn.val().index());
         self.c_mac.next = self.ctx.q.val().get_bits::<48>(self.x_mac.val().index());
         self.c_ip.next = self.ctx.q.val().get_bits::<32>(self.x_ip.val().index());
+        // The 802.1Q group (vlan, pcp, vid) as one value: the same layout in both records.
+        self.c_vgrp.next = self.ctx.q.val().get_bits::<16>(self.x_vlan.val().index());
         self.c_base.next = self.ctx.q.val().get_bits::<64>(self.x_base.val().index());
         self.ring_mask.next = (bits::<32>(1) << self.c_log.val()) - bits::<32>(1);
         self.slot.next = bit_cast::<32, 16>(self.ci.q.val()) & self.ring_mask.val();
@@ -584,7 +592,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<META_W, 24>(self.c_rqpn.val()) << self.m_dest_qp.val())
             | (bit_cast::<META_W, 24>(self.psn.q.val()) << self.m_psn.val())
             | (bit_cast::<META_W, 13>(self.plen.val()) << self.m_pay_len.val())
-            | (bit_cast::<META_W, 128>(self.reth.val()) << self.m_ext.val());
+            | (bit_cast::<META_W, 128>(self.reth.val()) << self.m_ext.val())
+            | (bit_cast::<META_W, 16>(self.c_vgrp.val()) << self.m_vlan.val());
         self.meta_q.s_tdata.next = self.meta.val();
         self.meta_q.s_tvalid.next = false;
 

@@ -71,7 +71,7 @@ const META_W: usize = 512;
 const RACK_W: usize = RX_ACK.len * 8;
 /// This block's QP copy: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24, epsn 48/24,
 /// msn 72/24, remote_mac 96/48, remote_ip 144/32.
-const RCTX_W: usize = 176;
+const RCTX_W: usize = 192;
 /// The write cursor: next address 0/64, bytes left 64/32, in a message 96, NAK sent 97.
 const CUR_W: usize = 98;
 /// The MR fields: every MR_CTX field lies below.
@@ -192,6 +192,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     r_msn: Signal<Local, Bits<24>>,
     r_mac: Signal<Local, Bits<48>>,
     r_ip: Signal<Local, Bits<32>>,
+    r_vgrp: Signal<Local, Bits<16>>,
     c_va: Signal<Local, Bits<64>>,
     c_rem: Signal<Local, Bits<32>>,
     c_in: Signal<Local, Bits<1>>,
@@ -254,6 +255,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     q_epsn: Constant<Bits<9>>,
     q_msn: Constant<Bits<9>>,
     q_mac: Constant<Bits<9>>,
+    q_vlan: Constant<Bits<9>>,
     q_ip: Constant<Bits<9>>,
     mr_x_va: Constant<Bits<8>>,
     mr_x_len: Constant<Bits<8>>,
@@ -262,6 +264,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     mr_x_acc: Constant<Bits<8>>,
     t_dst_mac: Constant<Bits<9>>,
     t_src_mac: Constant<Bits<9>>,
+    t_vlan: Constant<Bits<9>>,
     t_src_ip: Constant<Bits<9>>,
     t_dst_ip: Constant<Bits<9>>,
     t_src_port: Constant<Bits<9>>,
@@ -402,6 +405,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             r_msn: Default::default(),
             r_mac: Default::default(),
             r_ip: Default::default(),
+            r_vgrp: Default::default(),
             c_va: Default::default(),
             c_rem: Default::default(),
             c_in: Default::default(),
@@ -461,6 +465,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             q_epsn: at(&QP_CTX, "epsn"),
             q_msn: at(&QP_CTX, "msn"),
             q_mac: at(&QP_CTX, "remote_mac"),
+            q_vlan: at(&QP_CTX, "vlan"),
             q_ip: at(&QP_CTX, "remote_ip"),
             mr_x_va: field_at(&MR_CTX, "va"),
             mr_x_len: field_at(&MR_CTX, "len"),
@@ -469,6 +474,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             mr_x_acc: field_at(&MR_CTX, "access"),
             t_dst_mac: at(&TX_META, "dst_mac"),
             t_src_mac: at(&TX_META, "src_mac"),
+            t_vlan: at(&TX_META, "vlan"),
             t_src_ip: at(&TX_META, "src_ip"),
             t_dst_ip: at(&TX_META, "dst_ip"),
             t_src_port: at(&TX_META, "src_port"),
@@ -647,7 +653,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<32>(self.q_ip.val().index()),
-            ) << 144);
+            ) << 144)
+            | (bit_cast::<RCTX_W, 16>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<16>(self.q_vlan.val().index()),
+            ) << 176);
         self.rctx_ram.write_address.next = self.s_qpw_index.val();
         self.rctx_ram.write_data.next = self.rctx_w.val();
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
@@ -687,6 +698,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.r_msn.next = self.rctx_ram.read_data.val().get_bits::<24>(72);
         self.r_mac.next = self.rctx_ram.read_data.val().get_bits::<48>(96);
         self.r_ip.next = self.rctx_ram.read_data.val().get_bits::<32>(144);
+        // The 802.1Q group (vlan, pcp, vid): ACKs go out on the QP's priority.
+        self.r_vgrp.next = self.rctx_ram.read_data.val().get_bits::<16>(176);
         self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
@@ -800,7 +813,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<META_W, 16>(self.pkey.val()) << self.t_pkey.val())
             | (bit_cast::<META_W, 24>(self.r_rqpn.val()) << self.t_dest_qp.val())
             | (bit_cast::<META_W, 24>(self.ack_psn.q.val()) << self.t_psn.val())
-            | (bit_cast::<META_W, 32>(self.aeth.val()) << self.t_aeth.val());
+            | (bit_cast::<META_W, 32>(self.aeth.val()) << self.t_aeth.val())
+            | (bit_cast::<META_W, 16>(self.r_vgrp.val()) << self.t_vlan.val());
         self.rack.next = (bit_cast::<RACK_W, 24>(self.f_qpn.val()) << self.a_qpn.val())
             | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
             | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())

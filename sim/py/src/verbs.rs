@@ -8,7 +8,8 @@
 //! `RuntimeError` (refused arguments `ValueError`) with the driver's message.
 
 use ferroce_driver::{
-    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, WrOpcode,
+    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Vlan,
+    WrOpcode,
 };
 use ferroce_sim::world::{
     step_until, Host as RsHost, World as RsWorld, WorldConfig, FAULT_COUNTERS,
@@ -299,9 +300,10 @@ impl Host {
     }
 
     /// Move `qp` to `state` ("INIT", "RTR", "RTS", "ERR", "RESET") with the attributes that
-    /// step needs (`ibv_modify_qp`); `remote_mac`/`remote_ip` as 6 and 4 bytes.
+    /// step needs (`ibv_modify_qp`); `remote_mac`/`remote_ip` as 6 and 4 bytes; `vlan` as
+    /// `(pcp, vid)`: the QP's frames go out 802.1Q-tagged on that priority.
     #[pyo3(signature = (qp, state, path_mtu = None, dest_qp_num = None, rq_psn = None,
-                        sq_psn = None, remote_mac = None, remote_ip = None))]
+                        sq_psn = None, remote_mac = None, remote_ip = None, vlan = None))]
     #[allow(clippy::too_many_arguments)]
     fn modify_qp(
         &self,
@@ -314,6 +316,7 @@ impl Host {
         sq_psn: Option<u32>,
         remote_mac: Option<[u8; 6]>,
         remote_ip: Option<[u8; 4]>,
+        vlan: Option<(u8, u16)>,
     ) -> PyResult<()> {
         let to = self::state(state)?;
         let attr = QpAttr {
@@ -323,6 +326,7 @@ impl Host {
             sq_psn,
             remote_mac,
             remote_ipv4: remote_ip,
+            vlan: vlan.map(|(pcp, vid)| Vlan { pcp, vid }),
         };
         self.with(py, |h| h.dev.modify_qp(&mut qp.qp, to, attr).map_err(drv))
     }
