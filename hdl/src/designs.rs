@@ -7,7 +7,10 @@ use crate::emit::{emit, EmitError, Emitted};
 use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::mac_ctrl_rx::line_bits_per_cycle;
 use crate::net::TxArb;
-use crate::net::{MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues};
+use crate::net::{
+    MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues, XgmiiRx,
+    XgmiiTx,
+};
 use crate::nic::Nic;
 use crate::rc::{Completer, Requester, Responder};
 
@@ -111,6 +114,16 @@ pub const DESIGNS: &[Design] = &[
         summary: "PFC generation: XOFF/XON records from the receive buffers' watermarks, refreshed at half the pause time",
     },
     Design {
+        name: "ferroce_xgmii_tx_64",
+        config: Config::TenG,
+        summary: "XGMII transmit: preamble, /S/ on lane 0 or 4, /T/, idles with the deficit idle count (12-byte average gap); underruns ended with /E/",
+    },
+    Design {
+        name: "ferroce_xgmii_rx_64",
+        config: Config::TenG,
+        summary: "XGMII receive: lane-4 starts realigned, preamble and SFD checked, frames to /T/; /E/ or a bad ending flagged and counted",
+    },
+    Design {
         name: "ferroce_tx_queues_64",
         config: Config::TenG,
         summary: "MAC transmit queues: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
@@ -195,6 +208,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 640>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8, 10, 13>::new(), name),
         "ferroce_pfc_gen_64" => emit(&mut PfcGen::new(line_bits_per_cycle(64)), name),
+        "ferroce_xgmii_tx_64" => emit(&mut XgmiiTx::new(), name),
+        "ferroce_xgmii_rx_64" => emit(&mut XgmiiRx::new(), name),
         "ferroce_tx_queues_64" => emit(&mut TxQueues::<64, 8, 10, 13>::new(), name),
         "ferroce_tx_queues_512" => emit(&mut TxQueues::<512, 64, 7, 10>::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),

@@ -15,6 +15,7 @@
 //! - [`icrc`]: the RoCEv2 invariant CRC (IBA Annex A17.3.3).
 //! - [`docs`]: the generated documentation pages.
 //! - [`wire`]: what a WRITE costs on the wire; the goodput ceiling.
+//! - [`xgmii`]: XGMII control characters, preamble, the inter-frame gap and its deficit count.
 
 pub mod crc;
 pub mod docs;
@@ -29,5 +30,6 @@ pub mod queues;
 pub mod regs;
 pub mod tlp;
 pub mod wire;
+pub mod xgmii;
 
 pub use icrc::{icrc, IcrcError, IcrcLayout};

@@ -1,5 +1,5 @@
 //! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and the
-//! receive path (MAC receive with FCS and ICRC checks, the RX parser).
+//! receive path (MAC receive with FCS and ICRC checks, the RX parser), and the XGMII faces.
 
 pub mod mac_ctrl_rx;
 pub mod mac_rx;
@@ -13,6 +13,8 @@ pub mod tx_arb;
 pub mod tx_frame;
 pub mod tx_header;
 pub mod tx_queues;
+pub mod xgmii_rx;
+pub mod xgmii_tx;
 
 pub use mac_ctrl_rx::MacCtrlRx;
 pub use mac_rx::MacRx;
@@ -26,3 +28,5 @@ pub use tx_arb::TxArb;
 pub use tx_frame::TxFrame;
 pub use tx_header::TxHeader;
 pub use tx_queues::TxQueues;
+pub use xgmii_rx::XgmiiRx;
+pub use xgmii_tx::XgmiiTx;
