@@ -212,7 +212,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_xgmii_rx_64" => emit(&mut XgmiiRx::new(), name),
         "ferroce_tx_queues_64" => emit(&mut TxQueues::<64, 8, 10, 13>::new(), name),
         "ferroce_tx_queues_512" => emit(&mut TxQueues::<512, 64, 7, 10>::new(), name),
-        "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 10>::new(), name),
+        "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 11>::new(), name),
         "ferroce_mac_ctrl_rx_64" => emit(&mut MacCtrlRx::<64>::new(line_bits_per_cycle(64)), name),
         "ferroce_mac_ctrl_rx_512" => {
             emit(&mut MacCtrlRx::<512>::new(line_bits_per_cycle(512)), name)
@@ -225,7 +225,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
         "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
         "ferroce_nic_64" => emit(
-            &mut Nic::<64, 8, 9, 640, 6, 11, 704, 10, 13>::new(bar0_params(Config::TenG)),
+            &mut Nic::<64, 8, 9, 640, 6, 12, 704, 10, 13>::new(bar0_params(Config::TenG)),
             name,
         ),
         other => Err(EmitError::BadName(format!("no design named {other}"))),

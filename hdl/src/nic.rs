@@ -91,6 +91,7 @@ pub struct Nic<
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub req_bad_db: Signal<Out, Bits<32>>,
     pub req_bad_qp: Signal<Out, Bits<32>>,
     pub req_bad_wqe: Signal<Out, Bits<32>>,
@@ -102,6 +103,8 @@ pub struct Nic<
     pub tx_self_check: Signal<Out, Bits<32>>,
     pub rx_fcs_err: Signal<Out, Bits<32>>,
     pub rx_runt: Signal<Out, Bits<32>>,
+    pub rx_code_err: Signal<Out, Bits<32>>,
+    pub rx_too_long: Signal<Out, Bits<32>>,
     pub rx_not_roce: Signal<Out, Bits<32>>,
     pub rx_frame_len_err: Signal<Out, Bits<32>>,
     pub rx_icrc_err: Signal<Out, Bits<32>>,
@@ -153,6 +156,8 @@ pub struct Nic<
     live_rx_fcs_err: Constant<Bits<16>>,
     live_rx_runt: Constant<Bits<16>>,
     live_rx_overflow: Constant<Bits<16>>,
+    live_rx_code_err: Constant<Bits<16>>,
+    live_rx_too_long: Constant<Bits<16>>,
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
     arb: TxArb<DW, KW>,
@@ -219,6 +224,7 @@ impl<
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
             s_axis_tvalid: Default::default(),
+            s_axis_tuser: Default::default(),
             req_bad_db: Default::default(),
             req_bad_qp: Default::default(),
             req_bad_wqe: Default::default(),
@@ -230,6 +236,8 @@ impl<
             tx_self_check: Default::default(),
             rx_fcs_err: Default::default(),
             rx_runt: Default::default(),
+            rx_code_err: Default::default(),
+            rx_too_long: Default::default(),
             rx_not_roce: Default::default(),
             rx_frame_len_err: Default::default(),
             rx_icrc_err: Default::default(),
@@ -280,6 +288,8 @@ impl<
             live_rx_fcs_err: live("RX_FCS_ERR"),
             live_rx_runt: live("RX_RUNT"),
             live_rx_overflow: live("RX_OVERFLOW"),
+            live_rx_code_err: live("RX_CODE_ERR"),
+            live_rx_too_long: live("RX_TOO_LONG"),
             bar0: Bar0::new(params),
             req: Requester::new(),
             rd: DmaRead::new(),
@@ -413,6 +423,7 @@ impl<
         self.rx.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.rx.s_axis_tlast.next = self.s_axis_tlast.val();
         self.rx.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.rx.s_axis_tuser.next = self.s_axis_tuser.val();
         self.resp.s_meta_tdata.next = self.rx.m_meta_tdata.val();
         self.resp.s_meta_tvalid.next = self.rx.m_meta_tvalid.val();
         self.rx.m_meta_tready.next = self.resp.s_meta_tready.val();
@@ -491,6 +502,8 @@ impl<
         self.tx_self_check.next = self.tx.self_check.val();
         self.rx_fcs_err.next = self.rx.fcs_err.val();
         self.rx_runt.next = self.rx.runt.val();
+        self.rx_code_err.next = self.rx.code_err.val();
+        self.rx_too_long.next = self.rx.too_long.val();
         self.rx_not_roce.next = self.rx.not_roce.val();
         self.rx_frame_len_err.next = self.rx.frame_len_err.val();
         self.rx_icrc_err.next = self.rx.icrc_err.val();
@@ -532,7 +545,9 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.tx.oversize.val()) << self.live_tx_oversize.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.fcs_err.val()) << self.live_rx_fcs_err.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.runt.val()) << self.live_rx_runt.val())
-            | (bit_cast::<LIVE_W, 32>(self.rx.overflow.val()) << self.live_rx_overflow.val());
+            | (bit_cast::<LIVE_W, 32>(self.rx.overflow.val()) << self.live_rx_overflow.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.code_err.val()) << self.live_rx_code_err.val())
+            | (bit_cast::<LIVE_W, 32>(self.rx.too_long.val()) << self.live_rx_too_long.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

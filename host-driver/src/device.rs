@@ -171,6 +171,8 @@ pub struct MacStats {
     pub rx_fcs_err: u32,
     pub rx_runt: u32,
     pub rx_overflow: u32,
+    pub rx_code_err: u32,
+    pub rx_too_long: u32,
 }
 
 /// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
@@ -802,6 +804,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         st.rx_fcs_err = rd("RX_FCS_ERR")?;
         st.rx_runt = rd("RX_RUNT")?;
         st.rx_overflow = rd("RX_OVERFLOW")?;
+        st.rx_code_err = rd("RX_CODE_ERR")?;
+        st.rx_too_long = rd("RX_TOO_LONG")?;
         Ok(st)
     }
 

@@ -24,10 +24,10 @@ const GUARD_BYTE: u8 = 0xA5;
 /// direction): the README's performance table.
 pub const SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
 
-/// PFC for untagged RoCE (priority 0) on the NIC's 16 KiB receive buffer, as the lossless
-/// test and the demo use it: XOFF above 6 KiB leaves 10 KiB of headroom (a frame arriving, a
-/// frame of our own delaying the PFC frame, the peer's frame already started: 4 KiB-MTU frames
-/// over a short cable); XON under 5 KiB, above one whole frame, because the buffer counts
+/// PFC for untagged RoCE (priority 0) on the NIC's 32 KiB receive buffer, as the lossless
+/// test and the demo use it: XOFF above 6 KiB leaves 26 KiB of headroom (a frame arriving, a
+/// frame of our own delaying the PFC frame, the peer's frame already started, the cable both
+/// ways: 4 KiB-MTU frames over up to about 1.2 km at 10 Gb/s); XON under 5 KiB, above one whole frame, because the buffer counts
 /// whole frames and a lower mark lets it run dry before the peer resumes (4.0 instead of
 /// 5.0 Gb/s into a 5 Gb/s host); pause time 1,000 quanta (51.2 us at 10 Gb/s, refreshed at
 /// half while the wish lasts).

@@ -266,6 +266,8 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "tx_self_check",
     "rx_fcs_err",
     "rx_runt",
+    "rx_code_err",
+    "rx_too_long",
     "rx_not_roce",
     "rx_frame_len_err",
     "rx_icrc_err",

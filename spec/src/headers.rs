@@ -274,6 +274,10 @@ pub const FCS_LEN: usize = 4;
 /// Minimum Ethernet frame without FCS (64 with it).
 pub const ETH_MIN_FRAME_NO_FCS: usize = 60;
 
+/// The longest frame the MAC takes, FCS included: a 9,000-byte jumbo payload (MTU) behind an
+/// 802.1Q-tagged Ethernet header, and the FCS. Longer ones are dropped and counted.
+pub const ETH_MAX_FRAME: usize = 9000 + ETH_HDR_LEN + VLAN_TAG_LEN + FCS_LEN;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -183,7 +183,7 @@ const fn ctx_regs() -> [Reg; 4 + CTX_WORDS] {
 const OBJECT_REGS: [Reg; 4 + CTX_WORDS] = ctx_regs();
 
 /// Words of live values the completer reads (`Reset::Live`), 32 bits each.
-pub const LIVE_WORDS: usize = 48;
+pub const LIVE_WORDS: usize = 50;
 const MAC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The MAC's statistics: per priority, then per port, each a live 32-bit counter (wrapping).
@@ -229,7 +229,7 @@ const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
             "FRAMES_TX7",
         ],
     ];
-    const PORT: [(&str, &str); 8] = [
+    const PORT: [(&str, &str); 10] = [
         (
             "PAUSE_RX",
             "802.3x PAUSE frames received (they pause every priority)",
@@ -259,6 +259,14 @@ const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
             "RX_OVERFLOW",
             "frames dropped on receive: no room in the receive buffer",
         ),
+        (
+            "RX_CODE_ERR",
+            "frames dropped on receive: the PHY flagged a code error (XGMII /E/)",
+        ),
+        (
+            "RX_TOO_LONG",
+            "frames dropped on receive: longer than 9,022 bytes (a tagged 9,000-byte jumbo)",
+        ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); LIVE_WORDS];
     let mut g = 0;
@@ -278,7 +286,7 @@ const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
         g += 1;
     }
     let mut i = 0;
-    while i < 8 {
+    while i < PORT.len() {
         let n = 40 + i;
         out[n] = reg(
             PORT[i].0,

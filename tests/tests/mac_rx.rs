@@ -3,8 +3,8 @@
 //! the Soft-RoCE captures must come out byte-exact without its FCS, and everything else must be
 //! dropped and counted under its reason, the good frames around it untouched.
 
-use anyhow::{ensure, Result};
-use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, Tb};
+use anyhow::{ensure, Context, Result};
+use ferroce_sim::{AxisFrame, AxisSink, AxisSource, PauseGenerator, Tb};
 use ferroce_spec::headers::ROCEV2_UDP_PORT;
 use ferroce_tests::tx::TxPacket;
 use ferroce_tests::{rng, rxe_frames, seed};
@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
-const COUNTERS: [&str; 7] = [
+const COUNTERS: [&str; 9] = [
     "fcs_err",
     "runt",
     "not_roce",
@@ -21,6 +21,8 @@ const COUNTERS: [&str; 7] = [
     "icrc_err",
     "overflow",
     "self_check",
+    "code_err",
+    "too_long",
 ];
 
 /// A frame as the wire carries it: padded to 60 bytes, FCS appended.
@@ -71,9 +73,12 @@ fn bench(s: u64, idle: f64, stall: f64) -> Result<Bench> {
 
 /// Send everything, wait until the input is done and the output quiet; the frames out and the
 /// counters.
-fn run(b: &mut Bench, frames: &[Vec<u8>]) -> Result<(Vec<Vec<u8>>, Vec<u64>)> {
+fn run<F: Clone + Into<AxisFrame>>(
+    b: &mut Bench,
+    frames: &[F],
+) -> Result<(Vec<Vec<u8>>, Vec<u64>)> {
     for f in frames {
-        b.src.borrow_mut().send(f.clone());
+        b.src.borrow_mut().send(f.clone().into());
     }
     let src = b.src.clone();
     b.tb.run_until(5_000_000, "input", |_| src.borrow().idle())?;
@@ -134,7 +139,7 @@ fn soft_roce_captures_pass_and_their_tcp_is_counted() -> Result<()> {
         got.iter().zip(&want).position(|(a, b)| a != b)
     );
     ensure!(
-        counts == [0, 0, others, 0, 0, 0, 0],
+        counts == [0, 0, others, 0, 0, 0, 0, 0, 0],
         "counters {COUNTERS:?} = {counts:?}"
     );
     Ok(())
@@ -145,17 +150,46 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
     let s = seed("bad_frames_are_dropped_by_reason_and_good_ones_pass");
     let mut r = rng(s);
     let mut b = bench(s, 0.3, 0.15)?;
-    let (mut frames, mut want) = (Vec::new(), Vec::new());
-    let mut expect = [0u64; 7];
-    for i in 0..400 {
+    let (mut frames, mut want): (Vec<AxisFrame>, Vec<Vec<u8>>) = (Vec::new(), Vec::new());
+    let mut expect = [0u64; 9];
+    for i in 0..440 {
         let f = roce(&mut r)?;
+        if i >= 400 {
+            // A PHY code error on a good frame (tuser on its last beat), then a frame over
+            // 9,022 bytes with a right FCS (a jumbo just too long) and one exactly at it.
+            let w = wire(&f);
+            let long = |n: usize| {
+                let mut g = vec![0u8; n - 4];
+                g[..14].copy_from_slice(&f[..14]);
+                for (k, b) in g.iter_mut().enumerate().skip(14) {
+                    *b = k as u8;
+                }
+                wire(&g)
+            };
+            match i % 3 {
+                0 => {
+                    frames.push(AxisFrame { data: w, user: 1 });
+                    expect[7] += 1;
+                }
+                1 => {
+                    frames.push(long(ferroce_spec::headers::ETH_MAX_FRAME + 1 + i % 7).into());
+                    expect[8] += 1;
+                }
+                _ => {
+                    // At the limit: kept by the MAC, but not RoCEv2 (`not_roce`).
+                    frames.push(long(ferroce_spec::headers::ETH_MAX_FRAME).into());
+                    expect[2] += 1;
+                }
+            }
+            continue;
+        }
         match i % 8 {
             0 => {
                 // A bit flipped on the wire: the FCS catches it.
                 let mut w = wire(&f);
                 let at = r.gen_range(0..w.len());
                 w[at] ^= 1 << r.gen_range(0..8);
-                frames.push(w);
+                frames.push(w.into());
                 expect[0] += 1;
             }
             1 => {
@@ -163,7 +197,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                 let n = r.gen_range(1..60);
                 let mut w: Vec<u8> = f[..n.min(f.len())].to_vec();
                 w.extend(FCS.checksum(&w).to_le_bytes());
-                frames.push(w);
+                frames.push(w.into());
                 expect[1] += 1;
             }
             2 => {
@@ -171,7 +205,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                 let mut g = f.clone();
                 let port = l3(&g) + 22;
                 g[port..port + 2].copy_from_slice(&4792u16.to_be_bytes());
-                frames.push(wire(&g));
+                frames.push(wire(&g).into());
                 expect[2] += 1;
             }
             3 => {
@@ -182,7 +216,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                     g = roce(&mut r)?;
                 }
                 g.truncate(g.len() - 8);
-                frames.push(wire(&g));
+                frames.push(wire(&g).into());
                 expect[3] += 1;
             }
             4 => {
@@ -192,11 +226,11 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
                 let mut g = f.clone();
                 let at = r.gen_range(l3(&g) + 33..g.len() - 4);
                 g[at] ^= 0x80;
-                frames.push(wire(&g));
+                frames.push(wire(&g).into());
                 expect[4] += 1;
             }
             _ => {
-                frames.push(wire(&f));
+                frames.push(wire(&f).into());
                 let mut w = f.clone();
                 w.resize(w.len().max(60), 0);
                 want.push(w);
@@ -222,7 +256,7 @@ fn bad_frames_are_dropped_by_reason_and_good_ones_pass() -> Result<()> {
 
 #[test]
 fn overflow_drops_whole_frames_and_the_buffer_recovers() -> Result<()> {
-    // The reader is stalled most of the time while large frames arrive at full rate: the 8 KiB
+    // The reader is stalled most of the time while large frames arrive at full rate: the 16 KiB
     // buffer fills, whole frames are dropped and counted, and every frame that comes out is
     // intact and in order.
     let s = seed("overflow_drops_whole_frames_and_the_buffer_recovers");
@@ -263,7 +297,7 @@ fn overflow_drops_whole_frames_and_the_buffer_recovers() -> Result<()> {
         at += 1;
     }
     ensure!(
-        counts[..5] == [0; 5] && counts[6] == 0,
+        counts[..5] == [0; 5] && counts[6..] == [0; 3],
         "other counters {counts:?}"
     );
     println!(
@@ -272,6 +306,60 @@ fn overflow_drops_whole_frames_and_the_buffer_recovers() -> Result<()> {
         good.len(),
         counts[5]
     );
+    Ok(())
+}
+
+#[test]
+fn minimum_size_frames_raise_xoff_long_before_any_is_lost() -> Result<()> {
+    // A stream of minimum-size frames at line rate into a reader that never reads: the buffer
+    // (16 KiB in this design) must raise XOFF at its watermark (2 KiB) with nothing lost, and
+    // fill up by bytes, not by running out of frame records (a 32-record queue used to drop
+    // the 30th frame, 1.9 KB in, before any XOFF).
+    let s = seed("minimum_size_frames_raise_xoff_long_before_any_is_lost");
+    let mut r = rng(s);
+    let mut b = bench(s, 0.0, 1.0)?;
+    b.tb.set("xoff_bytes", 2048)?;
+    b.tb.set("xon_bytes", 1024)?;
+    let n = 320;
+    for _ in 0..n {
+        let mut p = TxPacket::random(&mut r);
+        p.opcode = ferroce_spec::opcodes::RC_ACKNOWLEDGE;
+        p.ext = vec![0; 4];
+        p.payload.clear();
+        p.vlan = None;
+        let mut f = p.frame_without_icrc();
+        let len = f.len();
+        let crc = ferroce_spec::icrc(&f).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+        f[len - 4..].copy_from_slice(&crc.to_le_bytes());
+        b.src.borrow_mut().send(wire(&f));
+    }
+    let (mut xoff_at, mut lost_at) = (None, None);
+    for _ in 0..20_000 {
+        b.tb.rising_edge()?;
+        let sent = b.src.borrow().frames_sent();
+        if xoff_at.is_none() && b.tb.get("xoff")? & 1 == 1 {
+            xoff_at = Some((sent, b.tb.get("overflow")?));
+        }
+        if lost_at.is_none() && b.tb.get("overflow")? > 0 {
+            lost_at = Some(sent);
+        }
+        if b.src.borrow().idle() {
+            break;
+        }
+    }
+    let (x_sent, x_lost) = xoff_at.context("XOFF never rose")?;
+    let lost = lost_at.context("the buffer never filled")?;
+    println!("XOFF after {x_sent} frames; the first frame lost was number {lost}");
+    ensure!(x_lost == 0, "{x_lost} frames lost before XOFF");
+    ensure!(
+        (28..=40).contains(&x_sent),
+        "XOFF after {x_sent} frames of 64 bytes, the mark is 2 KiB"
+    );
+    ensure!(
+        lost >= 200,
+        "a frame lost after {lost} of them: 16 KiB holds over 200 (records ran out?)"
+    );
+    ensure!(b.out.borrow().count() == 0);
     Ok(())
 }
 
@@ -354,7 +442,7 @@ fn mac_control_frames_are_consumed_never_forwarded() -> Result<()> {
         want.len()
     );
     ensure!(
-        counts == [fcs_bad, 0, 0, 0, 0, 0, 0],
+        counts == [fcs_bad, 0, 0, 0, 0, 0, 0, 0, 0],
         "counters {COUNTERS:?} = {counts:?} (FCS errors {fcs_bad})"
     );
     let pfc_rx = b.tb.model_ref().port("pfc_rx")?;

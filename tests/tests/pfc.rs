@@ -89,7 +89,13 @@ fn pfc_makes_a_half_rate_receiver_lossless() -> Result<()> {
         "the receiver sent XOFF and XON"
     );
     ensure!(xoff[1..].iter().chain(&xon[1..]).all(|&n| n == 0));
-    ensure!(pfc_rx[0] >= xoff[0], "the sender saw them");
+    ensure!(
+        pfc_rx[0] == xoff[0] + xon[0],
+        "the sender saw every PFC frame: {} received, {} + {} sent",
+        pfc_rx[0],
+        xoff[0],
+        xon[0]
+    );
     ensure!(paused[0] > run.cycles / 10, "the sender was held");
     ensure!(
         run.gbps() > 4.75 && run.gbps() < 5.05,

@@ -6,10 +6,14 @@
 //! responder, host memory) ever sees a byte of a corrupted frame.
 //!
 //! Ports:
-//! - `s_axis_{tdata,tkeep,tlast,tvalid}`: frames from the wire, FCS last.
+//! - `s_axis_{tdata,tkeep,tlast,tvalid,tuser}`: frames from the wire, FCS last; `tuser` on a
+//!   last beat: the PHY saw a code error in the frame (`XgmiiRx`), drop it.
 //! - `m_axis_*`: good RoCEv2 frames without FCS (Ethernet padding, if any, stays).
 //! - counters, each a frame dropped for that reason (first reason that applies, in this
-//!   order): `fcs_err` (FCS wrong), `runt` (under 64 bytes with FCS), `not_roce` (not IPv4/6 +
+//!   order): `code_err` (`tuser`: an XGMII error inside), `fcs_err` (FCS wrong), `runt`
+//!   (under 64 bytes with FCS), `too_long` (over `spec::headers::ETH_MAX_FRAME`, 9,022 bytes
+//!   with FCS: a 9,000-byte jumbo payload tagged; longer than the buffer is `overflow`),
+//!   `not_roce` (not IPv4/6 +
 //!   UDP 4791, or IPv4 options), `bad_len` (IP length disagrees with the frame, or bad
 //!   `tkeep`), `icrc_err` (ICRC wrong), `overflow` (no room: buffer or frame records full).
 //! - `self_check`: cycles where a tap's verdict did not come exactly two cycles after a last
@@ -19,13 +23,16 @@
 //!   priority), `pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_dst`, `ctrl_bad_opcode`,
 //!   `ctrl_bad_reserved`.
 //! - PFC generation's input: `xoff` (bit p: the frames of priority p, by VLAN PCP, untagged 0,
-//!   held in the buffer exceed `xoff_bytes`; it clears when they fall under `xon_bytes`).
+//!   held in the buffer exceed `xoff_bytes`; it clears when they are at or under `xon_bytes`).
 //!   Occupancy counts a frame's whole beats from its record until it has been read out.
 //!
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
 //! occupies the buffer. The frame's beat and byte counts travel two cycles alongside the taps'
-//! pipelines and become a record (beats, bytes, drop) in a 32-entry record queue; the reader
+//! pipelines and become a record (beats, bytes, drop, priority) in a 256-entry record queue
+//! in block RAM (one record per 64 bytes of a 16 KiB buffer: minimum-size frames fill the
+//! buffer, and so raise XOFF, before they run out of records; a record is readable the cycle
+//! after its write lands); the reader
 //! takes records in order, reads RAM ahead (its address is the next read pointer, so the head
 //! beat is always in the RAM's output register), sends `bytes - 4` bytes with their `tkeep`
 //! and skips the rest; a frame to be dropped is skipped in one cycle (the read pointer jumps
@@ -41,11 +48,14 @@ use crate::host::k;
 use crate::net::mac_ctrl_rx::{line_bits_per_cycle, MacCtrlRx, PRIO_COUNTERS_W};
 use crate::prelude::*;
 use crate::stream::{counts, keep_of_count, ones, Skid};
-use ferroce_spec::headers::{ETH_MIN_FRAME_NO_FCS, FCS_LEN};
+use ferroce_spec::headers::{ETH_MAX_FRAME, ETH_MIN_FRAME_NO_FCS, FCS_LEN};
 use ferroce_spec::icrc::flags;
 
-/// Frame records the buffer holds.
-const RECS: usize = 32;
+/// Frame records the buffer holds: one per 64 bytes of a 16 KiB buffer, so a stream of
+/// minimum-size frames fills the buffer (and raises XOFF) before it runs out of records.
+const RECS: usize = 256;
+/// Bits of a record in its RAM: beats (16), bytes (16), drop (1), priority (3).
+const REC_W: usize = 36;
 /// The CRC-32 of a frame followed by its correct FCS (the CRC-32 residue).
 const FCS_RESIDUE: u64 = 0x2144_DF1C;
 
@@ -63,6 +73,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
     pub m_axis_tkeep: Signal<Out, Bits<KW>>,
     pub m_axis_tlast: Signal<Out, Bit>,
@@ -75,6 +86,8 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub icrc_err: Signal<Out, Bits<32>>,
     pub overflow: Signal<Out, Bits<32>>,
     pub self_check: Signal<Out, Bits<32>>,
+    pub code_err: Signal<Out, Bits<32>>,
+    pub too_long: Signal<Out, Bits<32>>,
     pub paused: Signal<Out, Bits<8>>,
     pub pause_rx: Signal<Out, Bits<32>>,
     pub pfc_rx: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -102,22 +115,23 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     p1_beats: DFF<Bits<16>>,
     p1_bytes: DFF<Bits<16>>,
     p1_ovf: DFF<Bit>,
+    p1_code: DFF<Bit>,
     p2_valid: DFF<Bit>,
     p2_beats: DFF<Bits<16>>,
     p2_bytes: DFF<Bits<16>>,
     p2_ovf: DFF<Bit>,
-    // Records: beats, bytes, drop.
-    r_beats: Vec<DFF<Bits<16>>>,
-    r_bytes: Vec<DFF<Bits<16>>>,
-    r_drop: Vec<DFF<Bit>>,
-    r_prio: Vec<DFF<Bits<3>>>,
+    p2_code: DFF<Bit>,
+    // Records (beats, bytes, drop, priority) in block RAM; `r_wp_d` is the write pointer one
+    // cycle late (a record is read the cycle after its write lands).
+    rec_ram: RAM<Bits<REC_W>, 8>,
+    r_wp_d: DFF<Bits<16>>,
     // Buffer occupancy per priority (beats), and the XOFF wish with hysteresis.
     occ: Vec<DFF<Bits<16>>>,
     xo: DFF<Bits<8>>,
     cur_prio: DFF<Bits<3>>,
     cur_beats: DFF<Bits<16>>,
-    r_wp: DFF<Bits<8>>,
-    r_rp: DFF<Bits<8>>,
+    r_wp: DFF<Bits<16>>,
+    r_rp: DFF<Bits<16>>,
     // Read side.
     state: DFF<MacRxRead>,
     rp: DFF<Bits<16>>,
@@ -125,6 +139,8 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     left_bytes: DFF<Bits<16>>,
     // Counters.
     n_fcs: DFF<Bits<32>>,
+    n_code: DFF<Bits<32>>,
+    n_long: DFF<Bits<32>>,
     n_runt: DFF<Bits<32>>,
     n_not_roce: DFF<Bits<32>>,
     n_len: DFF<Bits<32>>,
@@ -135,7 +151,9 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     n_in: Signal<Local, Bits<16>>,
     used: Signal<Local, Bits<16>>,
     room: Signal<Local, Bit>,
-    recs: Signal<Local, Bits<8>>,
+    recs: Signal<Local, Bits<16>>,
+    rec_w: Signal<Local, Bits<REC_W>>,
+    r_rp_nx: Signal<Local, Bits<16>>,
     first: Signal<Local, Bit>,
     ovf_now: Signal<Local, Bit>,
     write: Signal<Local, Bit>,
@@ -143,6 +161,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     rp_next: Signal<Local, Bits<16>>,
     fcs_ok: Signal<Local, Bit>,
     is_runt: Signal<Local, Bit>,
+    is_long: Signal<Local, Bit>,
     nr: Signal<Local, Bit>,
     bl: Signal<Local, Bit>,
     ic: Signal<Local, Bit>,
@@ -170,12 +189,12 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     // Constants.
     keepc: Vec<Constant<Bits<KW>>>,
     nc16: Vec<Constant<Bits<16>>>,
-    rc: Vec<Constant<Bits<8>>>,
+    rec_drop: Constant<Bits<REC_W>>,
     kw: Constant<Bits<16>>,
     depth: Constant<Bits<16>>,
-    rec_limit: Constant<Bits<8>>,
-    rec_mask: Constant<Bits<8>>,
+    rec_limit: Constant<Bits<16>>,
     min_len: Constant<Bits<16>>,
+    max_len: Constant<Bits<16>>,
     fcs_len: Constant<Bits<16>>,
     residue: Constant<Bits<32>>,
     f_not_roce: Constant<Bits<8>>,
@@ -195,6 +214,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
             s_axis_tvalid: Default::default(),
+            s_axis_tuser: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
@@ -207,6 +227,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             icrc_err: Default::default(),
             overflow: Default::default(),
             self_check: Default::default(),
+            code_err: Default::default(),
+            too_long: Default::default(),
             paused: Default::default(),
             pause_rx: Default::default(),
             pfc_rx: Default::default(),
@@ -232,14 +254,14 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             p1_beats: Default::default(),
             p1_bytes: Default::default(),
             p1_ovf: Default::default(),
+            p1_code: Default::default(),
             p2_valid: Default::default(),
             p2_beats: Default::default(),
             p2_bytes: Default::default(),
             p2_ovf: Default::default(),
-            r_beats: (0..RECS).map(|_| Default::default()).collect(),
-            r_bytes: (0..RECS).map(|_| Default::default()).collect(),
-            r_drop: (0..RECS).map(|_| Default::default()).collect(),
-            r_prio: (0..RECS).map(|_| Default::default()).collect(),
+            p2_code: Default::default(),
+            rec_ram: RAM::default(),
+            r_wp_d: Default::default(),
             occ: (0..8).map(|_| Default::default()).collect(),
             xo: Default::default(),
             cur_prio: Default::default(),
@@ -251,6 +273,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             left_beats: Default::default(),
             left_bytes: Default::default(),
             n_fcs: Default::default(),
+            n_code: Default::default(),
+            n_long: Default::default(),
             n_runt: Default::default(),
             n_not_roce: Default::default(),
             n_len: Default::default(),
@@ -261,6 +285,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             used: Default::default(),
             room: Default::default(),
             recs: Default::default(),
+            rec_w: Default::default(),
+            r_rp_nx: Default::default(),
             first: Default::default(),
             ovf_now: Default::default(),
             write: Default::default(),
@@ -268,6 +294,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             rp_next: Default::default(),
             fcs_ok: Default::default(),
             is_runt: Default::default(),
+            is_long: Default::default(),
             nr: Default::default(),
             bl: Default::default(),
             ic: Default::default(),
@@ -294,12 +321,12 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             kw_sh: k(KW.trailing_zeros().into()),
             keepc: keep_of_count::<KW>(),
             nc16: counts(KW),
-            rc: (0..RECS).map(|n| k(n as u64)).collect(),
+            rec_drop: k(1 << 32),
             kw: k(KW as u64),
             depth: k(1 << AW),
             rec_limit: k((RECS - 3) as u64),
-            rec_mask: k((RECS - 1) as u64),
             min_len: k((ETH_MIN_FRAME_NO_FCS + FCS_LEN) as u64),
+            max_len: k(ETH_MAX_FRAME as u64),
             fcs_len: k(FCS_LEN as u64),
             residue: k(FCS_RESIDUE),
             f_not_roce: k((flags::NOT_IP | flags::NOT_ROCE | flags::IP_OPTIONS).into()),
@@ -325,24 +352,17 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
     fn update(&mut self) {
         dff_setup!(
             self, clk, wp, start, in_frame, ovf, beats, bytes, p1_valid, p1_beats, p1_bytes,
-            p1_ovf, p2_valid, p2_beats, p2_bytes, p2_ovf, r_wp, r_rp, state, rp, left_beats,
-            left_bytes, n_fcs, n_runt, n_not_roce, n_len, n_icrc, n_ovf, n_check, xo, cur_prio,
-            cur_beats
+            p1_ovf, p2_valid, p2_beats, p2_bytes, p2_ovf, p1_code, p2_code, n_code, n_long, r_wp,
+            r_wp_d, r_rp, state, rp, left_beats, left_bytes, n_fcs, n_runt, n_not_roce, n_len,
+            n_icrc, n_ovf, n_check, xo, cur_prio, cur_beats
         );
         for p in 0..8 {
             self.occ[p].clock.next = self.clk.val();
             self.occ[p].d.next = self.occ[p].q.val();
         }
-        for i in 0..RECS {
-            self.r_beats[i].clock.next = self.clk.val();
-            self.r_bytes[i].clock.next = self.clk.val();
-            self.r_drop[i].clock.next = self.clk.val();
-            self.r_beats[i].d.next = self.r_beats[i].q.val();
-            self.r_bytes[i].d.next = self.r_bytes[i].q.val();
-            self.r_drop[i].d.next = self.r_drop[i].q.val();
-            self.r_prio[i].clock.next = self.clk.val();
-            self.r_prio[i].d.next = self.r_prio[i].q.val();
-        }
+        self.rec_ram.read_clock.next = self.clk.val();
+        self.rec_ram.write_clock.next = self.clk.val();
+        self.r_wp_d.d.next = self.r_wp.q.val();
         self.fcs.clk.next = self.clk.val();
         self.fcs.rst.next = self.rst.val();
         self.pause.clk.next = self.clk.val();
@@ -361,6 +381,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.ram.read_clock.next = self.clk.val();
         self.ram.write_clock.next = self.clk.val();
         self.fcs_err.next = self.n_fcs.q.val();
+        self.code_err.next = self.n_code.q.val();
+        self.too_long.next = self.n_long.q.val();
         self.runt.next = self.n_runt.q.val();
         self.not_roce.next = self.n_not_roce.q.val();
         self.bad_len.next = self.n_len.q.val();
@@ -455,6 +477,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.p1_bytes.d.next = self.n_in.val();
         }
         self.p1_ovf.d.next = self.ovf_now.val() | !self.room.val();
+        self.p1_code.d.next =
+            self.s_axis_tvalid.val() & self.s_axis_tlast.val() & self.s_axis_tuser.val();
+        self.p2_code.d.next = self.p1_code.q.val();
         self.p2_valid.d.next = self.p1_valid.q.val();
         self.p2_beats.d.next = self.p1_beats.q.val();
         self.p2_bytes.d.next = self.p1_bytes.q.val();
@@ -463,6 +488,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         // Verdict, two cycles after the last beat, with both taps' results.
         self.fcs_ok.next = self.fcs.m_crc_tdata.val() == self.residue.val();
         self.is_runt.next = self.p2_bytes.q.val() < self.min_len.val();
+        self.is_long.next = self.p2_bytes.q.val() > self.max_len.val();
         // A MAC control frame is consumed (MacCtrlRx counts it), not judged as RoCEv2.
         self.nr.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val())
             != bits::<8>(0))
@@ -472,33 +498,42 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             & !self.pause.ctrl.val();
         self.ic.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0))
             & !self.pause.ctrl.val();
-        self.pause.good.next = self.fcs_ok.val() & !self.is_runt.val();
-        self.consumed.next = self.fcs_ok.val() & !self.is_runt.val() & self.pause.ctrl.val();
+        self.pause.good.next = self.fcs_ok.val() & !self.is_runt.val() & !self.p2_code.q.val();
+        self.consumed.next =
+            self.fcs_ok.val() & !self.is_runt.val() & !self.p2_code.q.val() & self.pause.ctrl.val();
         self.bad.next = !self.fcs_ok.val()
+            | self.p2_code.q.val()
             | self.is_runt.val()
+            | self.is_long.val()
             | self.pause.ctrl.val()
             | self.nr.val()
             | self.bl.val()
             | self.ic.val();
+        self.rec_w.next = bit_cast::<REC_W, 16>(self.p2_beats.q.val())
+            | (bit_cast::<REC_W, 16>(self.p2_bytes.q.val()) << 16)
+            | (bit_cast::<REC_W, 3>(self.pause.pcp.val()) << 33);
+        self.rec_ram.write_address.next = self.r_wp.q.val().get_bits::<8>(0);
+        self.rec_ram.write_data.next = self.rec_w.val();
+        self.rec_ram.write_enable.next = false;
         if self.p2_valid.q.val() {
             if self.p2_ovf.q.val() {
                 if !self.consumed.val() {
                     self.n_ovf.d.next = self.n_ovf.q.val() + bits::<32>(1);
                 }
             } else {
-                for i in 0..RECS {
-                    if (self.r_wp.q.val() & self.rec_mask.val()) == self.rc[i].val() {
-                        self.r_beats[i].d.next = self.p2_beats.q.val();
-                        self.r_bytes[i].d.next = self.p2_bytes.q.val();
-                        self.r_drop[i].d.next = self.bad.val();
-                        self.r_prio[i].d.next = self.pause.pcp.val();
-                    }
+                self.rec_ram.write_enable.next = true;
+                if self.bad.val() {
+                    self.rec_ram.write_data.next = self.rec_w.val() | self.rec_drop.val();
                 }
-                self.r_wp.d.next = self.r_wp.q.val() + bits::<8>(1);
-                if !self.fcs_ok.val() {
+                self.r_wp.d.next = self.r_wp.q.val() + bits::<16>(1);
+                if self.p2_code.q.val() {
+                    self.n_code.d.next = self.n_code.q.val() + bits::<32>(1);
+                } else if !self.fcs_ok.val() {
                     self.n_fcs.d.next = self.n_fcs.q.val() + bits::<32>(1);
                 } else if self.is_runt.val() {
                     self.n_runt.d.next = self.n_runt.q.val() + bits::<32>(1);
+                } else if self.is_long.val() {
+                    self.n_long.d.next = self.n_long.q.val() + bits::<32>(1);
                 } else if self.nr.val() {
                     self.n_not_roce.d.next = self.n_not_roce.q.val() + bits::<32>(1);
                 } else if self.bl.val() {
@@ -510,18 +545,10 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         }
 
         // Read side: the head record, then its beats from RAM (read one ahead).
-        self.h_beats.next = bits::<16>(0);
-        self.h_bytes.next = bits::<16>(0);
-        self.h_drop.next = false;
-        self.h_prio.next = bits::<3>(0);
-        for i in 0..RECS {
-            if (self.r_rp.q.val() & self.rec_mask.val()) == self.rc[i].val() {
-                self.h_beats.next = self.r_beats[i].q.val();
-                self.h_bytes.next = self.r_bytes[i].q.val();
-                self.h_drop.next = self.r_drop[i].q.val();
-                self.h_prio.next = self.r_prio[i].q.val();
-            }
-        }
+        self.h_beats.next = self.rec_ram.read_data.val().get_bits::<16>(0);
+        self.h_bytes.next = self.rec_ram.read_data.val().get_bits::<16>(16);
+        self.h_drop.next = (self.rec_ram.read_data.val() & self.rec_drop.val()) != bits::<REC_W>(0);
+        self.h_prio.next = self.rec_ram.read_data.val().get_bits::<3>(33);
         self.keep_o.next = self.full_keep.val();
         for i in 0..(KW + 1) {
             if self.left_bytes.q.val() == self.nc16[i].val() {
@@ -543,7 +570,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         }
         self.at_end.next = (self.state.q.val() == MacRxRead::Idle)
             | (self.step.val() & (self.left_beats.q.val() == bits::<16>(1)));
-        self.have.next = self.r_rp.q.val() != self.r_wp.q.val();
+        self.have.next = self.r_rp.q.val() != self.r_wp_d.q.val();
+        // The record RAM is read at the pointer this cycle ends with: the head record next.
+        self.r_rp_nx.next = self.r_rp.q.val();
+        if self.at_end.val() & self.have.val() {
+            self.r_rp_nx.next = self.r_rp.q.val() + bits::<16>(1);
+        }
+        self.rec_ram.read_address.next = self.r_rp_nx.val().get_bits::<8>(0);
         if self.step.val() {
             self.left_beats.d.next = self.left_beats.q.val() - bits::<16>(1);
             if self.left_bytes.q.val() > self.kw.val() {
@@ -555,7 +588,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         if self.at_end.val() {
             self.state.d.next = MacRxRead::Idle;
             if self.have.val() {
-                self.r_rp.d.next = self.r_rp.q.val() + bits::<8>(1);
+                self.r_rp.d.next = self.r_rp_nx.val();
                 if self.h_drop.val() {
                     self.rp_next.next = self.rp_next.val() + self.h_beats.val();
                 } else {
@@ -617,10 +650,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.ovf.d.next = false;
             self.p1_valid.d.next = false;
             self.p2_valid.d.next = false;
-            self.r_wp.d.next = bits::<8>(0);
-            self.r_rp.d.next = bits::<8>(0);
+            self.r_wp.d.next = bits::<16>(0);
+            self.r_wp_d.d.next = bits::<16>(0);
+            self.r_rp.d.next = bits::<16>(0);
             self.state.d.next = MacRxRead::Idle;
             self.n_fcs.d.next = bits::<32>(0);
+            self.n_code.d.next = bits::<32>(0);
+            self.n_long.d.next = bits::<32>(0);
             self.n_runt.d.next = bits::<32>(0);
             self.n_not_roce.d.next = bits::<32>(0);
             self.n_len.d.next = bits::<32>(0);

@@ -3,9 +3,11 @@
 //! Wiring only; the parser's `s_axis_tready` depends on its registers, `MacRx`'s output is a
 //! `Skid`, so the two compose (docs/ARCHITECTURE.md, "Composition").
 //!
-//! Ports: `s_axis_*` the wire (FCS included, no `tready`: the wire does not wait);
+//! Ports: `s_axis_*` the wire (FCS included, `tuser` a PHY code error, no `tready`: the wire
+//! does not wait);
 //! `local_mac`, `local_ip`, `m_meta_*`, `m_axis_*` as `RxParser`. Counters of dropped frames,
-//! first those of `MacRx` (`fcs_err`, `runt`, `not_roce`, `frame_len_err` (its `bad_len`),
+//! first those of `MacRx` (`code_err`, `fcs_err`, `runt`, `too_long`, `not_roce`,
+//! `frame_len_err` (its `bad_len`),
 //! `icrc_err`, `overflow`, `self_check`), then those of the parser (`accepted`,
 //! `unsupported`, `bad_csum`, `bad_mac`, `bad_ip`, `bad_opcode`, `bad_len`, `truncated`).
 //! A frame is counted once, by the first stage that drops it. MAC control: `paused` and the
@@ -31,6 +33,7 @@ pub struct RxFrame<
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ip: Signal<In, Bits<32>>,
     pub m_meta_tdata: Signal<Out, Bits<RX_META_W>>,
@@ -42,6 +45,8 @@ pub struct RxFrame<
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub fcs_err: Signal<Out, Bits<32>>,
+    pub code_err: Signal<Out, Bits<32>>,
+    pub too_long: Signal<Out, Bits<32>>,
     pub runt: Signal<Out, Bits<32>>,
     pub not_roce: Signal<Out, Bits<32>>,
     pub frame_len_err: Signal<Out, Bits<32>>,
@@ -81,6 +86,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
             s_axis_tvalid: Default::default(),
+            s_axis_tuser: Default::default(),
             local_mac: Default::default(),
             local_ip: Default::default(),
             m_meta_tdata: Default::default(),
@@ -92,6 +98,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
             fcs_err: Default::default(),
+            code_err: Default::default(),
+            too_long: Default::default(),
             runt: Default::default(),
             not_roce: Default::default(),
             frame_len_err: Default::default(),
@@ -143,6 +151,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
         self.mac.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.mac.s_axis_tlast.next = self.s_axis_tlast.val();
         self.mac.s_axis_tvalid.next = self.s_axis_tvalid.val();
+        self.mac.s_axis_tuser.next = self.s_axis_tuser.val();
         self.parser.s_axis_tdata.next = self.mac.m_axis_tdata.val();
         self.parser.s_axis_tkeep.next = self.mac.m_axis_tkeep.val();
         self.parser.s_axis_tlast.next = self.mac.m_axis_tlast.val();
@@ -159,6 +168,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
         self.m_axis_tvalid.next = self.parser.m_axis_tvalid.val();
         self.parser.m_axis_tready.next = self.m_axis_tready.val();
         self.fcs_err.next = self.mac.fcs_err.val();
+        self.code_err.next = self.mac.code_err.val();
+        self.too_long.next = self.mac.too_long.val();
         self.runt.next = self.mac.runt.val();
         self.not_roce.next = self.mac.not_roce.val();
         self.frame_len_err.next = self.mac.bad_len.val();

@@ -456,6 +456,8 @@ impl Host {
                 ("rx_fcs_err", s.rx_fcs_err),
                 ("rx_runt", s.rx_runt),
                 ("rx_overflow", s.rx_overflow),
+                ("rx_code_err", s.rx_code_err),
+                ("rx_too_long", s.rx_too_long),
             ] {
                 out.insert(k, vec![v]);
             }
