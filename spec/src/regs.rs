@@ -419,7 +419,7 @@ pub const BLOCKS: &[Block] = &[
                 0x18,
                 Rw,
                 V(0),
-                "bits 15..0: XON when they fall below this",
+                "bits 15..0: XON when they are at or below this",
             ),
         ],
         doc: "Priority flow control (802.1Qbb) of the Ethernet port: which priorities are lossless, the pause time sent, the receive buffer's watermarks.",

@@ -8,11 +8,12 @@
 //!   the last byte, idles between frames) and the gaps follow the deficit idle count: never
 //!   under 9 bytes, exactly `dic_next_start` for frames back to back, 12 on average;
 //! - receive against this file's encoder: random start lanes and gaps (9 bytes and up),
-//!   ordered sets between frames, and damaged frames (an /E/ inside, a bad SFD, a frame cut by
-//!   idles, a frame of no bytes): good frames byte-exact, damaged ones flagged (`tuser`) and
-//!   counted `code_err`, never a hang;
-//! - an input that stops mid-frame: the transmitter ends the frame with /E/ and counts an
-//!   underrun; the receiver flags it; the frames after it are intact.
+//!   ordered sets between frames, and damaged frames (an /E/ inside, /E/ lanes right before
+//!   /T/, a bad SFD, a frame cut by idles, a frame of no bytes): good frames byte-exact,
+//!   damaged ones flagged (`tuser`) and counted `code_err`, never a hang;
+//! - an input that stops mid-frame (after the first beat, in the middle, before the last):
+//!   the transmitter ends the frame with /E/ and counts an underrun; the receiver flags it;
+//!   the frames after it, at the shortest gap on either lane, are intact.
 
 use anyhow::{ensure, Context, Result};
 use ferroce_hdl::net::{XgmiiRx, XgmiiTx};
@@ -455,6 +456,15 @@ fn receiver_takes_any_lane_and_gap_and_flags_damage() -> Result<()> {
                 end = (IDLE, true);
                 delivered = Some((f.clone(), true));
             }
+            5 => {
+                // The frame's last bytes lost to /E/ (an errored block): /E/ lanes then /T/
+                // in one word; the /T/ behind them still ends the frame.
+                let n = body.len();
+                for l in &mut body[n - r.gen_range(1..8)..] {
+                    *l = (ERROR, true);
+                }
+                delivered = Some((f.clone(), true));
+            }
             3 => {
                 // No byte between the preamble and /T/.
                 body.clear();
@@ -545,17 +555,26 @@ fn an_input_that_stops_mid_frame_is_ended_with_error() -> Result<()> {
     let s = seed("an_input_that_stops_mid_frame_is_ended_with_error");
     let mut r = rng(s);
     let mut p = Pair::open()?;
-    let frames: Vec<Vec<u8>> = (0..12)
+    let n = 48;
+    let frames: Vec<Vec<u8>> = (0..n)
         .map(|_| (0..r.gen_range(64..600)).map(|_| r.gen()).collect())
         .collect();
-    // Frames 3 and 8 stall for a few clocks in the middle.
+    // One frame in four stalls for a few clocks: after its first beat, in the middle, or
+    // before its last beat (then the /E/ word's /T/ comes one word before the next /S/, at
+    // the shortest gap, on either start lane: the receiver must not lose the next frame).
+    let stalls = |k: usize| k % 4 == 3;
+    let at_of = |k: usize, len: usize| match (k / 4) % 3 {
+        0 => 1,
+        1 => len / 2,
+        _ => len - 1,
+    };
     let (mut word, mut out) = ((0x0707_0707_0707_0707u64, 0xFFu64), Vec::new());
     for (k, f) in frames.iter().enumerate() {
         let beats = beats_of(f);
         let mut i = 0;
         let mut stalled = false;
         while i < beats.len() {
-            let stall = (k == 3 || k == 8) && i == beats.len() / 2 && !stalled;
+            let stall = stalls(k) && i == at_of(k, beats.len()) && !stalled;
             let (took, w, b) = if stall {
                 stalled = true;
                 for _ in 0..r.gen_range(1..4) {
@@ -580,20 +599,20 @@ fn an_input_that_stops_mid_frame_is_ended_with_error() -> Result<()> {
         out.extend(b);
     }
     ensure!(
-        p.vtx.get("underrun")? == 2 && p.vtx.get("frames")? == 10,
+        p.vtx.get("underrun")? == n as u64 / 4 && p.vtx.get("frames")? == 3 * n as u64 / 4,
         "underrun {} frames {}",
         p.vtx.get("underrun")?,
         p.vtx.get("frames")?
     );
     let got = frames_of(&out)?;
-    ensure!(got.len() == 12, "{} frames received", got.len());
+    ensure!(got.len() == n, "{} frames received (seed {s})", got.len());
     for (k, (g, f)) in got.iter().zip(&frames).enumerate() {
-        if k == 3 || k == 8 {
+        if stalls(k) {
             ensure!(g.1, "frame {k}: the cut frame is not flagged");
         } else {
             ensure!(!g.1 && &g.0 == f, "frame {k}: differs (seed {s})");
         }
     }
-    ensure!(p.vrx.get("code_err")? == 2 && p.vrx.get("frames")? == 10);
+    ensure!(p.vrx.get("code_err")? == n as u64 / 4 && p.vrx.get("frames")? == 3 * n as u64 / 4);
     Ok(())
 }

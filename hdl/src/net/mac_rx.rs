@@ -29,8 +29,8 @@
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
 //! occupies the buffer. The frame's beat and byte counts travel two cycles alongside the taps'
-//! pipelines and become a record (beats, bytes, drop, priority) in a 256-entry record queue
-//! in block RAM (one record per 64 bytes of a 16 KiB buffer: minimum-size frames fill the
+//! pipelines and become a record (beats, bytes, drop, priority) in a 512-entry record queue
+//! in block RAM (one record per 64 bytes of a 32 KiB buffer: minimum-size frames fill the
 //! buffer, and so raise XOFF, before they run out of records; a record is readable the cycle
 //! after its write lands); the reader
 //! takes records in order, reads RAM ahead (its address is the next read pointer, so the head
@@ -51,9 +51,9 @@ use crate::stream::{counts, keep_of_count, ones, Skid};
 use ferroce_spec::headers::{ETH_MAX_FRAME, ETH_MIN_FRAME_NO_FCS, FCS_LEN};
 use ferroce_spec::icrc::flags;
 
-/// Frame records the buffer holds: one per 64 bytes of a 16 KiB buffer, so a stream of
+/// Frame records the buffer holds: one per 64 bytes of the NIC's 32 KiB buffer, so a stream of
 /// minimum-size frames fills the buffer (and raises XOFF) before it runs out of records.
-const RECS: usize = 256;
+const RECS: usize = 512;
 /// Bits of a record in its RAM: beats (16), bytes (16), drop (1), priority (3).
 const REC_W: usize = 36;
 /// The CRC-32 of a frame followed by its correct FCS (the CRC-32 residue).
@@ -123,7 +123,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     p2_code: DFF<Bit>,
     // Records (beats, bytes, drop, priority) in block RAM; `r_wp_d` is the write pointer one
     // cycle late (a record is read the cycle after its write lands).
-    rec_ram: RAM<Bits<REC_W>, 8>,
+    rec_ram: RAM<Bits<REC_W>, 9>,
     r_wp_d: DFF<Bits<16>>,
     // Buffer occupancy per priority (beats), and the XOFF wish with hysteresis.
     occ: Vec<DFF<Bits<16>>>,
@@ -512,7 +512,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.rec_w.next = bit_cast::<REC_W, 16>(self.p2_beats.q.val())
             | (bit_cast::<REC_W, 16>(self.p2_bytes.q.val()) << 16)
             | (bit_cast::<REC_W, 3>(self.pause.pcp.val()) << 33);
-        self.rec_ram.write_address.next = self.r_wp.q.val().get_bits::<8>(0);
+        self.rec_ram.write_address.next = self.r_wp.q.val().get_bits::<9>(0);
         self.rec_ram.write_data.next = self.rec_w.val();
         self.rec_ram.write_enable.next = false;
         if self.p2_valid.q.val() {
@@ -576,7 +576,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         if self.at_end.val() & self.have.val() {
             self.r_rp_nx.next = self.r_rp.q.val() + bits::<16>(1);
         }
-        self.rec_ram.read_address.next = self.r_rp_nx.val().get_bits::<8>(0);
+        self.rec_ram.read_address.next = self.r_rp_nx.val().get_bits::<9>(0);
         if self.step.val() {
             self.left_beats.d.next = self.left_beats.q.val() - bits::<16>(1);
             if self.left_bytes.q.val() > self.kw.val() {

@@ -16,8 +16,9 @@
 //! it switches on /S/ (lane 0 at once, lane 4 from the next word). The decoder holds one beat,
 //! so it knows whether the next word begins with /T/ (then the held beat is the last); a word
 //! with /T/ inside leaves its bytes as a last beat one clock later. A frame ends at its /T/, or
-//! at the first control character that is not /E/ (an idle, a new /S/): never a hang on a
-//! link that stops mid-frame. Bytes between frames (idles, ordered sets) are ignored.
+//! at the first control character in it that is not /E/ (an idle; a new /S/, which also starts
+//! the next frame): never a hang on a link that stops mid-frame, and an /E/ never hides the
+//! /T/ behind it. Bytes between frames (idles, ordered sets) are ignored.
 
 use crate::host::k;
 use crate::net::xgmii_tx::word;
@@ -71,6 +72,7 @@ pub struct XgmiiRx {
     is_s: Signal<Local, Bit>,
     pre_ok: Signal<Local, Bit>,
     ends: Signal<Local, Bit>,
+    e_before: Signal<Local, Bit>,
     bad: Signal<Local, Bit>,
     nc: Vec<Constant<Bits<4>>>,
     keepc: Vec<Constant<Bits<8>>>,
@@ -128,6 +130,7 @@ impl XgmiiRx {
             is_s: Default::default(),
             pre_ok: Default::default(),
             ends: Default::default(),
+            e_before: Default::default(),
             bad: Default::default(),
             nc: counts(LANES),
             keepc: keep_of_count::<8>(),
@@ -185,23 +188,33 @@ impl Logic for XgmiiRx {
             self.ac.next = (self.prev_c.q.val() >> 4) | (self.xgmii_rxc.val() << 4);
         }
 
-        // The first control lane of the aligned word (8: none) and its character.
+        // The first control lane of the aligned word that is not /E/ (8: none), its
+        // character, and whether an /E/ comes before it.
         self.fc.next = bits::<4>(8);
         self.fchar.next = bits::<64>(0);
         for j in 0..LANES {
             if (self.fc.val() == bits::<4>(8))
                 & ((self.ac.val() & self.onehot[j].val()) != bits::<8>(0))
+                & (((self.ad.val() >> self.lane_sh[j].val()) & self.byte0.val())
+                    != self.c_err.val())
             {
                 self.fc.next = self.nc[j].val();
                 self.fchar.next = (self.ad.val() >> self.lane_sh[j].val()) & self.byte0.val();
+            }
+        }
+        self.e_before.next = false;
+        for j in 0..(LANES + 1) {
+            if self.fc.val() == self.nc[j].val() {
+                self.e_before.next = (self.ac.val() & self.keepc[j].val()) != bits::<8>(0);
             }
         }
         self.is_s.next = (self.fc.val() == bits::<4>(0)) & (self.fchar.val() == self.c_start.val());
         self.pre_ok.next = self.is_s.val()
             & (self.ac.val() == bits::<8>(0x01))
             & (self.ad.val() == self.pre_val.val());
-        self.ends.next = (self.fc.val() != bits::<4>(8)) & (self.fchar.val() != self.c_err.val());
-        self.bad.next = self.err.q.val() | (self.fchar.val() != self.c_term.val());
+        self.ends.next = self.fc.val() != bits::<4>(8);
+        self.bad.next =
+            self.err.q.val() | self.e_before.val() | (self.fchar.val() != self.c_term.val());
 
         // The held beat goes out when the next word shows it is not the frame's end, or that
         // it is (/T/ on lane 0), or when it is a last beat already.
@@ -225,7 +238,7 @@ impl Logic for XgmiiRx {
                 self.o_valid.d.next = self.h_valid.q.val();
                 if !self.ends.val() {
                     // Bytes only (an /E/ marks the frame bad and counts as a byte).
-                    if self.fc.val() != bits::<4>(8) {
+                    if self.e_before.val() {
                         self.err.d.next = true;
                     }
                     self.h_valid.d.next = true;
@@ -235,6 +248,11 @@ impl Logic for XgmiiRx {
                     self.h_user.d.next = false;
                 } else {
                     self.state.d.next = XgmiiRxState::Idle;
+                    if self.is_s.val() {
+                        // A new /S/ ends this frame (flagged) and starts the next one.
+                        self.state.d.next = XgmiiRxState::Frame;
+                        self.err.d.next = !self.pre_ok.val();
+                    }
                     if self.fc.val() == bits::<4>(0) {
                         // The held beat was the last one (or there was none: a frame of no
                         // bytes, counted).

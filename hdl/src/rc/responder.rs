@@ -70,7 +70,7 @@ pub const MR_W: usize = 256;
 const META_W: usize = 512;
 const RACK_W: usize = RX_ACK.len * 8;
 /// This block's QP copy: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24, epsn 48/24,
-/// msn 72/24, remote_mac 96/48, remote_ip 144/32.
+/// msn 72/24, remote_mac 96/48, remote_ip 144/32, the 802.1Q group (vlan, pcp, vid) 176/16.
 const RCTX_W: usize = 192;
 /// The write cursor: next address 0/64, bytes left 64/32, in a message 96, NAK sent 97.
 const CUR_W: usize = 98;
