@@ -225,7 +225,7 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
         "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
         "ferroce_nic_64" => emit(
-            &mut Nic::<64, 8, 9, 640, 6, 12, 704, 10, 13>::new(bar0_params(Config::TenG)),
+            &mut Nic::<64, 8, 9, 640, 6, 12, 704, 11, 14>::new(bar0_params(Config::TenG)),
             name,
         ),
         other => Err(EmitError::BadName(format!("no design named {other}"))),

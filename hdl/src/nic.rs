@@ -26,12 +26,17 @@
 //! - counters, prefixed by block: `req_` requester, `rd_` DMA read, `tx_` TX path, `rx_` RX
 //!   path (MAC receive, then parser), `resp_` responder, `cpl_` completer, `wr_bad_len` and
 //!   `cqe_bad_len` the two DMA write engines (both stay zero: contracts between blocks).
+//! - `req_yields`: QPs the requester set aside mid-message for want of transmit credit;
+//!   `mac_tx_used`: per priority, the transmit queue beats reserved and not yet sent (16 bits
+//!   each, priority p at 16p; zero when the NIC is idle).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
 //!   the host reads the same through BAR0's MAC_STATS block.
 //!
-//! Lossless Ethernet: the peer's PFC/PAUSE (MAC receive's `paused`) holds the transmit queues;
+//! Lossless Ethernet: the peer's PFC/PAUSE (MAC receive's `paused`) holds the transmit queues,
+//! and the requester and the responder reserve room in a queue before they send into it
+//! (credits, `TxQueues`), so a paused priority holds only its own QPs and ACKs;
 //! the receive buffer's per-priority `xoff` drives PFC generation, configured by BAR0's PFC
 //! block (docs/ARCHITECTURE.md, "NIC top").
 //!
@@ -40,9 +45,12 @@
 use crate::host::bar0::LIVE_W;
 use crate::host::{k, Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
+use crate::net::tx_queues::USED_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
 use crate::rc::{Completer, Requester, Responder};
+use ferroce_spec::headers::{AETH, RETH};
+use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
 use ferroce_spec::regs;
 
 #[derive(LogicBlock)]
@@ -96,6 +104,8 @@ pub struct Nic<
     pub req_bad_qp: Signal<Out, Bits<32>>,
     pub req_bad_wqe: Signal<Out, Bits<32>>,
     pub req_dma_err: Signal<Out, Bits<32>>,
+    pub req_yields: Signal<Out, Bits<32>>,
+    pub mac_tx_used: Signal<Out, Bits<USED_W>>,
     pub rd_bad_cpl: Signal<Out, Bits<32>>,
     pub rd_timeouts: Signal<Out, Bits<32>>,
     pub tx_bad_len: Signal<Out, Bits<32>>,
@@ -158,6 +168,8 @@ pub struct Nic<
     live_rx_overflow: Constant<Bits<16>>,
     live_rx_code_err: Constant<Bits<16>>,
     live_rx_too_long: Constant<Bits<16>>,
+    cap_req: Constant<Bits<16>>,
+    cap_resp: Constant<Bits<16>>,
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
     arb: TxArb<DW, KW>,
@@ -184,6 +196,15 @@ impl<
     > Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
 {
     pub fn new(params: Bar0Params) -> Self {
+        // Credits: each transmit queue is the responder's (every beat of it) and the
+        // requester's less one tagged ACK, so an ACK always finds room beside the requester's
+        // packets; the largest packet must fit the requester's share.
+        let ack = beats_of(tx_frame_len(true, AETH.len, 0), KW);
+        let cap_req = (1usize << QA) - ack;
+        assert!(
+            beats_of(tx_frame_len(true, RETH.len, TX_MAX_PAYLOAD), KW) <= cap_req,
+            "a transmit queue must hold the largest packet and an ACK"
+        );
         // Where each statistic sits in BAR0's live words (`spec::regs`, MAC_STATS).
         let live = |name: &str| -> Constant<Bits<16>> {
             let n = regs::live_index(name).unwrap_or_else(|| panic!("MAC_STATS has no {name}"));
@@ -229,6 +250,8 @@ impl<
             req_bad_qp: Default::default(),
             req_bad_wqe: Default::default(),
             req_dma_err: Default::default(),
+            req_yields: Default::default(),
+            mac_tx_used: Default::default(),
             rd_bad_cpl: Default::default(),
             rd_timeouts: Default::default(),
             tx_bad_len: Default::default(),
@@ -291,6 +314,8 @@ impl<
             live_rx_code_err: live("RX_CODE_ERR"),
             live_rx_too_long: live("RX_TOO_LONG"),
             bar0: Bar0::new(params),
+            cap_req: k(cap_req as u64),
+            cap_resp: k(1 << QA),
             req: Requester::new(),
             rd: DmaRead::new(),
             arb: TxArb::new(),
@@ -495,6 +520,14 @@ impl<
         self.req_bad_qp.next = self.req.bad_qp.val();
         self.req_bad_wqe.next = self.req.bad_wqe.val();
         self.req_dma_err.next = self.req.dma_err.val();
+        self.req_yields.next = self.req.yields.val();
+        self.mac_tx_used.next = self.tx.used.val();
+        self.req.tx_used.next = self.tx.used.val();
+        self.req.tx_cap.next = self.cap_req.val();
+        self.tx.rsv_a.next = self.req.m_rsv.val();
+        self.resp.tx_used.next = self.tx.used.val();
+        self.resp.tx_cap.next = self.cap_resp.val();
+        self.tx.rsv_b.next = self.resp.m_rsv.val();
         self.rd_bad_cpl.next = self.rd.bad_cpl.val();
         self.rd_timeouts.next = self.rd.timeouts.val();
         self.tx_bad_len.next = self.tx.bad_len.val();

@@ -253,6 +253,22 @@ impl Host {
     }
 }
 
+impl Host {
+    /// Transmit credits in use per priority (`mac_tx_used`: beats reserved in the MAC's
+    /// transmit queues and not yet sent); all zero when the NIC has nothing to send.
+    pub fn tx_used(&self) -> Result<[u64; 8]> {
+        let sim = self.sim.borrow();
+        let m = sim.tb.model_ref();
+        let bytes = m.get_bytes(m.port("mac_tx_used")?);
+        let mut out = [0u64; 8];
+        for (p, c) in out.iter_mut().enumerate() {
+            let b = bytes.get(2 * p..2 * p + 2).unwrap_or(&[0; 2]);
+            *c = u64::from(u16::from_le_bytes([b[0], b[1]]));
+        }
+        Ok(out)
+    }
+}
+
 /// Every counter of the NIC that counts a fault: all must stay zero in clean traffic.
 pub const FAULT_COUNTERS: &[&str] = &[
     "req_bad_db",

@@ -2,7 +2,7 @@
 //! travel as a metadata stream beside the payload stream"). Host order: a record read as one
 //! little-endian integer has each field at its `bit`.
 
-use crate::headers::{BTH_LEN, ETH_HDR_LEN, IPV4_HDR_LEN, UDP_HDR_LEN, VLAN_TAG_LEN};
+use crate::headers::{BTH_LEN, ETH_HDR_LEN, ICRC_LEN, IPV4_HDR_LEN, UDP_HDR_LEN, VLAN_TAG_LEN};
 use crate::layout::{f, Layout};
 use crate::opcodes::{opcode, IMPLEMENTED, OPCODES};
 
@@ -76,6 +76,21 @@ pub const VLAN_GROUP_W: usize = 16;
 
 /// Largest payload of one packet (the largest PMTU).
 pub const TX_MAX_PAYLOAD: usize = 4096;
+
+/// Bytes of a RoCEv2 frame the TX path builds, as the MAC's transmit queues hold it (no FCS,
+/// before padding): the headers (`tagged`: with an 802.1Q tag), `ext` bytes of extended
+/// headers, the payload, its pad to a multiple of 4 and the ICRC. The requester and the
+/// responder reserve a frame's beats in the queue of its priority before they send it
+/// (`hdl::net::TxQueues`, "Credits"), from this sum.
+pub const fn tx_frame_len(tagged: bool, ext: usize, pay_len: usize) -> usize {
+    let tag = if tagged { VLAN_TAG_LEN } else { 0 };
+    TX_BASE_HDR_LEN + tag + ext + pay_len + (4 - pay_len % 4) % 4 + ICRC_LEN
+}
+
+/// Beats of `len` bytes on a stream `kw` bytes wide.
+pub const fn beats_of(len: usize, kw: usize) -> usize {
+    len.div_ceil(kw)
+}
 
 /// IPv4 time to live and flags (don't fragment) the builder writes.
 pub const IPV4_FLAGS_DF: u8 = 0b010;

@@ -73,7 +73,14 @@ pub const QP_CTX: Layout = Layout::host(
         f("epsn", 128, 24, "NIC: PSN the responder expects"),
         f("msn", 160, 24, "NIC: responder's message sequence number"),
         f("sq_ci", 192, 16, "NIC: WQEs the requester has fetched"),
-        f("una_psn", 224, 24, "NIC: oldest PSN not yet acknowledged"),
+        f(
+            "sq_pkts",
+            208,
+            24,
+            "NIC: packets of the WQE at sq_ci already sent (a requester that yields a QP \
+             mid-message, its priority's transmit queue full, resumes there)",
+        ),
+        f("una_psn", 232, 24, "NIC: oldest PSN not yet acknowledged"),
         f("remote_mac", 256, 48, "peer MAC"),
         f(
             "vlan",

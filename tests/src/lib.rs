@@ -185,3 +185,25 @@ pub fn rxe_frames() -> Result<Vec<Vec<u8>>> {
     }
     Ok(frames)
 }
+
+/// Transmit credits in use as a sender sees them (`TxQueues::used`), wandering: now and then
+/// (one cycle in `every`) one priority's figure jumps to empty, full (`cap`) or in between.
+/// Returns the bus bytes (16 bits per priority, little-endian).
+pub fn wander_credits(
+    r: &mut impl rand::Rng,
+    used: &mut [u64; 8],
+    cap: u64,
+    every: u32,
+) -> Vec<u8> {
+    if r.gen_ratio(1, every) {
+        let p = r.gen_range(0..8);
+        used[p] = match r.gen_range(0..4) {
+            0 => 0,
+            1 => cap,
+            _ => r.gen_range(0..=cap),
+        };
+    }
+    used.iter()
+        .flat_map(|u| (*u as u16).to_le_bytes())
+        .collect()
+}

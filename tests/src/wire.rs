@@ -7,6 +7,23 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+/// The NIC's PFC response, documented in the README: from the last bit of a PFC frame at the
+/// receiver to the latest start of a new frame it pauses, beyond a frame already started.
+pub const PFC_RESPONSE_BITS: u64 = 1024;
+
+/// (start in ps, bytes without FCS) of every frame in a pcap with nanosecond stamps (the
+/// link model's taps).
+pub fn pcap_frames_ps(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
+    let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(path)?)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let mut out = Vec::new();
+    while let Some(p) = r.next_packet() {
+        let p = p?;
+        out.push((p.timestamp.as_nanos() as u64 * 1000, p.data.into_owned()));
+    }
+    Ok(out)
+}
+
 /// zlib's CRC-32, the Ethernet FCS.
 pub const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
 

@@ -5,6 +5,9 @@
 //! rewritten while the QP is served), doorbells (some for QP numbers the NIC does not have),
 //! and for every read command its bytes, WQE-shaped (mostly RDMA WRITEs of 0..5000 bytes, some
 //! other opcodes, some failed reads), with random idle cycles and back-pressure everywhere.
+//! It also plays the transmit queues' credits: per priority, `tx_used` wanders between empty
+//! and full, so QPs wait for credit, yield mid-message and resume (some contexts carry a
+//! resume point `sq_pkts`, a few of them past the WQE's end).
 
 use anyhow::Result;
 use ferroce_hdl::prelude::*;
@@ -13,7 +16,7 @@ use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::queues::{QP_CTX, WQE};
-use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wide};
+use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wander_credits, wide};
 use rand::Rng;
 use std::collections::VecDeque;
 
@@ -42,6 +45,12 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
     put("sq_ci", r.gen_range(0..4));
     put("remote_mac", r.gen_range(0..1 << 48));
     put("remote_ip", r.gen_range(0..1 << 32));
+    put("vlan", r.gen_range(0..2));
+    put("pcp", r.gen_range(0..8));
+    put("vid", r.gen_range(0..4095));
+    if r.gen_ratio(1, 4) {
+        put("sq_pkts", r.gen_range(0..20));
+    }
     put("sq_base", u128::from(r.gen::<u64>() & !63));
     img
 }
@@ -101,6 +110,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         "bad_qp",
         "bad_wqe",
         "dma_err",
+        "m_rsv",
+        "yields",
     ];
     let ports = outs
         .iter()
@@ -113,6 +124,12 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut cmds: VecDeque<u64> = VecDeque::new();
     let mut beats: VecDeque<(u64, u64, bool, bool)> = VecDeque::new();
     let mut pis = [0u16; 8];
+    // Credits: the requester may fill `cap` beats of each queue.
+    let cap = 700u64;
+    let mut used = [0u64; 8];
+    let used_port = tb.model_ref().port("tx_used")?;
+    tb.set("tx_cap", cap)?;
+    hdl.tx_cap.next = bits_from_u64(cap);
     let (mut packets, mut records, mut doorbells) = (0, 0, 0);
     let cycles = 30_000;
     for cycle in 0..cycles {
@@ -168,6 +185,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             None => (false, 0, vec![0u8; 64]),
         };
         let (db_valid, (db_qpn, db_pi)) = (db.is_some(), db.unwrap_or_default());
+        let used_bytes = wander_credits(&mut r, &mut used, cap, 20);
+        hdl.tx_used.next = wide(&used_bytes);
 
         hdl.s_qpw_en.next = qpw_en;
         hdl.s_qpw_index.next = bits_from_u64(qpw_index);
@@ -207,6 +226,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("m_meta_tready", meta_ready.into())?;
         tb.set("m_pay_tready", pay_ready.into())?;
         tb.set("m_sent_tready", sent_ready.into())?;
+        tb.model().set_bytes(used_port, &used_bytes)?;
         tb.rising_edge()?;
 
         if let Some(len) = cmd {
@@ -232,6 +252,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             hdl.bad_qp.val().to_u64(),
             hdl.bad_wqe.val().to_u64(),
             hdl.dma_err.val().to_u64(),
+            hdl.m_rsv.val().to_u64(),
+            hdl.yields.val().to_u64(),
         ];
         assert_eq!(got, want, "cycle {cycle}: Verilator vs rust-hdl ({outs:?})");
         assert_eq!(
@@ -245,7 +267,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             "cycle {cycle}: m_sent_tdata"
         );
     }
-    let counters: Vec<u64> = ["bad_db", "bad_qp", "bad_wqe", "dma_err"]
+    let counters: Vec<u64> = ["bad_db", "bad_qp", "bad_wqe", "dma_err", "yields"]
         .iter()
         .map(|c| tb.get(c))
         .collect::<Result<_, _>>()?;

@@ -3,6 +3,9 @@
 //! records byte by byte) after every clock edge. Stimulus is shaped so that every path runs:
 //! contexts for eight QPs and regions (good and bad), records with PSNs at, before and after
 //! the expected one, keys right and wrong, ACKs and NAKs, and random back-pressure everywhere.
+//! The responder's transmit credits (`tx_used`) wander between empty and full per priority,
+//! and its QPs are tagged with random priorities, so ACKs wait, go back in line and pass
+//! each other.
 
 use anyhow::Result;
 use ferroce_hdl::net::TxArb;
@@ -12,7 +15,7 @@ use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::meta::{RX_ACK, RX_META, SENT};
 use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
-use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wide};
+use ferroce_tests::{bytes_of, hdl_edge, rng, seed, wander_credits, wide};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -98,8 +101,12 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut meta: Option<Vec<u8>> = None;
     let (mut writes, mut acks, mut racks) = (0, 0, 0);
     let cycles = 30_000;
+    let cap = 64u64;
+    let mut used = [0u64; 8];
     for cycle in 0..cycles {
         let mut inp = Vec::new();
+        inp.push(("tx_used", wander_credits(&mut r, &mut used, cap, 10)));
+        inp.push(("tx_cap", le(cap, 2)));
         // Contexts and regions: all at the start, then now and then.
         let qpw = (cycle < 8 || r.gen_ratio(1, 2000)).then(|| {
             let q = if cycle < 8 { cycle } else { r.gen_range(0..8) };
@@ -116,6 +123,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("msn", r.gen_range(0..1 << 24)),
                     ("remote_mac", r.gen_range(0..1 << 48)),
                     ("remote_ip", peer_ip),
+                    ("vlan", r.gen_range(0..2)),
+                    ("pcp", r.gen_range(0..8)),
                 ],
             );
             (q as u64, img[..64].to_vec())
@@ -270,6 +279,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_wd_tready.next = inp.bit("m_wd_tready");
         hdl.m_ack_tready.next = inp.bit("m_ack_tready");
         hdl.m_rack_tready.next = inp.bit("m_rack_tready");
+        hdl.tx_used.next = wide(inp.get("tx_used"));
+        hdl.tx_cap.next = wide(inp.get("tx_cap"));
         assert!(simulate(&mut hdl, 200));
         let meta_taken = meta_valid && hdl.s_meta_tready.val();
         let pay_taken = pay_valid && hdl.s_pay_tready.val();
@@ -307,6 +318,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 ("seq_err", bytes_of(hdl.seq_err.val())),
                 ("bad_req", bytes_of(hdl.bad_req.val())),
                 ("bad_rkey", bytes_of(hdl.bad_rkey.val())),
+                ("m_rsv", bytes_of(hdl.m_rsv.val())),
             ],
         )?;
     }

@@ -4,7 +4,9 @@
 //! frames. Each frame is checked by outside references: the FCS by zlib's CRC-32 (`crc`), the
 //! Ethernet/IPv4/UDP headers by etherparse, the ICRC by scapy, the dissection by tshark; the
 //! BTH/RETH fields and the payload bytes against the work requests (IBTA 9.2, 9.3.3 byte
-//! offsets written out here). Random back-pressure on the wire. No peer answers here, so no
+//! offsets written out here). Random back-pressure on the wire (85% of the cycles), so the
+//! transmit queue fills and QPs yield to each other mid-message and resume (checked: the
+//! packets are the same). No peer answers here, so no
 //! request completes but those the NIC refuses (error CQEs); the two-NIC tests
 //! (`tests/two_nics.rs`) check completions.
 
@@ -47,7 +49,7 @@ fn open(s: u64) -> Result<Nic> {
     let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
     let wire = AxisSink::new(&mut tb, "m_axis")?;
     wire.borrow_mut()
-        .set_pause_generator(PauseGenerator::random(s ^ 11, 0.2));
+        .set_pause_generator(PauseGenerator::random(s ^ 11, 0.85));
     let config = PcieConfig {
         cpl_reorder_seed: Some(s ^ 13),
         ..PcieConfig::default()
@@ -234,13 +236,16 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
     let mut total = 0usize;
     // Two rounds of up to 4 requests on 4 QPs: at most 32 outstanding, what the completer
     // holds while no ACK comes (the requester waits beyond that).
-    for _round in 0..2 {
+    for round in 0..2 {
         for (k, qp) in qps.iter_mut().enumerate() {
             let pmtu = pmtus[k] as usize;
             let n = r.gen_range(1..=4);
             let mut list = Vec::new();
-            for _ in 0..n {
-                let len = match r.gen_range(0..8) {
+            for j in 0..n {
+                // Each QP's first request is long: together they overfill the 16 KiB transmit
+                // queue, so QPs run out of credit mid-message and yield.
+                let len = match if round + j == 0 { 8 } else { r.gen_range(0..8) } {
+                    8 => r.gen_range(8000..=12_000),
                     0 => 0,
                     1 => pmtu,
                     2 => pmtu - 1,
@@ -365,6 +370,17 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
         ensure!(nic.sim.borrow().tb.get(name)? == 0, "{name}");
     }
     ensure!(nic.sim.borrow().rc.borrow().violations.is_empty());
+    // The wire at half speed fills the transmit queue: QPs waited for credit and yielded to
+    // each other mid-message, and every packet above is still the one the WQE asked for.
+    let yields = nic.sim.borrow().tb.get("req_yields")?;
+    ensure!(yields > 0, "no QP yielded: the resume path went untested");
+    let used = {
+        let sim = nic.sim.borrow();
+        let m = sim.tb.model_ref();
+        m.get_bytes(m.port("mac_tx_used")?)
+    };
+    ensure!(used.iter().all(|&b| b == 0), "credits left: {used:?}");
+    println!("seed {s}: {yields} yields");
     println!(
         "seed {s}: {total} WRITEs on {} QPs, {} frames, scapy {}, tshark RRoCE",
         qps.len(),

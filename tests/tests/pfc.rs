@@ -71,6 +71,7 @@ fn pfc_makes_a_half_rate_receiver_lossless() -> Result<()> {
         for c in FAULT_COUNTERS {
             ensure!(h.counter(c)? == 0, "{c} = {}", h.counter(c)?);
         }
+        ensure!(h.tx_used()? == [0; 8], "credits left {:?}", h.tx_used()?);
     }
     // The driver reads the same through BAR0's MAC_STATS block.
     let (sa, sb) = (w.a.dev.mac_stats()?, w.b.dev.mac_stats()?);

@@ -9,37 +9,22 @@
 //!   for priority 0 comes first, after which frames flow again within the response delay;
 //! - pausing priority 3 only: priority-0 frames keep flowing through the window.
 //!
-//! The response delay asserted is the README's (`RESPONSE_BITS`); the measured one is printed.
+//! The response delay asserted is the README's (`PFC_RESPONSE_BITS`); the measured one is printed.
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use ferroce_sim::traffic::{write_stream, Direction};
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::mac_ctrl;
 use ferroce_tests::seed;
-use std::path::Path;
+use ferroce_tests::wire::{pcap_frames_ps, PFC_RESPONSE_BITS};
 
 const RATE: u64 = 10_000_000_000;
 const PMTU: u32 = 256;
-/// The NIC's PFC response, documented in the README: from the last bit of a PFC frame at the
-/// receiver to the latest start of a new frame it pauses, beyond a frame already started.
-const RESPONSE_BITS: u64 = 1024;
 /// The largest frame of the run on the wire: PMTU + headers 58 + ICRC 4 + FCS 4.
 const MAX_FRAME: u64 = PMTU as u64 + 58 + 8;
 
 fn bits_ps(bits: u64) -> u64 {
     bits * 1_000_000_000_000 / RATE
-}
-
-/// (start in ps, bytes without FCS) of every frame in a pcap with nanosecond stamps.
-fn frames(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
-    let mut r = pcap_file::pcap::PcapReader::new(std::fs::File::open(path)?)
-        .with_context(|| format!("opening {}", path.display()))?;
-    let mut out = Vec::new();
-    while let Some(p) = r.next_packet() {
-        let p = p?;
-        out.push((p.timestamp.as_nanos() as u64 * 1000, p.data.into_owned()));
-    }
-    Ok(out)
 }
 
 enum Ctl {
@@ -100,8 +85,8 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
         run.cycles * run.period_ps > 1600 * us,
         "the stream ended before the last window"
     );
-    let data = frames(&ab)?;
-    let ctl: Vec<(u64, Ctl)> = frames(&ba)?
+    let data = pcap_frames_ps(&ab)?;
+    let ctl: Vec<(u64, Ctl)> = pcap_frames_ps(&ba)?
         .into_iter()
         .filter_map(|(t, f)| {
             let arrive_end = t + w.ba.config().propagation_ps + bits_ps(8 * (f.len() as u64 + 4));
@@ -127,7 +112,7 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
         "{} control frames on the wire",
         ctl.len()
     );
-    let allowance = bits_ps(8 * (MAX_FRAME + 20) + RESPONSE_BITS);
+    let allowance = bits_ps(8 * (MAX_FRAME + 20) + PFC_RESPONSE_BITS);
     let mut worst = 0u64;
     let mut windows = 0;
     for (i, (a, c)) in ctl.iter().enumerate() {
@@ -158,7 +143,8 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
                 }
                 let resumed = data.iter().map(|(t, _)| *t).find(|t| *t >= end);
                 ensure!(
-                    resumed.is_some_and(|t| t <= end + bits_ps(RESPONSE_BITS) + bits_ps(8 * 84)),
+                    resumed
+                        .is_some_and(|t| t <= end + bits_ps(PFC_RESPONSE_BITS) + bits_ps(8 * 84)),
                     "pause {i}: traffic did not resume promptly after {end} ps: {resumed:?}"
                 );
                 if i < 5 {

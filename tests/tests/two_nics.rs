@@ -336,6 +336,13 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
             ensure!(h.counter(c)? == 0, "seed {s}: {c} = {}", h.counter(c)?);
         }
         ensure!(h.counter("cpl_cqes")? == (total / 2) as u64);
+        // Every frame's transmit credits came back: the beats the requester and the
+        // responder reserved (`spec::meta::tx_frame_len`) are exactly the frames' beats.
+        ensure!(
+            h.tx_used()? == [0; 8],
+            "seed {s}: credits left {:?}",
+            h.tx_used()?
+        );
     }
     ensure!(w.ab.pcap_error().is_none() && w.ba.pcap_error().is_none());
     drop(w);

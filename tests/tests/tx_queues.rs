@@ -7,6 +7,9 @@
 //!   PFC and PAUSE records now and then. Every frame comes out byte-exact and in order within
 //!   its priority, the oversize ones are dropped and counted, and every control frame is the
 //!   one `spec::mac_ctrl`'s builders make (byte-identical to scapy's) from the NIC's address.
+//!   Every frame's beats are reserved on the two credit ports (`rsv_a`, `rsv_b`) as it is
+//!   queued for input, and at the end `used` is zero for every priority: each beat came back
+//!   when sent, and a dropped frame's when it was dropped.
 //! - Gating: with the output never stalled, a frame of priority p starts two cycles after the
 //!   scheduler chose it, so `paused[p]` must have been low exactly then; frames of the other
 //!   priorities keep going while p is paused.
@@ -39,6 +42,8 @@ struct In {
     ctrl_valid: bool,
     paused: u8,
     ready: bool,
+    rsv_a: u64,
+    rsv_b: u64,
 }
 
 /// The outputs, as Verilator gives them (rust-hdl's are checked equal every cycle).
@@ -54,6 +59,7 @@ struct Out {
     oversize: u64,
     ctrl_sent: u64,
     frames_sent: Vec<u8>,
+    used: Vec<u8>,
 }
 
 struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
@@ -65,7 +71,7 @@ struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     out: Out,
 }
 
-const PORTS: [&str; 10] = [
+const PORTS: [&str; 11] = [
     "s_axis_tready",
     "s_ctrl_tready",
     "m_axis_tdata",
@@ -76,6 +82,7 @@ const PORTS: [&str; 10] = [
     "oversize",
     "ctrl_sent",
     "frames_sent",
+    "used",
 ];
 
 impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW, KW, QA, RA> {
@@ -122,6 +129,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
             oversize: h.oversize.val().to_u64(),
             ctrl_sent: h.ctrl_sent.val().to_u64(),
             frames_sent: bytes_of(h.frames_sent.val()),
+            used: bytes_of(h.used.val()),
         }
     }
 
@@ -140,6 +148,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
         h.s_ctrl_tvalid.next = i.ctrl_valid;
         h.paused.next = ferroce_hdl::util::bits_from_u64(u64::from(i.paused));
         h.m_axis_tready.next = i.ready;
+        h.rsv_a.next = ferroce_hdl::util::bits_from_u64(i.rsv_a);
+        h.rsv_b.next = ferroce_hdl::util::bits_from_u64(i.rsv_b);
         hdl_edge(h, |b, c| b.clk.next = c.into());
         let t = &mut self.tb;
         let dp = t.model_ref().port("s_axis_tdata")?;
@@ -152,6 +162,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
         t.set("s_ctrl_tvalid", i.ctrl_valid.into())?;
         t.set("paused", i.paused.into())?;
         t.set("m_axis_tready", i.ready.into())?;
+        t.set("rsv_a", i.rsv_a)?;
+        t.set("rsv_b", i.rsv_b)?;
         t.rising_edge()?;
         self.cycle += 1;
         let m = t.model_ref();
@@ -167,6 +179,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
             oversize: g(7),
             ctrl_sent: g(8),
             frames_sent: m.get_bytes(self.ports[9]),
+            used: m.get_bytes(self.ports[10]),
         };
         let want = self.hdl_out();
         ensure!(
@@ -236,6 +249,8 @@ struct Run<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     d: Duo<DW, KW, QA, RA>,
     beats: VecDeque<(Vec<u8>, u64, bool)>,
     ctrls: VecDeque<Vec<u8>>,
+    /// Reservations (`rsv_a`/`rsv_b` values) for the frames sent, driven ahead of them.
+    rsvs: VecDeque<u64>,
     rx: Vec<u8>,
     /// Frames out: (bytes, cycle of the first beat).
     out: Vec<(Vec<u8>, u64)>,
@@ -253,6 +268,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Run<DW,
             d,
             beats: VecDeque::new(),
             ctrls: VecDeque::new(),
+            rsvs: VecDeque::new(),
             rx: Vec::new(),
             out: Vec::new(),
             start: None,
@@ -263,6 +279,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Run<DW,
     fn send(&mut self, f: &[u8]) {
         let lanes = DW / 8;
         let n = f.len().div_ceil(lanes);
+        self.rsvs
+            .push_back(n as u64 | (prio_of(f) as u64) << 16 | 1 << 19);
         for i in 0..n {
             let chunk = &f[i * lanes..((i + 1) * lanes).min(f.len())];
             self.beats
@@ -289,6 +307,16 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Run<DW,
             ctrl_valid: !self.ctrls.is_empty(),
             paused,
             ready,
+            rsv_a: if !self.d.cycle.is_multiple_of(3) {
+                self.rsvs.pop_front().unwrap_or(0)
+            } else {
+                0
+            },
+            rsv_b: if self.d.cycle.is_multiple_of(2) {
+                self.rsvs.pop_front().unwrap_or(0)
+            } else {
+                0
+            },
         };
         if beat.is_some() && o.s_ready {
             self.beats.pop_front();
@@ -390,6 +418,12 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
     }
     ensure!(ctrl_got == ctrl_want, "{name}: control frames differ");
     ensure!(run.d.out.oversize == oversize, "{name}: oversize counter");
+    // Every frame's beats were reserved, and all came back: sent, or given back by a drop.
+    ensure!(
+        run.rsvs.is_empty() && run.d.out.used.iter().all(|&b| b == 0),
+        "{name}: credits not all returned: {:?}",
+        run.d.out.used
+    );
     ensure!(run.d.out.ctrl_sent == ctrl_want.len() as u64);
     for (p, s) in sent.iter().enumerate() {
         let n = u32::from_le_bytes(

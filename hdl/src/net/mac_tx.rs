@@ -14,10 +14,12 @@
 //! `tkeep` broke the stream rule (the CRC tap's flag), sent anyway with the FCS of what was
 //! sent. Pause and PFC: `paused` in (`MacCtrlRx`'s), `xoff`, `pfc_enable`, `pfc_quanta` in
 //! (`PfcGen`'s), `local_mac` in (the source of control frames); `q_ready`, `oversize`,
-//! `ctrl_sent`, `frames_sent`, `xoff_sent`, `xon_sent` out (see the two blocks).
+//! `ctrl_sent`, `frames_sent`, `xoff_sent`, `xon_sent` out; the credit ports `rsv_a`, `rsv_b`
+//! in and `used` out (see the two blocks).
 
 use crate::crc::Crc32;
 use crate::net::mac_ctrl_rx::{line_bits_per_cycle, PRIO_COUNTERS_W};
+use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::net::{Pad, PfcGen, TailWriter, TxQueues};
 use crate::prelude::*;
 
@@ -42,6 +44,9 @@ pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: us
     pub pfc_enable: Signal<In, Bits<8>>,
     pub pfc_quanta: Signal<In, Bits<16>>,
     pub q_ready: Signal<Out, Bits<8>>,
+    pub rsv_a: Signal<In, Bits<RSV_W>>,
+    pub rsv_b: Signal<In, Bits<RSV_W>>,
+    pub used: Signal<Out, Bits<USED_W>>,
     pub oversize: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -77,6 +82,9 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<D
             pfc_enable: Default::default(),
             pfc_quanta: Default::default(),
             q_ready: Default::default(),
+            rsv_a: Default::default(),
+            rsv_b: Default::default(),
+            used: Default::default(),
             oversize: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
@@ -132,6 +140,9 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.queues.local_mac.next = self.local_mac.val();
         self.queues.paused.next = self.paused.val();
         self.q_ready.next = self.queues.q_ready.val();
+        self.queues.rsv_a.next = self.rsv_a.val();
+        self.queues.rsv_b.next = self.rsv_b.val();
+        self.used.next = self.queues.used.val();
         self.oversize.next = self.queues.oversize.val();
         self.ctrl_sent.next = self.queues.ctrl_sent.val();
         self.frames_sent.next = self.queues.frames_sent.val();

@@ -9,11 +9,13 @@
 //! assert it. One beat per clock after the first
 //! frame, plus the builder's idle cycle between frames and a cycle when the FCS spills into
 //! a new beat. The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
-//! `pfc_quanta` in; `q_ready` and its counters out) are `MacTx`'s.
+//! `pfc_quanta` in; `q_ready` and its counters out; the credit ports `rsv_a`, `rsv_b`, `used`)
+//! are `MacTx`'s.
 
 use crate::crc::Icrc;
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_header::META_W;
+use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::net::{MacTx, TailWriter, TxHeader};
 use crate::prelude::*;
 
@@ -50,6 +52,9 @@ pub struct TxFrame<
     pub pfc_enable: Signal<In, Bits<8>>,
     pub pfc_quanta: Signal<In, Bits<16>>,
     pub q_ready: Signal<Out, Bits<8>>,
+    pub rsv_a: Signal<In, Bits<RSV_W>>,
+    pub rsv_b: Signal<In, Bits<RSV_W>>,
+    pub used: Signal<Out, Bits<USED_W>>,
     pub oversize: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -98,6 +103,9 @@ impl<
             pfc_enable: Default::default(),
             pfc_quanta: Default::default(),
             q_ready: Default::default(),
+            rsv_a: Default::default(),
+            rsv_b: Default::default(),
+            used: Default::default(),
             oversize: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
@@ -199,6 +207,9 @@ impl<
         self.mac.pfc_enable.next = self.pfc_enable.val();
         self.mac.pfc_quanta.next = self.pfc_quanta.val();
         self.q_ready.next = self.mac.q_ready.val();
+        self.mac.rsv_a.next = self.rsv_a.val();
+        self.mac.rsv_b.next = self.rsv_b.val();
+        self.used.next = self.mac.used.val();
         self.oversize.next = self.mac.oversize.val();
         self.ctrl_sent.next = self.mac.ctrl_sent.val();
         self.frames_sent.next = self.mac.frames_sent.val();

@@ -17,6 +17,17 @@
 //!   the cue for whatever schedules work upstream).
 //! - counters: `oversize` (frames dropped because they cannot fit a queue), `ctrl_sent`, and
 //!   `frames_sent` (eight 32-bit counters, priority p at bits 32p).
+//! - `rsv_a`, `rsv_b`: reservations from two senders (`RSV_W` bits: beats at 0..15, priority
+//!   at 16..18, valid at 19); `used`: per priority (16 bits, priority p at bits 16p), the beats
+//!   reserved and not yet sent or given back.
+//!
+//! Credits: a sender that reserves a frame's beats (`spec::meta::tx_frame_len`) in the queue
+//! of its priority before it sends the frame, and sends only while `used` plus the frame
+//! stays within the queue (`2^QA` beats), never finds the queue full: its frame is taken
+//! whole whatever the other queues hold, so a paused priority never holds up the others, in
+//! this block or in front of it (the requester and the responder reserve; the NIC shares
+//! each queue between them). `used` falls by one per beat sent and by the beats of a frame
+//! dropped here.
 //!
 //! How: store and forward (a frame starts on the wire only when all of it is here, so the wire
 //! never runs dry mid-frame). Beats pass two registers: A learns the frame's queue (at 64 bits
@@ -26,9 +37,8 @@
 //! pending control frame, else the oldest frame of the highest priority p with a committed
 //! frame and `paused[p]` clear; frames go out back to back. A frame that alone fills its
 //! queue is dropped (its beats given back) and counted: never a hang. A queue that is full of
-//! paused frames holds the input until it drains; `q_ready` is there so an upstream scheduler
-//! can keep it from getting there (in the NIC, nothing upstream uses it yet: a limit, noted in
-//! docs/ARCHITECTURE.md).
+//! paused frames holds the input until it drains; credits (below) keep it from getting there
+//! in the NIC, and `q_ready` stays as a status bit.
 //! All outputs come from registers (a `Skid`); `s_axis_tready` and `s_ctrl_tready` depend on
 //! registers only.
 
@@ -41,6 +51,10 @@ use ferroce_spec::mac_ctrl::{ETHERTYPE_MAC_CTRL, MAC_CTRL_DST, PFC, PRIORITIES};
 
 /// Width of a control-frame record: the PFC parameters.
 pub const CTRL_W: usize = PFC.len * 8;
+/// Width of a reservation (`rsv_a`, `rsv_b`): beats 0..15, priority 16..18, valid 19.
+pub const RSV_W: usize = 20;
+/// Width of `used`: 16 bits per priority.
+pub const USED_W: usize = 16 * PRIORITIES;
 const P: usize = PRIORITIES;
 /// The control frame image: 64 bytes in lane order.
 const IMG: usize = 512;
@@ -75,6 +89,9 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     pub oversize: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
+    pub rsv_a: Signal<In, Bits<RSV_W>>,
+    pub rsv_b: Signal<In, Bits<RSV_W>>,
+    pub used: Signal<Out, Bits<USED_W>>,
     ram: RAM<Bits<DW>, RA>,
     ram_keep: RAM<Bits<KW>, RA>,
     ram_last: RAM<Bit, RA>,
@@ -100,6 +117,8 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     cwp: Vec<DFF<Bits<16>>>,
     rp: Vec<DFF<Bits<16>>>,
     nf: Vec<DFF<Bits<16>>>,
+    // Credits: beats reserved and not yet sent or given back.
+    res: Vec<DFF<Bits<16>>>,
     // Control frame.
     c_valid: DFF<Bit>,
     c_params: DFF<Bits<CTRL_W>>,
@@ -149,10 +168,19 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     img_now: Signal<Local, Bits<IMG>>,
     c32: Signal<Local, Bits<32>>,
     pack: Signal<Local, Bits<PRIO_COUNTERS_W>>,
+    b_cwp: Signal<Local, Bits<16>>,
+    dropped: Signal<Local, Bits<16>>,
+    add_a: Signal<Local, Bits<16>>,
+    add_b: Signal<Local, Bits<16>>,
+    gone: Signal<Local, Bits<16>>,
+    upack: Signal<Local, Bits<USED_W>>,
+    r16: Signal<Local, Bits<16>>,
     // Constants.
     pc: Vec<Constant<Bits<3>>>,
     onehot: Vec<Constant<Bits<8>>>,
     sh32: Vec<Constant<Bits<16>>>,
+    sh16: Vec<Constant<Bits<16>>>,
+    rsv_pc: Vec<Constant<Bits<4>>>,
     mac_at: Vec<Constant<Bits<6>>>,
     sh8: Vec<Constant<Bits<16>>>,
     tagb: Constant<Bits<8>>,
@@ -219,6 +247,9 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             oversize: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
+            rsv_a: Default::default(),
+            rsv_b: Default::default(),
+            used: Default::default(),
             ram: RAM::default(),
             ram_keep: RAM::default(),
             ram_last: RAM::default(),
@@ -241,6 +272,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             cwp: (0..P).map(|_| Default::default()).collect(),
             rp: (0..P).map(|_| Default::default()).collect(),
             nf: (0..P).map(|_| Default::default()).collect(),
+            res: (0..P).map(|_| Default::default()).collect(),
             c_valid: Default::default(),
             c_params: Default::default(),
             c_img: Default::default(),
@@ -286,9 +318,18 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             img_now: Default::default(),
             c32: Default::default(),
             pack: Default::default(),
+            b_cwp: Default::default(),
+            dropped: Default::default(),
+            add_a: Default::default(),
+            add_b: Default::default(),
+            gone: Default::default(),
+            upack: Default::default(),
+            r16: Default::default(),
             pc: (0..P).map(|p| k(p as u64)).collect(),
             onehot: (0..P).map(|p| k(1 << p)).collect(),
             sh32: (0..P).map(|p| k((32 * p) as u64)).collect(),
+            sh16: (0..P).map(|p| k((16 * p) as u64)).collect(),
+            rsv_pc: (0..P).map(|p| k(8 | p as u64)).collect(),
             mac_at: (0..6).map(|i| k((40 - 8 * i) as u64)).collect(),
             sh8: (0..6).map(|i| k((8 * i) as u64)).collect(),
             tagb: k((tpid_at / KW) as u64),
@@ -337,6 +378,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.cwp[p].clock.next = self.clk.val();
             self.rp[p].clock.next = self.clk.val();
             self.nf[p].clock.next = self.clk.val();
+            self.res[p].clock.next = self.clk.val();
             self.n_tx[p].clock.next = self.clk.val();
             self.wp[p].d.next = self.wp[p].q.val();
             self.cwp[p].d.next = self.cwp[p].q.val();
@@ -357,8 +399,10 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.b_wp.next = bits::<16>(0);
         self.b_rp.next = bits::<16>(0);
         self.b_nf.next = bits::<16>(0);
+        self.b_cwp.next = bits::<16>(0);
         for p in 0..P {
             if self.b_q.q.val() == self.pc[p].val() {
+                self.b_cwp.next = self.cwp[p].q.val();
                 self.b_wp.next = self.wp[p].q.val();
                 self.b_rp.next = self.rp[p].q.val();
                 self.b_nf.next = self.nf[p].q.val();
@@ -585,6 +629,38 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.pack.next = self.pack.val()
                 | (bit_cast::<PRIO_COUNTERS_W, 32>(self.c32.val()) << self.sh32[p].val());
         }
+        // Credits: reservations in, beats sent and beats given back (a dropped frame's
+        // written beats and the one in B when it is dropped, then each beat after it) out.
+        self.dropped.next = bits::<16>(0);
+        if self.start_drop.val() {
+            self.dropped.next = self.b_wp.val() - self.b_cwp.val() + bits::<16>(1);
+        } else if self.b_valid.q.val() & self.dropping.q.val() {
+            self.dropped.next = bits::<16>(1);
+        }
+        self.upack.next = bits::<USED_W>(0);
+        for p in 0..P {
+            self.add_a.next = bits::<16>(0);
+            if self.rsv_a.val().get_bits::<4>(16) == self.rsv_pc[p].val() {
+                self.add_a.next = self.rsv_a.val().get_bits::<16>(0);
+            }
+            self.add_b.next = bits::<16>(0);
+            if self.rsv_b.val().get_bits::<4>(16) == self.rsv_pc[p].val() {
+                self.add_b.next = self.rsv_b.val().get_bits::<16>(0);
+            }
+            self.gone.next = bits::<16>(0);
+            if self.b_q.q.val() == self.pc[p].val() {
+                self.gone.next = self.dropped.val();
+            }
+            if self.adv.val() & (self.cur.q.val() == self.pc[p].val()) {
+                self.gone.next = self.gone.val() + bits::<16>(1);
+            }
+            self.res[p].d.next =
+                self.res[p].q.val() + self.add_a.val() + self.add_b.val() - self.gone.val();
+            self.r16.next = self.res[p].q.val();
+            self.upack.next =
+                self.upack.val() | (bit_cast::<USED_W, 16>(self.r16.val()) << self.sh16[p].val());
+        }
+        self.used.next = self.upack.val();
         self.q_ready.next = self.qr.val();
         self.frames_sent.next = self.pack.val();
         self.oversize.next = self.n_over.q.val();
@@ -609,6 +685,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
                 self.cwp[p].d.next = bits::<16>(0);
                 self.rp[p].d.next = bits::<16>(0);
                 self.nf[p].d.next = bits::<16>(0);
+                self.res[p].d.next = bits::<16>(0);
                 self.n_tx[p].d.next = bits::<32>(0);
             }
         }

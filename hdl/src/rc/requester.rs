@@ -15,7 +15,9 @@
 //!   (in command order, `tuser` on a last beat = the read failed).
 //! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`.
 //! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
-//! - counters `bad_db` (doorbell for a QP number the NIC does not have), `bad_qp` (a QP in RTS
+//! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
+//!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
+//! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for a QP number the NIC does not have), `bad_qp` (a QP in RTS
 //!   with a path MTU that is not 256..4096), `bad_wqe` (WQE opcode not RDMA WRITE, or length
 //!   over 2^31: refused, `SENT` with status LOC_QP_OP_ERR, no packet), `dma_err` (a WQE fetch
 //!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
@@ -30,6 +32,16 @@
 //!       \-> WQE capture (otherwise)
 //! ```
 //!
+//! Credits: a packet goes out only when its frame's beats (`spec::meta::tx_frame_len`) fit in
+//! its priority's transmit queue beside what is reserved there (`tx_used` plus this block's
+//! own reservation of the cycle before, not yet counted), and reserves them (`m_rsv`). A QP
+//! whose priority is full (paused, or the wire busy) waits in Seg while no other QP waits;
+//! when one does, the QP yields: its `sq_psn` and `sq_pkts` (packets of the WQE sent) are
+//! written back and it goes to the back of the queue, and its next visit fetches the WQE
+//! again and goes on from that packet (MIDDLE or LAST). A QP whose priority has no room for a
+//! full packet when it is visited and others wait is passed over without a fetch. So one
+//! paused priority never stops the QPs of the others.
+//!
 //! Data from the DMA engine comes in command order, and a WQE fetch is issued only after the
 //! previous WQE's payload reads, so the router needs no tags: the bytes are payload while
 //! payload reads are outstanding, WQE bytes otherwise.
@@ -41,10 +53,14 @@
 //! last written by the host.
 
 use crate::host::{field_at, k};
+use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::stream::{Fifo, Skid};
+use ferroce_spec::headers::{ICRC_LEN, RETH, VLAN_TAG_LEN};
 use ferroce_spec::layout::Layout;
-use ferroce_spec::meta::{src_port, SENT, TX_META, TX_PKEY, TX_TTL};
+use ferroce_spec::meta::{
+    beats_of, src_port, tx_frame_len, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY, TX_TTL,
+};
 use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
@@ -68,6 +84,7 @@ pub enum ReqState {
     Check,
     Fetch,
     Seg,
+    Park,
     Done,
 }
 
@@ -114,6 +131,10 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub bad_qp: Signal<Out, Bits<32>>,
     pub bad_wqe: Signal<Out, Bits<32>>,
     pub dma_err: Signal<Out, Bits<32>>,
+    pub tx_used: Signal<In, Bits<USED_W>>,
+    pub tx_cap: Signal<In, Bits<16>>,
+    pub m_rsv: Signal<Out, Bits<RSV_W>>,
+    pub yields: Signal<Out, Bits<32>>,
     // Doorbells and the scheduler.
     ctx_ram: RAM<Bits<CTX_W>, QA>,
     pi_ram: RAM<Bits<16>, QA>,
@@ -149,6 +170,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     n_bad_qp: DFF<Bits<32>>,
     n_bad_wqe: DFF<Bits<32>>,
     n_dma_err: DFF<Bits<32>>,
+    n_yield: DFF<Bits<32>>,
+    rsv: DFF<Bits<RSV_W>>,
     // Locals.
     db_take: Signal<Local, Bit>,
     db_ok: Signal<Local, Bit>,
@@ -196,6 +219,21 @@ pub struct Requester<const DW: usize, const KW: usize> {
     ci_next: Signal<Local, Bits<16>>,
     last_psn: Signal<Local, Bits<24>>,
     wb: Signal<Local, Bits<CTX_W>>,
+    wb_park: Signal<Local, Bits<CTX_W>>,
+    c_pkts: Signal<Local, Bits<24>>,
+    off40: Signal<Local, Bits<40>>,
+    off: Signal<Local, Bits<32>>,
+    off_ok: Signal<Local, Bit>,
+    pmtu_log: Signal<Local, Bits<8>>,
+    prio: Signal<Local, Bits<3>>,
+    u: Signal<Local, Bits<16>>,
+    f_plen: Signal<Local, Bits<16>>,
+    f_first: Signal<Local, Bit>,
+    f_bytes: Signal<Local, Bits<16>>,
+    f_beats: Signal<Local, Bits<16>>,
+    fits: Signal<Local, Bit>,
+    rsv_tag: Signal<Local, Bits<4>>,
+    pkts_now: Signal<Local, Bits<24>>,
     // Constants.
     rts: Constant<Bits<4>>,
     wr_write: Constant<Bits<8>>,
@@ -215,6 +253,16 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pkey: Constant<Bits<16>>,
     port_base: Constant<Bits<16>>,
     psn_ci_clear: Constant<Bits<CTX_W>>,
+    park_clear: Constant<Bits<CTX_W>>,
+    hdr_fixed: Constant<Bits<16>>,
+    reth_len: Constant<Bits<16>>,
+    tag_len: Constant<Bits<16>>,
+    kw_m1: Constant<Bits<16>>,
+    kw_sh: Constant<Bits<8>>,
+    sh_rsv: Constant<Bits<8>>,
+    pc: Vec<Constant<Bits<3>>>,
+    at16: Vec<Constant<Bits<7>>>,
+    x_pkts: Constant<Bits<9>>,
     x_state: Constant<Bits<9>>,
     x_pmtu: Constant<Bits<9>>,
     x_log: Constant<Bits<9>>,
@@ -266,11 +314,29 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             "a WQE is a whole number of beats"
         );
         assert_eq!(WQE_LEN, 64);
-        // sq_psn and sq_ci are the fields written back.
-        let mut clear = vec![true; CTX_W];
-        for name in ["sq_psn", "sq_ci"] {
-            let f = QP_CTX.field(name);
-            clear[f.bit..f.bit + f.width].fill(false);
+        // sq_psn, sq_ci and sq_pkts are the fields written back when a WQE is done; sq_psn
+        // and sq_pkts when a QP yields.
+        let clear_of = |names: &[&str]| {
+            let mut clear = vec![true; CTX_W];
+            for name in names {
+                let f = QP_CTX.field(name);
+                clear[f.bit..f.bit + f.width].fill(false);
+            }
+            crate::util::bits_from_bools(&clear)
+        };
+        // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
+        for tagged in [false, true] {
+            for ext in [0, RETH.len] {
+                for len in [0, 1, 255, 256, 4095, 4096] {
+                    let pad = (4 - len % 4) % 4;
+                    let tag = if tagged { VLAN_TAG_LEN } else { 0 };
+                    assert_eq!(
+                        tx_frame_len(tagged, ext, len),
+                        TX_BASE_HDR_LEN + ICRC_LEN + tag + ext + len + pad
+                    );
+                    assert!(beats_of(tx_frame_len(tagged, ext, len), KW) < 1 << 15);
+                }
+            }
         }
         // The port is 0xC000 | (qpn << 6 ^ qpn): the block computes the XOR, the spec says what
         // it must equal (checked here for every QP).
@@ -314,6 +380,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             bad_qp: Default::default(),
             bad_wqe: Default::default(),
             dma_err: Default::default(),
+            tx_used: Default::default(),
+            tx_cap: Default::default(),
+            m_rsv: Default::default(),
+            yields: Default::default(),
             ctx_ram: RAM::default(),
             pi_ram: RAM::default(),
             ready: Fifo::new(),
@@ -346,6 +416,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             n_bad_qp: Default::default(),
             n_bad_wqe: Default::default(),
             n_dma_err: Default::default(),
+            n_yield: Default::default(),
+            rsv: Default::default(),
             db_take: Default::default(),
             db_ok: Default::default(),
             db_push: Default::default(),
@@ -392,6 +464,21 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ci_next: Default::default(),
             last_psn: Default::default(),
             wb: Default::default(),
+            wb_park: Default::default(),
+            c_pkts: Default::default(),
+            off40: Default::default(),
+            off: Default::default(),
+            off_ok: Default::default(),
+            pmtu_log: Default::default(),
+            prio: Default::default(),
+            u: Default::default(),
+            f_plen: Default::default(),
+            f_first: Default::default(),
+            f_bytes: Default::default(),
+            f_beats: Default::default(),
+            fits: Default::default(),
+            rsv_tag: Default::default(),
+            pkts_now: Default::default(),
             rts: k(QP_STATE_RTS.into()),
             wr_write: k(WR_RDMA_WRITE.into()),
             max_len: k(1 << 31),
@@ -409,7 +496,17 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ttl: k(TX_TTL.into()),
             pkey: k(TX_PKEY.into()),
             port_base: k(0xC000),
-            psn_ci_clear: Constant::new(crate::util::bits_from_bools(&clear)),
+            psn_ci_clear: Constant::new(clear_of(&["sq_psn", "sq_ci", "sq_pkts"])),
+            park_clear: Constant::new(clear_of(&["sq_psn", "sq_pkts"])),
+            hdr_fixed: k((TX_BASE_HDR_LEN + ICRC_LEN) as u64),
+            reth_len: k(RETH.len as u64),
+            tag_len: k(VLAN_TAG_LEN as u64),
+            kw_m1: k((KW - 1) as u64),
+            kw_sh: k(KW.trailing_zeros().into()),
+            sh_rsv: k(16),
+            pc: (0..8).map(k).collect(),
+            at16: (0..8u64).map(|p| k(16 * p)).collect(),
+            x_pkts: at(&QP_CTX, "sq_pkts"),
             x_state: at(&QP_CTX, "state"),
             x_pmtu: at(&QP_CTX, "pmtu"),
             x_log: at(&QP_CTX, "sq_log_size"),
@@ -467,7 +564,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         dff_setup!(
             self, clk, queued, state, qpn, dirty, ctx, pi, ci, psn, wqe, wpos, wqe_have, wqe_fail,
             rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
-            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err
+            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
         self.ctx_ram.write_clock.next = self.clk.val();
@@ -498,6 +595,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.bad_qp.next = self.n_bad_qp.q.val();
         self.bad_wqe.next = self.n_bad_wqe.q.val();
         self.dma_err.next = self.n_dma_err.q.val();
+        self.yields.next = self.n_yield.q.val();
+        self.m_rsv.next = self.rsv.q.val();
+        self.rsv.d.next = bits::<RSV_W>(0);
         if self.m_sent_tready.val() {
             self.sent_valid.d.next = false;
         }
@@ -572,6 +672,52 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         } else if self.last.val() {
             self.opcode.next = self.op_last.val();
         }
+        // Where a WQE resumes: after `sq_pkts` whole PMTU packets (a yield leaves it there;
+        // anything else the host wrote that points at or past the end is refused).
+        self.c_pkts.next = self.ctx.q.val().get_bits::<24>(self.x_pkts.val().index());
+        self.pmtu_log.next = bit_cast::<8, 4>(self.c_pmtu.val()) + bits::<8>(7);
+        self.off40.next = bit_cast::<40, 24>(self.c_pkts.val()) << self.pmtu_log.val();
+        self.off.next = self.off40.val().get_bits::<32>(0);
+        self.off_ok.next = (self.c_pkts.val() == bits::<24>(0))
+            | (self.off40.val() < bit_cast::<40, 32>(self.w_len.val()));
+
+        // Credits: the beats of the next packet's frame (in Check, of a full first packet)
+        // against its priority's queue.
+        self.prio.next = bits::<3>(0);
+        if (self.c_vgrp.val() & bits::<16>(1)) != bits::<16>(0) {
+            self.prio.next = self.c_vgrp.val().get_bits::<3>(1);
+        }
+        self.rsv_tag.next = bit_cast::<4, 3>(self.prio.val()) | bits::<4>(8);
+        self.u.next = bits::<16>(0);
+        for p in 0..8 {
+            if self.prio.val() == self.pc[p].val() {
+                self.u.next = self
+                    .tx_used
+                    .val()
+                    .get_bits::<16>(self.at16[p].val().index());
+            }
+        }
+        if self.rsv.q.val().get_bits::<4>(16) == self.rsv_tag.val() {
+            self.u.next = self.u.val() + self.rsv.q.val().get_bits::<16>(0);
+        }
+        self.f_plen.next = bit_cast::<16, 13>(self.plen.val());
+        self.f_first.next = self.first.q.val();
+        if self.state.q.val() == ReqState::Check {
+            self.f_plen.next = self.pmtu_bytes.val().get_bits::<16>(0);
+            self.f_first.next = true;
+        }
+        self.f_bytes.next = self.hdr_fixed.val()
+            + self.f_plen.val()
+            + ((bits::<16>(0) - self.f_plen.val()) & bits::<16>(3));
+        if self.f_first.val() {
+            self.f_bytes.next = self.f_bytes.val() + self.reth_len.val();
+        }
+        if (self.c_vgrp.val() & bits::<16>(1)) != bits::<16>(0) {
+            self.f_bytes.next = self.f_bytes.val() + self.tag_len.val();
+        }
+        self.f_beats.next = (self.f_bytes.val() + self.kw_m1.val()) >> self.kw_sh.val();
+        self.fits.next = (self.u.val() + self.f_beats.val()) <= self.tx_cap.val();
+
         self.reth.next = bits::<128>(0);
         if self.first.q.val() {
             self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
@@ -642,10 +788,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // local would join `s_db_tvalid` to `s_db_tready` in Verilator's view of this always
         // block (UNOPTFLAT through the parent), as in `Fifo`.
         self.s_db_tready.next = (self.state.q.val() != ReqState::Check)
+            & (self.state.q.val() != ReqState::Park)
             & (self.state.q.val() != ReqState::Done)
             & self.ready.s_tready.val();
         self.db_take.next = self.s_db_tvalid.val()
             & (self.state.q.val() != ReqState::Check)
+            & (self.state.q.val() != ReqState::Park)
             & (self.state.q.val() != ReqState::Done)
             & self.ready.s_tready.val();
         self.db_ok.next =
@@ -682,6 +830,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.wb.next = (self.ctx.q.val() & self.psn_ci_clear.val())
             | (bit_cast::<CTX_W, 24>(self.psn.q.val()) << self.x_psn.val())
             | (bit_cast::<CTX_W, 16>(self.ci_next.val()) << self.x_ci.val());
+        self.pkts_now.next = self.psn.q.val() - self.first_psn.q.val();
+        self.wb_park.next = (self.ctx.q.val() & self.park_clear.val())
+            | (bit_cast::<CTX_W, 24>(self.psn.q.val()) << self.x_psn.val())
+            | (bit_cast::<CTX_W, 24>(self.pkts_now.val()) << self.x_pkts.val());
         match self.state.q.val() {
             ReqState::Idle => {
                 if self.pop.val() {
@@ -717,6 +869,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 } else if !self.pmtu_ok.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
+                } else if !self.fits.val() & self.ready.m_tvalid.val() {
+                    // No room for a packet of this QP's priority, and others wait.
+                    self.requeue.next = true;
+                    self.state.d.next = ReqState::Idle;
                 } else if self.rd_free.val() {
                     self.rd_addr.d.next = self.wqe_addr.val();
                     self.rd_len.d.next = self.wqe_len.val();
@@ -729,10 +885,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             }
             ReqState::Fetch => {
                 if self.wqe_have.q.val() {
-                    self.rem.d.next = self.w_len.val();
-                    self.laddr.d.next = self.w_laddr.val();
-                    self.first.d.next = true;
-                    self.first_psn.d.next = self.psn.q.val();
+                    self.rem.d.next = self.w_len.val() - self.off.val();
+                    self.laddr.d.next = self.w_laddr.val() + bit_cast::<64, 32>(self.off.val());
+                    self.first.d.next = self.c_pkts.val() == bits::<24>(0);
+                    self.first_psn.d.next = self.psn.q.val() - self.c_pkts.val();
                     self.status.d.next = self.st_ok.val();
                     self.state.d.next = ReqState::Seg;
                     if self.wqe_fail.q.val() {
@@ -741,6 +897,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.state.d.next = ReqState::Done;
                     } else if (self.w_opcode.val() != self.wr_write.val())
                         | (self.w_len.val() > self.max_len.val())
+                        | !self.off_ok.val()
                     {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
@@ -749,8 +906,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
             }
             ReqState::Seg => {
-                if self.can_issue.val() {
+                if self.can_issue.val() & self.fits.val() {
                     self.issue_pay.next = true;
+                    self.rsv.d.next = bit_cast::<RSV_W, 16>(self.f_beats.val())
+                        | (bit_cast::<RSV_W, 4>(self.rsv_tag.val()) << self.sh_rsv.val());
                     self.meta_q.s_tvalid.next = true;
                     self.rd_addr.d.next = self.laddr.q.val();
                     self.rd_len.d.next = self.plen.val();
@@ -762,6 +921,22 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     if self.last.val() {
                         self.state.d.next = ReqState::Done;
                     }
+                } else if !self.fits.val() & (self.ready.m_tvalid.val() | self.dirty.q.val()) {
+                    self.state.d.next = ReqState::Park;
+                }
+            }
+            ReqState::Park => {
+                // Yield: the packets sent so far are the resume point (a host write since
+                // the visit wins, as in Done).
+                if !self.s_qpw_en.val() {
+                    if !self.dirty.q.val() {
+                        self.ctx_ram.write_address.next = self.qpn.q.val();
+                        self.ctx_ram.write_data.next = self.wb_park.val();
+                        self.ctx_ram.write_enable.next = true;
+                    }
+                    self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
+                    self.requeue.next = true;
+                    self.state.d.next = ReqState::Idle;
                 }
             }
             ReqState::Done => {
@@ -815,6 +990,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.n_bad_qp.d.next = bits::<32>(0);
             self.n_bad_wqe.d.next = bits::<32>(0);
             self.n_dma_err.d.next = bits::<32>(0);
+            self.n_yield.d.next = bits::<32>(0);
+            self.rsv.d.next = bits::<RSV_W>(0);
         }
     }
 }

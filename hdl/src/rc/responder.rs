@@ -18,6 +18,10 @@
 //!   most one per QP waits: a newer one for the same QP replaces it (ACKs are cumulative), so
 //!   a TX path busy with long packets never stalls the receive path.
 //! - `m_rack_*`: one `RX_ACK` record per ACK or NAK received, to the completer.
+//! - `tx_used`, `tx_cap` in, `m_rsv` out: credits, as the requester's. An ACK goes out only
+//!   when its frame fits its priority's transmit queue, and reserves its beats there; when it
+//!   does not fit, its QP goes to the back of the queue of QPs owed one, so ACKs of other
+//!   priorities pass it.
 //! - counters of packets dropped, by the first reason that applies: `bad_qp` (QP number over
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
 //!   dropped silently, IBA 9.6.1), `unsupported` (an opcode this transport does not implement),
@@ -52,11 +56,14 @@
 //! Not yet: NAK invalid request / remote access error do not move the QP to the error state.
 
 use crate::host::{field_at, k};
+use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::stream::{Fifo, Skid};
-use ferroce_spec::headers::{AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS};
+use ferroce_spec::headers::{
+    AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS,
+};
 use ferroce_spec::layout::Layout;
-use ferroce_spec::meta::{RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL};
+use ferroce_spec::meta::{beats_of, tx_frame_len, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL};
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
     RC_RDMA_WRITE_ONLY,
@@ -135,6 +142,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub seq_err: Signal<Out, Bits<32>>,
     pub bad_req: Signal<Out, Bits<32>>,
     pub bad_rkey: Signal<Out, Bits<32>>,
+    pub tx_used: Signal<In, Bits<USED_W>>,
+    pub tx_cap: Signal<In, Bits<16>>,
+    pub m_rsv: Signal<Out, Bits<RSV_W>>,
     rctx_ram: RAM<Bits<RCTX_W>, QA>,
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
@@ -145,6 +155,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     ack_pend: DFF<Bits<256>>,
     snd_busy: DFF<Bit>,
     snd_q: DFF<Bits<QA>>,
+    rsv: DFF<Bits<RSV_W>>,
     rack_q: Fifo<RACK_W, 2, 3>,
     state: DFF<RespState>,
     m: DFF<Bits<META_W>>,
@@ -235,6 +246,14 @@ pub struct Responder<const DW: usize, const KW: usize> {
     head_bit: Signal<Local, Bits<256>>,
     q_bit: Signal<Local, Bits<256>>,
     rctx_wb: Signal<Local, Bits<RCTX_W>>,
+    a_vgrp: Signal<Local, Bits<16>>,
+    a_prio: Signal<Local, Bits<3>>,
+    a_tag: Signal<Local, Bits<4>>,
+    a_beats: Signal<Local, Bits<16>>,
+    a_u: Signal<Local, Bits<16>>,
+    a_fits: Signal<Local, Bit>,
+    resp_push: Signal<Local, Bit>,
+    snd_bit: Signal<Local, Bits<256>>,
     // Constants.
     x_op: Constant<Bits<9>>,
     x_psn: Constant<Bits<9>>,
@@ -296,6 +315,11 @@ pub struct Responder<const DW: usize, const KW: usize> {
     keep_ctx: Constant<Bits<RCTX_W>>,
     nak_bit: Constant<Bits<CUR_W>>,
     one256: Constant<Bits<256>>,
+    ack_beats: Constant<Bits<16>>,
+    ack_beats_t: Constant<Bits<16>>,
+    sh_rsv: Constant<Bits<8>>,
+    pc: Vec<Constant<Bits<3>>>,
+    at16: Vec<Constant<Bits<7>>>,
 }
 
 impl<const DW: usize, const KW: usize> Responder<DW, KW> {
@@ -351,6 +375,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             seq_err: Default::default(),
             bad_req: Default::default(),
             bad_rkey: Default::default(),
+            tx_used: Default::default(),
+            tx_cap: Default::default(),
+            m_rsv: Default::default(),
             rctx_ram: RAM::default(),
             cur_ram: RAM::default(),
             mr_ram: RAM::default(),
@@ -361,6 +388,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             ack_pend: Default::default(),
             snd_busy: Default::default(),
             snd_q: Default::default(),
+            rsv: Default::default(),
             rack_q: Fifo::new(),
             state: DFF::default(),
             m: Default::default(),
@@ -446,6 +474,14 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             head_bit: Default::default(),
             q_bit: Default::default(),
             rctx_wb: Default::default(),
+            a_vgrp: Default::default(),
+            a_prio: Default::default(),
+            a_tag: Default::default(),
+            a_beats: Default::default(),
+            a_u: Default::default(),
+            a_fits: Default::default(),
+            resp_push: Default::default(),
+            snd_bit: Default::default(),
             x_op: at(&RX_META, "opcode"),
             x_psn: at(&RX_META, "psn"),
             x_qpn: at(&RX_META, "dest_qp"),
@@ -506,6 +542,11 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             keep_ctx: Constant::new(crate::util::bits_from_bools(&keep)),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
             one256: k(1),
+            ack_beats: k(beats_of(tx_frame_len(false, AETH.len, 0), KW) as u64),
+            ack_beats_t: k(beats_of(tx_frame_len(true, AETH.len, 0), KW) as u64),
+            sh_rsv: k(16),
+            pc: (0..8).map(k).collect(),
+            at16: (0..8u64).map(|p| k(16 * p)).collect(),
         }
     }
 }
@@ -529,6 +570,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             ack_pend,
             snd_busy,
             snd_q,
+            rsv,
             do_rack,
             ack_syn,
             ack_psn,
@@ -829,12 +871,42 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.ack_info.read_address.next = self.snd_q.q.val();
         }
         self.ack_out.s_tdata.next = self.ack_info.read_data.val();
-        self.ack_out.s_tvalid.next = self.snd_busy.q.val();
+        // Credits: the record's frame against its priority's queue.
+        self.m_rsv.next = self.rsv.q.val();
+        self.rsv.d.next = bits::<RSV_W>(0);
+        self.a_vgrp.next = self
+            .ack_info
+            .read_data
+            .val()
+            .get_bits::<16>(self.t_vlan.val().index());
+        self.a_prio.next = bits::<3>(0);
+        self.a_beats.next = self.ack_beats.val();
+        if (self.a_vgrp.val() & bits::<16>(1)) != bits::<16>(0) {
+            self.a_prio.next = self.a_vgrp.val().get_bits::<3>(1);
+            self.a_beats.next = self.ack_beats_t.val();
+        }
+        self.a_tag.next = bit_cast::<4, 3>(self.a_prio.val()) | bits::<4>(8);
+        self.a_u.next = bits::<16>(0);
+        for p in 0..8 {
+            if self.a_prio.val() == self.pc[p].val() {
+                self.a_u.next = self
+                    .tx_used
+                    .val()
+                    .get_bits::<16>(self.at16[p].val().index());
+            }
+        }
+        if self.rsv.q.val().get_bits::<4>(16) == self.a_tag.val() {
+            self.a_u.next = self.a_u.val() + self.rsv.q.val().get_bits::<16>(0);
+        }
+        self.a_fits.next = (self.a_u.val() + self.a_beats.val()) <= self.tx_cap.val();
+        self.ack_out.s_tvalid.next = self.snd_busy.q.val() & self.a_fits.val();
         if self.snd_pop.val() {
             self.snd_busy.d.next = true;
             self.snd_q.d.next = self.ack_qps.m_tdata.val();
-        } else if self.snd_busy.q.val() & self.ack_out.s_tready.val() {
+        } else if self.snd_busy.q.val() & self.a_fits.val() & self.ack_out.s_tready.val() {
             self.snd_busy.d.next = false;
+            self.rsv.d.next = bit_cast::<RSV_W, 16>(self.a_beats.val())
+                | (bit_cast::<RSV_W, 4>(self.a_tag.val()) << self.sh_rsv.val());
         }
         self.head_bit.next = self.one256.val() << self.ack_qps.m_tdata.val();
         self.q_bit.next = self.one256.val() << self.f_qpn.val().get_bits::<QA>(0);
@@ -857,6 +929,21 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
             & self.ack_qps.s_tready.val()
             & !self.s_qpw_en.val();
+        self.resp_push.next = (self.state.q.val() == RespState::Resp)
+            & self.resp_go.val()
+            & self.do_ack.q.val()
+            & ((self.pend_after.val() & self.q_bit.val()) == bits::<256>(0));
+        // An ACK that does not fit goes back to the end of the queue (when the responder is
+        // not queueing one this cycle; when a newer one for the QP is queued, it is dropped).
+        self.snd_bit.next = self.one256.val() << self.snd_q.q.val();
+        if self.snd_busy.q.val() & !self.a_fits.val() & !self.resp_push.val() {
+            self.snd_busy.d.next = false;
+            if (self.pend_after.val() & self.snd_bit.val()) == bits::<256>(0) {
+                self.ack_qps.s_tdata.next = self.snd_q.q.val();
+                self.ack_qps.s_tvalid.next = true;
+                self.ack_pend.d.next = self.pend_after.val() | self.snd_bit.val();
+            }
+        }
 
         match self.state.q.val() {
             RespState::Idle => {
@@ -971,6 +1058,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.state.d.next = RespState::Idle;
             self.ack_pend.d.next = bits::<256>(0);
             self.snd_busy.d.next = false;
+            self.rsv.d.next = bits::<RSV_W>(0);
             self.wr_valid.d.next = false;
             self.n_bad_qp.d.next = bits::<32>(0);
             self.n_unsupported.d.next = bits::<32>(0);
