@@ -28,7 +28,8 @@
 //!   `cqe_bad_len` the two DMA write engines (both stay zero: contracts between blocks).
 //! - `req_yields`: QPs the requester set aside mid-message for want of transmit credit;
 //!   `mac_tx_used`: per priority, the transmit queue beats reserved and not yet sent (16 bits
-//!   each, priority p at 16p; zero when the NIC is idle).
+//!   each, priority p at 16p; zero when the NIC is idle); `mac_tx_held`: cycles the transmit
+//!   queues' input waited for a full queue (stays zero: the credits' promise).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -106,6 +107,7 @@ pub struct Nic<
     pub req_dma_err: Signal<Out, Bits<32>>,
     pub req_yields: Signal<Out, Bits<32>>,
     pub mac_tx_used: Signal<Out, Bits<USED_W>>,
+    pub mac_tx_held: Signal<Out, Bits<32>>,
     pub rd_bad_cpl: Signal<Out, Bits<32>>,
     pub rd_timeouts: Signal<Out, Bits<32>>,
     pub tx_bad_len: Signal<Out, Bits<32>>,
@@ -197,10 +199,13 @@ impl<
 {
     pub fn new(params: Bar0Params) -> Self {
         // Credits: each transmit queue is the responder's (every beat of it) and the
-        // requester's less one tagged ACK, so an ACK always finds room beside the requester's
-        // packets; the largest packet must fit the requester's share.
+        // requester's less two tagged ACKs. Each sender sees the other's reservations one
+        // cycle late; the responder reserves at most every other cycle, so at most one ACK
+        // is unseen by the requester and the margin of two keeps the sum within the queue
+        // whatever the two decide together (docs/ARCHITECTURE.md, "Credits"). The largest
+        // packet must fit the requester's share.
         let ack = beats_of(tx_frame_len(true, AETH.len, 0), KW);
-        let cap_req = (1usize << QA) - ack;
+        let cap_req = (1usize << QA) - 2 * ack;
         assert!(
             beats_of(tx_frame_len(true, RETH.len, TX_MAX_PAYLOAD), KW) <= cap_req,
             "a transmit queue must hold the largest packet and an ACK"
@@ -252,6 +257,7 @@ impl<
             req_dma_err: Default::default(),
             req_yields: Default::default(),
             mac_tx_used: Default::default(),
+            mac_tx_held: Default::default(),
             rd_bad_cpl: Default::default(),
             rd_timeouts: Default::default(),
             tx_bad_len: Default::default(),
@@ -522,6 +528,7 @@ impl<
         self.req_dma_err.next = self.req.dma_err.val();
         self.req_yields.next = self.req.yields.val();
         self.mac_tx_used.next = self.tx.used.val();
+        self.mac_tx_held.next = self.tx.held.val();
         self.req.tx_used.next = self.tx.used.val();
         self.req.tx_cap.next = self.cap_req.val();
         self.tx.rsv_a.next = self.req.m_rsv.val();
@@ -588,6 +595,7 @@ impl<
         self.rx.xon_bytes.next = self.bar0.pfc_xon_bytes.val();
         self.tx.xoff.next = self.rx.xoff.val();
         self.tx.pfc_enable.next = self.bar0.pfc_enable.val();
+        self.rx.pfc_enable.next = self.bar0.pfc_enable.val();
         self.tx.pfc_quanta.next = self.bar0.pfc_quanta.val();
         self.mac_pause_rx.next = self.rx.pause_rx.val();
         self.mac_pfc_rx.next = self.rx.pfc_rx.val();

@@ -125,6 +125,9 @@ impl Dut for MacTx<64, 8, 10, 13> {
 impl Dut for MacRx<64, 8, 6, 11> {
     fn drive(&mut self, i: &In) {
         self.s_axis_tuser.next = i.user;
+        self.pfc_enable.next = bits_from_u64(LOSSLESS);
+        self.xoff_bytes.next = bits_from_u64(XOFF_BYTES);
+        self.xon_bytes.next = bits_from_u64(XOFF_BYTES / 2);
         self.s_axis_tdata.next = bits_from_u64(i.data);
         self.s_axis_tkeep.next = bits_from_u64(i.keep);
         self.s_axis_tlast.next = i.last;
@@ -162,6 +165,10 @@ impl Dut for MacRx<64, 8, 6, 11> {
 }
 
 const RX_MAC: u64 = 0x0200_5E10_2030;
+/// The receive buffer's settings: priority 3 lossless, the others capped at a low XOFF mark
+/// that back-pressure reaches, so the lossy limit acts now and then.
+const LOSSLESS: u64 = 0x08;
+const XOFF_BYTES: u64 = 512;
 const RX_IP: u64 = 0x0A00_0002;
 
 /// The RX designs: frames in, a record and a payload out, the NIC's addresses fixed; `$ready`
@@ -234,7 +241,12 @@ rx_dut!(
 rx_dut!(
     RxFrame<64, 8, 6, 10, 704>,
     |_s| 1,
-    |d, i| { d.s_axis_tuser.next = i.user },
+    |d, i| {
+        d.s_axis_tuser.next = i.user;
+        d.pfc_enable.next = bits_from_u64(LOSSLESS);
+        d.xoff_bytes.next = bits_from_u64(XOFF_BYTES);
+        d.xon_bytes.next = bits_from_u64(XOFF_BYTES / 2);
+    },
     code_err,
     too_long,
     fcs_err,
@@ -390,7 +402,13 @@ fn run<D: Dut + Block>(
     let user_port = optional(&tb, "s_axis_tuser")?;
     let mut user_err = false;
     let record = optional(&tb, "m_meta_tdata")?;
-    for (port, v) in [("local_mac", RX_MAC), ("local_ip", RX_IP)] {
+    for (port, v) in [
+        ("local_mac", RX_MAC),
+        ("local_ip", RX_IP),
+        ("pfc_enable", LOSSLESS),
+        ("xoff_bytes", XOFF_BYTES),
+        ("xon_bytes", XOFF_BYTES / 2),
+    ] {
         if tb.model_ref().has_port(port) {
             tb.set(port, v)?;
         }

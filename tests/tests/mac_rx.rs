@@ -363,6 +363,95 @@ fn minimum_size_frames_raise_xoff_long_before_any_is_lost() -> Result<()> {
     Ok(())
 }
 
+/// One frame of the lossy-limit test: a 700-byte MIDDLE packet tagged `vlan` (PCP, VID).
+fn middle(r: &mut impl Rng, vlan: Option<(u8, u16)>) -> Result<Vec<u8>> {
+    let mut p = TxPacket::random(r);
+    p.opcode = ferroce_spec::opcodes::RC_RDMA_WRITE_MIDDLE;
+    p.ext.clear();
+    p.payload = (0..700).map(|_| r.gen()).collect();
+    p.vlan = vlan;
+    let mut f = p.frame_without_icrc();
+    let n = f.len();
+    let crc = ferroce_spec::icrc(&f).map_err(|e| anyhow::anyhow!("{e:?}"))?;
+    f[n - 4..].copy_from_slice(&crc.to_le_bytes());
+    Ok(f)
+}
+
+#[test]
+fn lossy_frames_cannot_eat_the_lossless_headroom() -> Result<()> {
+    // Priority 3 is lossless (PFC on), 0 and 5 are not. The reader is stalled while 14
+    // priority-3 frames and 20 lossy ones arrive interleaved, then released. With the limit
+    // (lossy frames only while the buffer holds under the 4 KiB XOFF mark), every lossless
+    // frame comes out, byte-exact and in order, and the lossy frames beyond the mark are
+    // dropped and counted; with PFC off everywhere (no limit), the same arrivals fill the
+    // 16 KiB buffer with lossy frames and lossless ones are lost.
+    let s = seed("lossy_frames_cannot_eat_the_lossless_headroom");
+    let mut r = rng(s);
+    let (mut frames, mut lossless) = (Vec::new(), Vec::new());
+    let mut lossy = 0;
+    for i in 0..34 {
+        if i % 2 == 0 && lossless.len() < 14 {
+            let f = middle(&mut r, Some((3, 7)))?;
+            lossless.push(f.clone());
+            frames.push(f);
+        } else {
+            let vlan = if r.gen_bool(0.5) { None } else { Some((5, 7)) };
+            frames.push(middle(&mut r, vlan)?);
+            lossy += 1;
+        }
+    }
+    let wired: Vec<Vec<u8>> = frames.iter().map(|f| wire(f)).collect();
+    let mut results = Vec::new();
+    for enable in [0x08u64, 0x00] {
+        let mut b = bench(s, 0.0, 1.0)?;
+        b.tb.set("xoff_bytes", 4096)?;
+        b.tb.set("xon_bytes", 2048)?;
+        b.tb.set("pfc_enable", enable)?;
+        for f in &wired {
+            b.src.borrow_mut().send(f.clone());
+        }
+        let src = b.src.clone();
+        b.tb.run_until(100_000, "input", |_| src.borrow().idle())?;
+        b.out
+            .borrow_mut()
+            .set_pause_generator(PauseGenerator::Never);
+        let (got, counts) = run(&mut b, &Vec::<Vec<u8>>::new())?;
+        let kept: Vec<&Vec<u8>> = got
+            .iter()
+            .filter(|f| f[14] >> 5 == 3 && f[12] == 0x81)
+            .collect();
+        let lossy_out = got.len() - kept.len();
+        println!(
+            "pfc_enable {enable:#04x}: {} of {} lossless frames out, {lossy_out} of {lossy} \
+             lossy, {} dropped on overflow",
+            kept.len(),
+            lossless.len(),
+            counts[5]
+        );
+        ensure!(
+            got.len() as u64 + counts[5] == frames.len() as u64,
+            "frames out and dropped do not add up: {counts:?}"
+        );
+        results.push((kept.into_iter().cloned().collect::<Vec<_>>(), lossy_out));
+    }
+    let (kept, lossy_out) = &results[0];
+    ensure!(
+        kept == &lossless,
+        "with the limit, {} of {} lossless frames came out (or not byte-exact)",
+        kept.len(),
+        lossless.len()
+    );
+    ensure!(
+        *lossy_out >= 1 && *lossy_out <= 7,
+        "{lossy_out} lossy frames kept: the limit is 4 KiB of a 16 KiB buffer"
+    );
+    ensure!(
+        results[1].0.len() < lossless.len(),
+        "without the limit the lossless frames should have lost room to lossy ones"
+    );
+    Ok(())
+}
+
 #[test]
 fn mac_control_frames_are_consumed_never_forwarded() -> Result<()> {
     // PFC and PAUSE frames (some with a bad FCS, some malformed) between RoCEv2 frames, with the

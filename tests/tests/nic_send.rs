@@ -370,7 +370,7 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
         ensure!(nic.sim.borrow().tb.get(name)? == 0, "{name}");
     }
     ensure!(nic.sim.borrow().rc.borrow().violations.is_empty());
-    // The wire at half speed fills the transmit queue: QPs waited for credit and yielded to
+    // The wire at 15% speed fills the transmit queue: QPs waited for credit and yielded to
     // each other mid-message, and every packet above is still the one the WQE asked for.
     let yields = nic.sim.borrow().tb.get("req_yields")?;
     ensure!(yields > 0, "no QP yielded: the resume path went untested");
@@ -380,6 +380,10 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
         m.get_bytes(m.port("mac_tx_used")?)
     };
     ensure!(used.iter().all(|&b| b == 0), "credits left: {used:?}");
+    ensure!(
+        nic.sim.borrow().tb.get("mac_tx_held")? == 0,
+        "queue input held"
+    );
     println!("seed {s}: {yields} yields");
     println!(
         "seed {s}: {total} WRITEs on {} QPs, {} frames, scapy {}, tshark RRoCE",

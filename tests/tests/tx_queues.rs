@@ -60,6 +60,7 @@ struct Out {
     ctrl_sent: u64,
     frames_sent: Vec<u8>,
     used: Vec<u8>,
+    held: u64,
 }
 
 struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
@@ -71,7 +72,7 @@ struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     out: Out,
 }
 
-const PORTS: [&str; 11] = [
+const PORTS: [&str; 12] = [
     "s_axis_tready",
     "s_ctrl_tready",
     "m_axis_tdata",
@@ -83,6 +84,7 @@ const PORTS: [&str; 11] = [
     "ctrl_sent",
     "frames_sent",
     "used",
+    "held",
 ];
 
 impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW, KW, QA, RA> {
@@ -130,6 +132,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
             ctrl_sent: h.ctrl_sent.val().to_u64(),
             frames_sent: bytes_of(h.frames_sent.val()),
             used: bytes_of(h.used.val()),
+            held: h.held.val().to_u64(),
         }
     }
 
@@ -180,6 +183,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
             ctrl_sent: g(8),
             frames_sent: m.get_bytes(self.ports[9]),
             used: m.get_bytes(self.ports[10]),
+            held: g(11),
         };
         let want = self.hdl_out();
         ensure!(
@@ -435,11 +439,12 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
     }
     println!(
         "{name}: {} frames by priority {:?}, {oversize} oversize dropped, {} control frames, \
-         {} cycles",
+         {} cycles, input held {} cycles by a full queue (no sender here minds the credits)",
         total,
         sent.iter().map(Vec::len).collect::<Vec<_>>(),
         ctrl_want.len(),
-        run.d.cycle
+        run.d.cycle,
+        run.d.out.held
     );
     ensure!(oversize > 0 && ctrl_want.len() > 3 && sent.iter().all(|s| s.len() > 10));
     Ok(())

@@ -25,6 +25,11 @@
 //! - PFC generation's input: `xoff` (bit p: the frames of priority p, by VLAN PCP, untagged 0,
 //!   held in the buffer exceed `xoff_bytes`; it clears when they are at or under `xon_bytes`).
 //!   Occupancy counts a frame's whole beats from its record until it has been read out.
+//! - `pfc_enable` (bit p: priority p is lossless, PFC on): while any bit is set, a frame of a
+//!   priority without it (lossy) is taken only while the whole buffer holds under
+//!   `xoff_bytes`; otherwise it is dropped as `overflow` (decided at the beat with the tag, so
+//!   it never holds more than that beat). The buffer above the mark is the lossless
+//!   priorities' headroom, which lossy traffic cannot eat (docs/ARCHITECTURE.md, "MAC receive").
 //!
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
@@ -46,6 +51,7 @@
 use crate::crc::{Crc32, Icrc};
 use crate::host::k;
 use crate::net::mac_ctrl_rx::{line_bits_per_cycle, MacCtrlRx, PRIO_COUNTERS_W};
+use crate::net::vlan_tag::tag_match;
 use crate::prelude::*;
 use crate::stream::{counts, keep_of_count, ones, Skid};
 use ferroce_spec::headers::{ETH_MAX_FRAME, ETH_MIN_FRAME_NO_FCS, FCS_LEN};
@@ -98,6 +104,7 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     pub xoff_bytes: Signal<In, Bits<16>>,
     pub xon_bytes: Signal<In, Bits<16>>,
     pub xoff: Signal<Out, Bits<8>>,
+    pub pfc_enable: Signal<In, Bits<8>>,
     fcs: Crc32<DW, KW>,
     pause: MacCtrlRx<DW>,
     icrc_check: Icrc<DW, KW, SW>,
@@ -183,6 +190,16 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     xoff_beats: Signal<Local, Bits<16>>,
     xon_beats: Signal<Local, Bits<16>>,
     xv: Signal<Local, Bits<8>>,
+    tag_beat: Signal<Local, Bit>,
+    q_in: Signal<Local, Bits<3>>,
+    lossy: Signal<Local, Bit>,
+    cap_hit: Signal<Local, Bit>,
+    tagb: Constant<Bits<16>>,
+    tag_first: Constant<Bit>,
+    tpid_mask: Constant<Bits<DW>>,
+    tpid_val: Constant<Bits<DW>>,
+    pcp_mask: Constant<Bits<DW>>,
+    pcp_val: Vec<Constant<Bits<DW>>>,
     pc: Vec<Constant<Bits<3>>>,
     onehot: Vec<Constant<Bits<8>>>,
     kw_sh: Constant<Bits<8>>,
@@ -207,6 +224,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
         assert!(AW < 15, "pointers are 16 bits with a wrap bit to spare");
+        let tag = tag_match::<DW>();
         Self {
             clk: Default::default(),
             rst: Default::default(),
@@ -239,6 +257,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             xoff_bytes: Default::default(),
             xon_bytes: Default::default(),
             xoff: Default::default(),
+            pfc_enable: Default::default(),
             fcs: Crc32::new(),
             pause: MacCtrlRx::new(line_bits_per_cycle(DW)),
             icrc_check: Icrc::new(),
@@ -316,6 +335,16 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             xoff_beats: Default::default(),
             xon_beats: Default::default(),
             xv: Default::default(),
+            tag_beat: Default::default(),
+            q_in: Default::default(),
+            lossy: Default::default(),
+            cap_hit: Default::default(),
+            tagb: k(tag.beat),
+            tag_first: Constant::new(tag.beat == 0),
+            tpid_mask: tag.tpid_mask,
+            tpid_val: tag.tpid_val,
+            pcp_mask: tag.pcp_mask,
+            pcp_val: tag.pcp_val,
             pc: (0..8).map(|p| k(p as u64)).collect(),
             onehot: (0..8).map(|p| k(1 << p)).collect(),
             kw_sh: k(KW.trailing_zeros().into()),
@@ -427,6 +456,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         }
         self.used.next = self.wp.q.val() - self.rp.q.val();
         self.room.next = self.used.val() < self.depth.val();
+        self.xoff_beats.next = self.xoff_bytes.val() >> self.kw_sh.val();
+        self.xon_beats.next = self.xon_bytes.val() >> self.kw_sh.val();
         self.recs.next = self.r_wp.q.val() - self.r_rp.q.val();
         self.first.next = !self.in_frame.q.val();
         // A frame starts in overflow when the record queue could not take it.
@@ -434,6 +465,22 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         if self.first.val() {
             self.ovf_now.next = self.recs.val() >= self.rec_limit.val();
         }
+        // A lossy frame (its priority without PFC while some priority has it) is refused at
+        // the beat with its tag when the buffer holds the XOFF mark or more.
+        self.tag_beat.next = (self.first.val() & self.tag_first.val())
+            | (!self.first.val() & (self.beats.q.val() == self.tagb.val()));
+        self.q_in.next = bits::<3>(0);
+        if (self.s_axis_tdata.val() & self.tpid_mask.val()) == self.tpid_val.val() {
+            for v in 0..8 {
+                if (self.s_axis_tdata.val() & self.pcp_mask.val()) == self.pcp_val[v].val() {
+                    self.q_in.next = self.pc[v].val();
+                }
+            }
+        }
+        self.lossy.next = (self.pfc_enable.val() != bits::<8>(0))
+            & ((self.pfc_enable.val() & (bits::<8>(1) << self.q_in.val())) == bits::<8>(0));
+        self.cap_hit.next =
+            self.tag_beat.val() & self.lossy.val() & (self.used.val() >= self.xoff_beats.val());
         self.write.next = false;
         self.wp_next.next = self.wp.q.val();
         self.ram.write_address.next = bit_cast::<AW, 16>(self.wp.q.val());
@@ -445,7 +492,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
                 self.beats.d.next = bits::<16>(0);
                 self.bytes.d.next = bits::<16>(0);
             }
-            if !self.ovf_now.val() & self.room.val() {
+            if !self.ovf_now.val() & self.room.val() & !self.cap_hit.val() {
                 self.write.next = true;
                 self.wp_next.next = self.wp.q.val() + bits::<16>(1);
                 if self.first.val() {
@@ -476,7 +523,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.p1_beats.d.next = bits::<16>(1);
             self.p1_bytes.d.next = self.n_in.val();
         }
-        self.p1_ovf.d.next = self.ovf_now.val() | !self.room.val();
+        self.p1_ovf.d.next = self.ovf_now.val() | !self.room.val() | self.cap_hit.val();
         self.p1_code.d.next =
             self.s_axis_tvalid.val() & self.s_axis_tlast.val() & self.s_axis_tuser.val();
         self.p2_code.d.next = self.p1_code.q.val();
@@ -607,8 +654,6 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.cur_prio.d.next = self.h_prio.val();
             self.cur_beats.d.next = self.h_beats.val();
         }
-        self.xoff_beats.next = self.xoff_bytes.val() >> self.kw_sh.val();
-        self.xon_beats.next = self.xon_bytes.val() >> self.kw_sh.val();
         self.xv.next = self.xo.q.val();
         for p in 0..8 {
             self.o_inc.next = bits::<16>(0);

@@ -47,6 +47,7 @@ pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: us
     pub rsv_a: Signal<In, Bits<RSV_W>>,
     pub rsv_b: Signal<In, Bits<RSV_W>>,
     pub used: Signal<Out, Bits<USED_W>>,
+    pub held: Signal<Out, Bits<32>>,
     pub oversize: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -85,6 +86,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<D
             rsv_a: Default::default(),
             rsv_b: Default::default(),
             used: Default::default(),
+            held: Default::default(),
             oversize: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
@@ -143,6 +145,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.queues.rsv_a.next = self.rsv_a.val();
         self.queues.rsv_b.next = self.rsv_b.val();
         self.used.next = self.queues.used.val();
+        self.held.next = self.queues.held.val();
         self.oversize.next = self.queues.oversize.val();
         self.ctrl_sent.next = self.queues.ctrl_sent.val();
         self.frames_sent.next = self.queues.frames_sent.val();

@@ -13,6 +13,7 @@ pub mod tx_arb;
 pub mod tx_frame;
 pub mod tx_header;
 pub mod tx_queues;
+pub mod vlan_tag;
 pub mod xgmii_rx;
 pub mod xgmii_tx;
 

@@ -12,7 +12,8 @@
 //! `unsupported`, `bad_csum`, `bad_mac`, `bad_ip`, `bad_opcode`, `bad_len`, `truncated`).
 //! A frame is counted once, by the first stage that drops it. MAC control: `paused` and the
 //! counters of `MacRx`'s `MacCtrlRx` (`pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_*`);
-//! PFC generation's `xoff_bytes`, `xon_bytes` in and `xoff` out (`MacRx`'s).
+//! PFC generation's `xoff_bytes`, `xon_bytes` in and `xoff` out, and `pfc_enable` in (the
+//! lossy priorities' admission limit) (`MacRx`'s).
 
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::rx_parser::RX_META_W;
@@ -70,6 +71,7 @@ pub struct RxFrame<
     pub ctrl_bad_reserved: Signal<Out, Bits<32>>,
     pub xoff_bytes: Signal<In, Bits<16>>,
     pub xon_bytes: Signal<In, Bits<16>>,
+    pub pfc_enable: Signal<In, Bits<8>>,
     pub xoff: Signal<Out, Bits<8>>,
     mac: MacRx<DW, KW, SW, AW>,
     parser: RxParser<DW, KW, IW>,
@@ -123,6 +125,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
             ctrl_bad_reserved: Default::default(),
             xoff_bytes: Default::default(),
             xon_bytes: Default::default(),
+            pfc_enable: Default::default(),
             xoff: Default::default(),
             mac: MacRx::new(),
             parser: RxParser::new(),
@@ -193,6 +196,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize, const I
         self.ctrl_bad_reserved.next = self.mac.ctrl_bad_reserved.val();
         self.mac.xoff_bytes.next = self.xoff_bytes.val();
         self.mac.xon_bytes.next = self.xon_bytes.val();
+        self.mac.pfc_enable.next = self.pfc_enable.val();
         self.xoff.next = self.mac.xoff.val();
     }
 }

@@ -55,6 +55,7 @@ pub struct TxFrame<
     pub rsv_a: Signal<In, Bits<RSV_W>>,
     pub rsv_b: Signal<In, Bits<RSV_W>>,
     pub used: Signal<Out, Bits<USED_W>>,
+    pub held: Signal<Out, Bits<32>>,
     pub oversize: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -106,6 +107,7 @@ impl<
             rsv_a: Default::default(),
             rsv_b: Default::default(),
             used: Default::default(),
+            held: Default::default(),
             oversize: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
@@ -210,6 +212,7 @@ impl<
         self.mac.rsv_a.next = self.rsv_a.val();
         self.mac.rsv_b.next = self.rsv_b.val();
         self.used.next = self.mac.used.val();
+        self.held.next = self.mac.held.val();
         self.oversize.next = self.mac.oversize.val();
         self.ctrl_sent.next = self.mac.ctrl_sent.val();
         self.frames_sent.next = self.mac.frames_sent.val();

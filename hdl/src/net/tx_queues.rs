@@ -17,6 +17,8 @@
 //!   the cue for whatever schedules work upstream).
 //! - counters: `oversize` (frames dropped because they cannot fit a queue), `ctrl_sent`, and
 //!   `frames_sent` (eight 32-bit counters, priority p at bits 32p).
+//! - `held`: cycles a frame waited in B for room in its queue (the input held for every
+//!   priority); with credits it stays zero.
 //! - `rsv_a`, `rsv_b`: reservations from two senders (`RSV_W` bits: beats at 0..15, priority
 //!   at 16..18, valid at 19); `used`: per priority (16 bits, priority p at bits 16p), the beats
 //!   reserved and not yet sent or given back.
@@ -44,9 +46,10 @@
 
 use crate::host::k;
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
+use crate::net::vlan_tag::tag_match;
 use crate::prelude::*;
 use crate::stream::{keep_of_count, ones, Skid};
-use ferroce_spec::headers::{ETH, ETHERTYPE_VLAN, ETH_HDR_LEN, ETH_MIN_FRAME_NO_FCS};
+use ferroce_spec::headers::{ETH, ETH_HDR_LEN, ETH_MIN_FRAME_NO_FCS};
 use ferroce_spec::mac_ctrl::{ETHERTYPE_MAC_CTRL, MAC_CTRL_DST, PFC, PRIORITIES};
 
 /// Width of a control-frame record: the PFC parameters.
@@ -92,6 +95,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     pub rsv_a: Signal<In, Bits<RSV_W>>,
     pub rsv_b: Signal<In, Bits<RSV_W>>,
     pub used: Signal<Out, Bits<USED_W>>,
+    pub held: Signal<Out, Bits<32>>,
     ram: RAM<Bits<DW>, RA>,
     ram_keep: RAM<Bits<KW>, RA>,
     ram_last: RAM<Bit, RA>,
@@ -131,6 +135,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     n_tx: Vec<DFF<Bits<32>>>,
     n_over: DFF<Bits<32>>,
     n_ctrl: DFF<Bits<32>>,
+    n_held: DFF<Bits<32>>,
     // Locals.
     q_in: Signal<Local, Bits<3>>,
     wa: Signal<Local, Bits<RA>>,
@@ -209,16 +214,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
         assert!(QA < 15, "pointers are 16 bits with a wrap bit to spare");
         assert!(DW <= IMG && IMG.is_multiple_of(DW));
         let tpid_at = ETH.field("ethertype").byte();
-        assert!(tpid_at / KW <= 1, "the tag is in the first two beats");
-        assert_eq!(tpid_at / KW, (tpid_at + 2) / KW, "TPID and PCP in one beat");
-        // A beat-wide constant holding `bytes` from lane `at` on.
-        let lane_bits = |at: usize, bytes: &[u8]| -> Constant<Bits<DW>> {
-            let mut b = vec![0u8; KW];
-            b[at..at + bytes.len()].copy_from_slice(bytes);
-            Constant::new(crate::util::bits_from_bools::<DW>(
-                &crate::util::bools_from_bytes(&b),
-            ))
-        };
+        let tag = tag_match::<DW>();
         let ctrl_bytes = ETH_MIN_FRAME_NO_FCS;
         let nc = ctrl_bytes.div_ceil(KW);
         let mut base = vec![0u8; IMG / 8];
@@ -250,6 +246,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             rsv_a: Default::default(),
             rsv_b: Default::default(),
             used: Default::default(),
+            held: Default::default(),
             ram: RAM::default(),
             ram_keep: RAM::default(),
             ram_last: RAM::default(),
@@ -282,6 +279,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             n_tx: (0..P).map(|_| Default::default()).collect(),
             n_over: Default::default(),
             n_ctrl: Default::default(),
+            n_held: Default::default(),
             q_in: Default::default(),
             wa: Default::default(),
             ra: Default::default(),
@@ -332,14 +330,12 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             rsv_pc: (0..P).map(|p| k(8 | p as u64)).collect(),
             mac_at: (0..6).map(|i| k((40 - 8 * i) as u64)).collect(),
             sh8: (0..6).map(|i| k((8 * i) as u64)).collect(),
-            tagb: k((tpid_at / KW) as u64),
-            tag_first: Constant::new(tpid_at / KW == 0),
-            tpid_mask: lane_bits(tpid_at % KW, &[0xff, 0xff]),
-            tpid_val: lane_bits(tpid_at % KW, &ETHERTYPE_VLAN.to_be_bytes()),
-            pcp_mask: lane_bits((tpid_at + 2) % KW, &[0xe0]),
-            pcp_val: (0..P as u8)
-                .map(|v| lane_bits((tpid_at + 2) % KW, &[v << 5]))
-                .collect(),
+            tagb: k(tag.beat),
+            tag_first: Constant::new(tag.beat == 0),
+            tpid_mask: tag.tpid_mask,
+            tpid_val: tag.tpid_val,
+            pcp_mask: tag.pcp_mask,
+            pcp_val: tag.pcp_val,
             qsize: k(1 << QA),
             qhalf: k(1 << (QA - 1)),
             offmask: k((1 << QA) - 1),
@@ -371,7 +367,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         dff_setup!(
             self, clk, a_valid, a_data, a_keep, a_last, a_q, a_known, wbi, fq, b_valid, b_data,
             b_keep, b_last, b_q, dropping, c_valid, c_params, c_img, cbi, state, cur, n_over,
-            n_ctrl
+            n_ctrl, n_held
         );
         for p in 0..P {
             self.wp[p].clock.next = self.clk.val();
@@ -475,6 +471,9 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.ram.write_enable.next = self.wr.val();
         self.ram_keep.write_enable.next = self.wr.val();
         self.ram_last.write_enable.next = self.wr.val();
+        if self.b_valid.q.val() & !self.room_b.val() & !self.over_b.val() & !self.dropping.q.val() {
+            self.n_held.d.next = self.n_held.q.val() + bits::<32>(1);
+        }
         if self.start_drop.val() {
             self.n_over.d.next = self.n_over.q.val() + bits::<32>(1);
             self.dropping.d.next = !self.b_last.q.val();
@@ -661,6 +660,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
                 self.upack.val() | (bit_cast::<USED_W, 16>(self.r16.val()) << self.sh16[p].val());
         }
         self.used.next = self.upack.val();
+        self.held.next = self.n_held.q.val();
         self.q_ready.next = self.qr.val();
         self.frames_sent.next = self.pack.val();
         self.oversize.next = self.n_over.q.val();
@@ -680,6 +680,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.state.d.next = TxqState::Idle;
             self.n_over.d.next = bits::<32>(0);
             self.n_ctrl.d.next = bits::<32>(0);
+            self.n_held.d.next = bits::<32>(0);
             for p in 0..P {
                 self.wp[p].d.next = bits::<16>(0);
                 self.cwp[p].d.next = bits::<16>(0);
