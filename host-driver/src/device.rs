@@ -189,6 +189,7 @@ pub struct QpAttr {
     pub remote_ipv4: Option<[u8; 4]>,
     /// Send the QP's frames, its ACKs included, with this 802.1Q tag (RTR, with the
     /// address). The PCP is the QP's priority for PFC; untagged frames are priority 0.
+    /// `None` keeps the tag the QP has: a tag, once set, goes only with a move to RESET.
     pub vlan: Option<Vlan>,
 }
 
