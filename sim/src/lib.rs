@@ -29,6 +29,7 @@ pub mod synth;
 pub mod tb;
 pub mod traffic;
 pub mod world;
+pub mod xgmii;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
@@ -79,6 +80,8 @@ pub enum SimError {
     DriveOutput(String),
     #[error("design: {0}")]
     Design(String),
+    #[error("XGMII lane {lane}: {what}")]
+    Xgmii { lane: usize, what: String },
     #[error("DMA fault: {0}")]
     Dma(String),
     #[error("timed out after {cycles} cycles waiting for {what}")]

@@ -1,13 +1,13 @@
 //! The XGMII faces (`ferroce_xgmii_tx_64`, `ferroce_xgmii_rx_64`), each run on rust-hdl's
 //! simulator and on Verilator side by side with every output compared every cycle, and judged
-//! by IEEE 802.3 clause 46 as written in this file (an encoder and a checker of the wire's
-//! rules that share nothing with the HDL but `spec::xgmii`'s character codes):
+//! by IEEE 802.3 clause 46 as `ferroce_sim::xgmii` writes it (an encoder and a checker of the
+//! wire's rules that share nothing with the HDL but `spec::xgmii`'s character codes):
 //! - transmit -> receive: frames of 60 to 9,000 bytes (every edge, random in between) with
 //!   random idle between some and none between others come out of the receiver byte-exact;
 //!   the words on the wire obey the rules (/S/ on lane 0 or 4 only, preamble and SFD, /T/ after
 //!   the last byte, idles between frames) and the gaps follow the deficit idle count: never
 //!   under 9 bytes, exactly `dic_next_start` for frames back to back, 12 on average;
-//! - receive against this file's encoder: random start lanes and gaps (9 bytes and up),
+//! - receive against that encoder: random start lanes and gaps (9 bytes and up),
 //!   ordered sets between frames, and damaged frames (an /E/ inside, /E/ lanes right before
 //!   /T/, a bad SFD, a frame cut by idles, a frame of no bytes): good frames byte-exact,
 //!   damaged ones flagged (`tuser`) and counted `code_err`, never a hang;
@@ -20,108 +20,19 @@ use ferroce_hdl::net::{XgmiiRx, XgmiiTx};
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
+use ferroce_sim::xgmii::{check_wire, encode, lanes_of, word_of, Lane};
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::xgmii::{
-    dic_next_start, ERROR, IDLE, IFG, IFG_MIN, PREAMBLE, SEQUENCE, SFD, START, TERMINATE,
+    dic_next_start, ERROR, IDLE, IFG, IFG_MIN, SEQUENCE, SFD, START, TERMINATE,
 };
 use ferroce_tests::{bytes_of, hdl_edge, rng, seed};
 use rand::Rng;
-
-/// One XGMII lane: a byte and its control flag.
-type Lane = (u8, bool);
 
 fn u64_of<const N: usize>(v: Bits<N>) -> u64 {
     bytes_of(v)
         .iter()
         .rev()
         .fold(0u64, |a, &b| (a << 8) | u64::from(b))
-}
-
-fn lanes_of(d: u64, c: u64) -> [Lane; 8] {
-    std::array::from_fn(|i| ((d >> (8 * i)) as u8, (c >> i) & 1 == 1))
-}
-
-fn word_of(l: &[Lane]) -> (u64, u64) {
-    l.iter().enumerate().fold((0, 0), |(d, c), (i, (b, k))| {
-        (d | (u64::from(*b) << (8 * i)), c | (u64::from(*k) << i))
-    })
-}
-
-/// A frame seen on the wire: its bytes, where its /S/ and /T/ sat (absolute lane index).
-#[derive(Debug)]
-struct WireFrame {
-    bytes: Vec<u8>,
-    start: usize,
-    term: usize,
-}
-
-/// Clause 46 read from a lane stream: every frame, with the rules checked on the way.
-fn check_wire(lanes: &[Lane]) -> Result<Vec<WireFrame>> {
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < lanes.len() {
-        let (b, k) = lanes[i];
-        if !k || b != START {
-            ensure!(
-                k && b == IDLE,
-                "lane {i}: {b:#04x} (control {k}) between frames"
-            );
-            i += 1;
-            continue;
-        }
-        ensure!(i % 4 == 0, "lane {i}: /S/ off lanes 0 and 4");
-        ensure!(i + 8 <= lanes.len(), "preamble cut at the end");
-        for (j, want) in [PREAMBLE; 6].iter().chain(&[SFD]).enumerate() {
-            ensure!(
-                lanes[i + 1 + j] == (*want, false),
-                "lane {}: preamble byte {:?}",
-                i + 1 + j,
-                lanes[i + 1 + j]
-            );
-        }
-        let start = i;
-        i += 8;
-        let mut bytes = Vec::new();
-        while i < lanes.len() && !lanes[i].1 {
-            bytes.push(lanes[i].0);
-            i += 1;
-        }
-        ensure!(i < lanes.len(), "frame from lane {start} has no end");
-        ensure!(
-            lanes[i] == (TERMINATE, true),
-            "lane {i}: frame ended by {:?}",
-            lanes[i]
-        );
-        out.push(WireFrame {
-            bytes,
-            start,
-            term: i,
-        });
-        i += 1;
-    }
-    Ok(out)
-}
-
-/// This file's encoder: frames at chosen gaps, /S/ moved up to the next lane 0 or 4.
-/// `items`: (frame lanes after the preamble, ending lane (normally /T/), gap bytes before it).
-fn encode(items: &[(Vec<Lane>, Lane, usize)], tail: usize) -> Vec<Lane> {
-    let mut l: Vec<Lane> = Vec::new();
-    for (body, end, gap) in items {
-        l.extend(std::iter::repeat_n((IDLE, true), *gap));
-        while !l.len().is_multiple_of(4) {
-            l.push((IDLE, true));
-        }
-        l.push((START, true));
-        l.extend(std::iter::repeat_n((PREAMBLE, false), 6));
-        l.push((SFD, false));
-        l.extend(body);
-        l.push(*end);
-    }
-    l.extend(std::iter::repeat_n((IDLE, true), tail));
-    while !l.len().is_multiple_of(8) {
-        l.push((IDLE, true));
-    }
-    l
 }
 
 /// Transmitter and receiver, rust-hdl and Verilator, compared every cycle.
