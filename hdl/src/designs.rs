@@ -11,7 +11,8 @@ use crate::net::{
     MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues, XgmiiRx,
     XgmiiTx,
 };
-use crate::nic::Nic;
+use crate::nic::Nic64;
+use crate::nic_10g::Nic10g;
 use crate::rc::{Completer, Requester, Responder};
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
@@ -188,6 +189,11 @@ pub const DESIGNS: &[Design] = &[
         config: Config::TenG,
         summary: "The whole NIC: BAR0, requester, responder, completer, DMA read and write engines, TX and RX paths",
     },
+    Design {
+        name: "ferroce_nic_10g",
+        config: Config::TenG,
+        summary: "The whole 10G NIC with its XGMII face: ferroce_nic_64 with XGMII transmit and receive",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Design> {
@@ -224,10 +230,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
         "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
-        "ferroce_nic_64" => emit(
-            &mut Nic::<64, 8, 9, 640, 6, 12, 704, 11, 14>::new(bar0_params(Config::TenG)),
-            name,
-        ),
+        "ferroce_nic_64" => emit(&mut Nic64::new(bar0_params(Config::TenG)), name),
+        "ferroce_nic_10g" => emit(&mut Nic10g::new(bar0_params(Config::TenG)), name),
         other => Err(EmitError::BadName(format!("no design named {other}"))),
     }
 }

@@ -11,6 +11,7 @@ pub mod emit;
 pub mod host;
 pub mod net;
 pub mod nic;
+pub mod nic_10g;
 pub mod prelude;
 pub mod rc;
 pub mod stream;

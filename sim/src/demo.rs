@@ -98,8 +98,7 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     let bytes: u64 = runs.iter().map(|(_, r)| r.bytes()).sum();
     println!("   {bytes} bytes written, every one equal to its source, every guard byte untouched");
     for h in [&w.a, &w.b] {
-        for c in FAULT_COUNTERS {
-            let v = h.counter(c)?;
+        for (c, v) in h.faults()? {
             ensure!(v == 0, "fault counter {c} is {v}");
         }
     }

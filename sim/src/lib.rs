@@ -30,6 +30,7 @@ pub mod tb;
 pub mod traffic;
 pub mod world;
 pub mod xgmii;
+pub mod xgmii_link;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
@@ -38,6 +39,7 @@ pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
 pub use record::{RecordSink, RecordSource};
 pub use tb::{Component, Tb};
+pub use xgmii_link::{LaneFault, XgmiiLink, XgmiiStats};
 
 use std::path::PathBuf;
 use thiserror::Error;

@@ -125,8 +125,7 @@ struct State {
     tx: Tx,
     rx: Rx,
     hook: Option<Hook>,
-    pcap: Option<PcapWriter<File>>,
-    pcap_err: Option<String>,
+    pcap: Option<PcapTap>,
     stats: LinkStats,
     /// Frames to inject: (not before, bytes with FCS), in time order.
     inject: VecDeque<(u64, Vec<u8>)>,
@@ -192,7 +191,6 @@ impl Link {
             rx,
             hook: None,
             pcap: None,
-            pcap_err: None,
             stats: LinkStats::default(),
             inject: VecDeque::new(),
         }));
@@ -212,17 +210,7 @@ impl Link {
 
     /// Write every frame to a pcap at `path` (nanosecond timestamps, no FCS).
     pub fn tap(&self, path: &Path) -> Result<()> {
-        let file = File::create(path).map_err(|source| SimError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let header = PcapHeader {
-            ts_resolution: TsResolution::NanoSecond,
-            ..PcapHeader::default()
-        };
-        let w = PcapWriter::with_header(file, header)
-            .map_err(|e| SimError::Design(format!("pcap {}: {e}", path.display())))?;
-        self.0.borrow_mut().pcap = Some(w);
+        self.0.borrow_mut().pcap = Some(PcapTap::create(path)?);
         Ok(())
     }
 
@@ -252,7 +240,45 @@ impl Link {
 
     /// A pcap write that failed, if any (the simulation goes on; the test should fail).
     pub fn pcap_error(&self) -> Option<String> {
-        self.0.borrow().pcap_err.clone()
+        self.0.borrow().pcap.as_ref().and_then(|p| p.error())
+    }
+}
+
+/// A pcap file of frames with nanosecond timestamps; a failed write is kept, not raised (the
+/// simulation goes on; the test should fail on [`PcapTap::error`]).
+pub(crate) struct PcapTap {
+    w: PcapWriter<File>,
+    err: Option<String>,
+}
+
+impl PcapTap {
+    pub(crate) fn create(path: &Path) -> Result<PcapTap> {
+        let file = File::create(path).map_err(|source| SimError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let header = PcapHeader {
+            ts_resolution: TsResolution::NanoSecond,
+            ..PcapHeader::default()
+        };
+        let w = PcapWriter::with_header(file, header)
+            .map_err(|e| SimError::Design(format!("pcap {}: {e}", path.display())))?;
+        Ok(PcapTap { w, err: None })
+    }
+
+    /// One frame (as it should appear: no FCS), stamped `at_ps`.
+    pub(crate) fn write(&mut self, at_ps: u64, frame: &[u8]) {
+        let ts = Duration::from_nanos(at_ps / 1000);
+        if let Err(e) = self
+            .w
+            .write_packet(&PcapPacket::new(ts, frame.len() as u32, frame))
+        {
+            self.err.get_or_insert(e.to_string());
+        }
+    }
+
+    pub(crate) fn error(&self) -> Option<String> {
+        self.err.clone()
     }
 }
 
@@ -273,12 +299,8 @@ impl State {
         self.stats.bytes += len;
         self.stats.first_start_ps.get_or_insert(start);
         self.stats.last_end_ps = end;
-        if let Some(w) = &mut self.pcap {
-            let body = &frame[..frame.len().saturating_sub(4)];
-            let ts = Duration::from_nanos(start / 1000);
-            if let Err(e) = w.write_packet(&PcapPacket::new(ts, body.len() as u32, body)) {
-                self.pcap_err.get_or_insert(e.to_string());
-            }
+        if let Some(p) = &mut self.pcap {
+            p.write(start, &frame[..frame.len().saturating_sub(4)]);
         }
         let fault = match &mut self.hook {
             Some(h) => h(index, &frame),

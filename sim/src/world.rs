@@ -1,14 +1,17 @@
-//! Two hosts, each with a `ferroce_nic_64` on Verilator and the Rust driver, joined by a 10G
-//! link in each direction: the world the two-NIC tests, the demo and the benchmark run in.
+//! Two hosts, each with a NIC on Verilator and the Rust driver, joined by a 10G link in each
+//! direction: the world the two-NIC tests, the demo and the benchmark run in. The NICs are
+//! `ferroce_nic_64` joined by frame-level links ([`Phy::Frames`]), or `ferroce_nic_10g` joined
+//! by XGMII links ([`Phy::Xgmii`]: the whole 10G NIC, its XGMII encoder and decoder included).
 
 use crate::host::{SimBar, SimMem, SimNic};
 use crate::pcie::PcieConfig;
-use crate::{Link, LinkConfig, PauseGenerator, Result, SimError};
+use crate::{Fault, Link, LinkConfig, LinkStats, PauseGenerator, Result, SimError, XgmiiLink};
 use ferroce_driver::{
     access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
     QueuePair, Vlan,
 };
 use std::cell::RefCell;
+use std::path::Path;
 use std::rc::Rc;
 
 pub type Dev = Device<SimBar, SimMem>;
@@ -27,8 +30,103 @@ pub struct Host {
 pub struct World {
     pub a: Host,
     pub b: Host,
-    pub ab: Link,
-    pub ba: Link,
+    pub ab: Wire,
+    pub ba: Wire,
+}
+
+/// What joins the two NICs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phy {
+    /// `ferroce_nic_64`, frames (with FCS) carried whole by [`Link`].
+    #[default]
+    Frames,
+    /// `ferroce_nic_10g`, XGMII words carried by [`XgmiiLink`].
+    Xgmii,
+}
+
+impl Phy {
+    /// The NIC design for this face.
+    pub fn design(self) -> &'static str {
+        match self {
+            Phy::Frames => "ferroce_nic_64",
+            Phy::Xgmii => "ferroce_nic_10g",
+        }
+    }
+}
+
+/// One direction of the world's link, of either kind.
+#[derive(Clone)]
+pub enum Wire {
+    Frames(Link),
+    Xgmii(XgmiiLink),
+}
+
+impl Wire {
+    /// Write every frame to a pcap (nanosecond timestamps of each frame's first byte, no FCS).
+    pub fn tap(&self, path: &Path) -> Result<()> {
+        match self {
+            Wire::Frames(l) => l.tap(path),
+            Wire::Xgmii(l) => l.tap(path),
+        }
+    }
+
+    /// Put `frame` (FCS appended) on the wire at `at_ps`, or at the next gap after it.
+    pub fn inject(&self, at_ps: u64, frame: &[u8]) {
+        match self {
+            Wire::Frames(l) => l.inject(at_ps, frame),
+            Wire::Xgmii(l) => l.inject(at_ps, frame),
+        }
+    }
+
+    pub fn config(&self) -> LinkConfig {
+        match self {
+            Wire::Frames(l) => l.config(),
+            Wire::Xgmii(l) => l.config(),
+        }
+    }
+
+    pub fn stats(&self) -> LinkStats {
+        match self {
+            Wire::Frames(l) => l.stats(),
+            Wire::Xgmii(l) => l.stats(),
+        }
+    }
+
+    pub fn idle(&self) -> bool {
+        match self {
+            Wire::Frames(l) => l.idle(),
+            Wire::Xgmii(l) => l.idle(),
+        }
+    }
+
+    pub fn pcap_error(&self) -> Option<String> {
+        match self {
+            Wire::Frames(l) => l.pcap_error(),
+            Wire::Xgmii(l) => l.pcap_error(),
+        }
+    }
+
+    /// A frame-level fault hook ([`Link::set_fault_hook`]); an XGMII link takes
+    /// [`XgmiiLink::set_fault_hook`] instead.
+    pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) -> Result<()> {
+        match self {
+            Wire::Frames(l) => {
+                l.set_fault_hook(hook);
+                Ok(())
+            }
+            Wire::Xgmii(_) => Err(SimError::Design(
+                "frame-level faults need a frame link; use the XGMII link's lane faults".into(),
+            )),
+        }
+    }
+
+    /// The XGMII link, if this is one.
+    pub fn xgmii(&self) -> Option<&XgmiiLink> {
+        match self {
+            Wire::Xgmii(l) => Some(l),
+            Wire::Frames(_) => None,
+        }
+    }
 }
 
 /// How the world is built.
@@ -44,6 +142,8 @@ pub struct WorldConfig {
     pub cq_depth: u32,
     /// Memory write bandwidth of each host (a, b) in Gb/s; `None`: as fast as the NIC writes.
     pub write_gbps: [Option<f64>; 2],
+    /// What joins the NICs: frame links, or XGMII links between whole 10G NICs.
+    pub phy: Phy,
     /// Build the models with VCD support (start a trace with `tb.model().trace_to(path)`).
     pub trace: bool,
 }
@@ -57,6 +157,7 @@ impl Default for WorldConfig {
             rq_pause: 0.0,
             cq_depth: 4096,
             write_gbps: [None, None],
+            phy: Phy::Frames,
             trace: false,
         }
     }
@@ -74,10 +175,26 @@ impl World {
             trace: cfg.trace,
             ..Default::default()
         };
-        let mut ta = crate::designs::open_tb("ferroce_nic_64", &opts)?;
-        let mut tb = crate::designs::open_tb("ferroce_nic_64", &opts)?;
-        let ab = Link::connect(&mut ta, "m_axis", &mut tb, "s_axis", cfg.link)?;
-        let ba = Link::connect(&mut tb, "m_axis", &mut ta, "s_axis", cfg.link)?;
+        let mut ta = crate::designs::open_tb(cfg.phy.design(), &opts)?;
+        let mut tb = crate::designs::open_tb(cfg.phy.design(), &opts)?;
+        let (ab, ba) = match cfg.phy {
+            Phy::Frames => (
+                Wire::Frames(Link::connect(
+                    &mut ta, "m_axis", &mut tb, "s_axis", cfg.link,
+                )?),
+                Wire::Frames(Link::connect(
+                    &mut tb, "m_axis", &mut ta, "s_axis", cfg.link,
+                )?),
+            ),
+            Phy::Xgmii => (
+                Wire::Xgmii(XgmiiLink::connect(
+                    &mut ta, "xgmii_tx", &mut tb, "xgmii_rx", cfg.link,
+                )?),
+                Wire::Xgmii(XgmiiLink::connect(
+                    &mut tb, "xgmii_tx", &mut ta, "xgmii_rx", cfg.link,
+                )?),
+            ),
+        };
         let pcie = |k: u64| PcieConfig {
             cpl_reorder_seed: cfg.reorder_seed.map(|s| s ^ k),
             ..cfg.pcie
@@ -268,6 +385,23 @@ impl Host {
         Ok(out)
     }
 }
+
+impl Host {
+    /// Every fault counter of this NIC ([`FAULT_COUNTERS`], and [`XGMII_FAULT_COUNTERS`] on
+    /// `ferroce_nic_10g`) with its value: all must stay zero in clean traffic.
+    pub fn faults(&self) -> Result<Vec<(&'static str, u64)>> {
+        let sim = self.sim.borrow();
+        let m = sim.tb.model_ref();
+        FAULT_COUNTERS
+            .iter()
+            .chain(XGMII_FAULT_COUNTERS.iter().filter(|c| m.has_port(c)))
+            .map(|&c| Ok((c, sim.tb.get(c)?)))
+            .collect()
+    }
+}
+
+/// The XGMII face's fault counters (`ferroce_nic_10g` only).
+pub const XGMII_FAULT_COUNTERS: &[&str] = &["xgmii_tx_underrun", "xgmii_rx_code_err"];
 
 /// Every counter of the NIC that counts a fault: all must stay zero in clean traffic.
 pub const FAULT_COUNTERS: &[&str] = &[

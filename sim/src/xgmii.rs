@@ -2,7 +2,8 @@
 //! sharing nothing with the HDL but `spec::xgmii`'s character codes: a lane-stream encoder (frames
 //! at chosen gaps, /S/ on lane 0 or 4) and a reader that finds every frame and checks the
 //! wire's rules on the way. The XGMII tests judge `XgmiiTx`/`XgmiiRx` with them; the XGMII
-//! link model (next) will carry words between NICs and tap frames with them.
+//! link model (`xgmii_link`) taps frames with the reader and injects frames with the encoder's
+//! rules.
 
 use crate::{Result, SimError};
 use ferroce_spec::xgmii::{IDLE, PREAMBLE, SFD, START, TERMINATE};
@@ -39,53 +40,118 @@ fn bad(lane: usize, what: String) -> SimError {
     SimError::Xgmii { lane, what }
 }
 
-/// Every frame of a lane stream, checking clause 46 on the way: only idles between frames, /S/
-/// on lane 0 or 4 of a word, six preamble bytes and the SFD, data up to a /T/.
+/// Where a [`WireReader`] is in the lane stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum At {
+    Between,
+    /// Preamble and SFD lanes read so far after the /S/.
+    Preamble(usize),
+    Data,
+}
+
+/// A streaming clause-46 reader: lanes in one at a time, every frame out at its /T/, every
+/// broken rule an error naming the lane (only idles between frames, /S/ on lane 0 or 4 of a
+/// word, six preamble bytes and the SFD, data up to a /T/). After an error it reads on from
+/// the next lane as if between frames, so a link model can count the fault and carry on.
+#[derive(Clone, Debug)]
+pub struct WireReader {
+    pos: usize,
+    at: At,
+    start: usize,
+    bytes: Vec<u8>,
+}
+
+impl Default for WireReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WireReader {
+    pub fn new() -> Self {
+        WireReader {
+            pos: 0,
+            at: At::Between,
+            start: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    /// Lanes read so far (the absolute index of the next lane).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Inside a frame (after its /S/, before its end).
+    pub fn in_frame(&self) -> bool {
+        self.at != At::Between
+    }
+
+    /// Read one lane: a frame when it is the /T/ ending one.
+    pub fn push(&mut self, (b, k): Lane) -> Result<Option<WireFrame>> {
+        let i = self.pos;
+        self.pos += 1;
+        match self.at {
+            At::Between if k && b == START => {
+                if !i.is_multiple_of(4) {
+                    return Err(bad(i, "/S/ off lanes 0 and 4".into()));
+                }
+                self.start = i;
+                self.bytes.clear();
+                self.at = At::Preamble(0);
+                Ok(None)
+            }
+            At::Between if k && b == IDLE => Ok(None),
+            At::Between => Err(bad(i, format!("{b:#04x} (control {k}) between frames"))),
+            At::Preamble(n) => {
+                let want = if n == 6 { SFD } else { PREAMBLE };
+                if (b, k) != (want, false) {
+                    self.at = At::Between;
+                    return Err(bad(i, format!("preamble byte {:?}", (b, k))));
+                }
+                self.at = if n == 6 {
+                    At::Data
+                } else {
+                    At::Preamble(n + 1)
+                };
+                Ok(None)
+            }
+            At::Data if !k => {
+                self.bytes.push(b);
+                Ok(None)
+            }
+            At::Data => {
+                self.at = At::Between;
+                if b != TERMINATE {
+                    return Err(bad(i, format!("frame ended by {:?}", (b, k))));
+                }
+                Ok(Some(WireFrame {
+                    bytes: std::mem::take(&mut self.bytes),
+                    start: self.start,
+                    term: i,
+                }))
+            }
+        }
+    }
+}
+
+/// Every frame of a lane stream, checking clause 46 on the way ([`WireReader`]'s rules); a
+/// frame still open at the end is an error.
 pub fn check_wire(lanes: &[Lane]) -> Result<Vec<WireFrame>> {
+    let mut r = WireReader::new();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < lanes.len() {
-        let (b, k) = lanes[i];
-        if !k || b != START {
-            if !(k && b == IDLE) {
-                return Err(bad(i, format!("{b:#04x} (control {k}) between frames")));
-            }
-            i += 1;
-            continue;
+    for l in lanes {
+        if let Some(f) = r.push(*l)? {
+            out.push(f);
         }
-        if i % 4 != 0 {
-            return Err(bad(i, "/S/ off lanes 0 and 4".into()));
-        }
-        if i + 8 > lanes.len() {
-            return Err(bad(i, "preamble cut at the end".into()));
-        }
-        for (j, want) in [PREAMBLE; 6].iter().chain(&[SFD]).enumerate() {
-            if lanes[i + 1 + j] != (*want, false) {
-                return Err(bad(
-                    i + 1 + j,
-                    format!("preamble byte {:?}", lanes[i + 1 + j]),
-                ));
-            }
-        }
-        let start = i;
-        i += 8;
-        let mut bytes = Vec::new();
-        while i < lanes.len() && !lanes[i].1 {
-            bytes.push(lanes[i].0);
-            i += 1;
-        }
-        if i == lanes.len() {
-            return Err(bad(start, "frame has no end".into()));
-        }
-        if lanes[i] != (TERMINATE, true) {
-            return Err(bad(i, format!("frame ended by {:?}", lanes[i])));
-        }
-        out.push(WireFrame {
-            bytes,
-            start,
-            term: i,
-        });
-        i += 1;
+    }
+    if r.in_frame() {
+        let what = if r.at == At::Data {
+            "frame has no end"
+        } else {
+            "preamble cut at the end"
+        };
+        return Err(bad(r.start, what.into()));
     }
     Ok(out)
 }

@@ -8,8 +8,15 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The NIC's PFC response, documented in the README: from the last bit of a PFC frame at the
-/// receiver to the latest start of a new frame it pauses, beyond a frame already started.
-pub const PFC_RESPONSE_BITS: u64 = 1024;
+/// receiver to the latest start of a new frame it pauses, beyond a frame already started. On
+/// the frame face (`ferroce_nic_64`, 20 cycles) and over XGMII (`ferroce_nic_10g`: the
+/// decoder before the MAC and the encoder after it add about four cycles; 24 cycles).
+pub fn pfc_response_bits(phy: ferroce_sim::world::Phy) -> u64 {
+    match phy {
+        ferroce_sim::world::Phy::Frames => 1280,
+        ferroce_sim::world::Phy::Xgmii => 1536,
+    }
+}
 
 /// (start in ps, bytes without FCS) of every frame in a pcap with nanosecond stamps (the
 /// link model's taps).

@@ -12,7 +12,7 @@
 use anyhow::{ensure, Result};
 use ferroce_driver::{access, DmaMemory, PfcConfig, SendWr, WrOpcode};
 use ferroce_sim::traffic::{write_stream, Direction, LOSSLESS_PFC};
-use ferroce_sim::world::{step_until, World, WorldConfig, FAULT_COUNTERS};
+use ferroce_sim::world::{step_until, World, WorldConfig};
 use ferroce_tests::seed;
 
 const PMTU: u32 = 4096;
@@ -68,8 +68,8 @@ fn pfc_makes_a_half_rate_receiver_lossless() -> Result<()> {
         100.0 * paused[0] as f64 / run.cycles as f64
     );
     for h in [&w.a, &w.b] {
-        for c in FAULT_COUNTERS {
-            ensure!(h.counter(c)? == 0, "{c} = {}", h.counter(c)?);
+        for (c, v) in h.faults()? {
+            ensure!(v == 0, "{c} = {v}");
         }
         ensure!(h.tx_used()? == [0; 8], "credits left {:?}", h.tx_used()?);
     }

@@ -14,12 +14,12 @@
 //! Both streams complete with every byte right, the requester yielded QPs to each other, and
 //! the transmit credits of both NICs all came back.
 
-use anyhow::{ensure, Context, Result};
+use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, SendWr, Vlan, WrOpcode};
-use ferroce_sim::world::{World, WorldConfig, FAULT_COUNTERS};
+use ferroce_sim::world::{Phy, World, WorldConfig};
 use ferroce_spec::mac_ctrl;
 use ferroce_spec::queues::WC_SUCCESS;
-use ferroce_tests::wire::{pcap_frames_ps, PFC_RESPONSE_BITS};
+use ferroce_tests::wire::{pcap_frames_ps, pfc_response_bits};
 use ferroce_tests::{rng, seed};
 use rand::RngCore;
 
@@ -43,10 +43,26 @@ fn pcp(f: &[u8]) -> Option<u8> {
 
 #[test]
 fn a_paused_priority_holds_only_its_own_frames() -> Result<()> {
-    let s = seed("a_paused_priority_holds_only_its_own_frames");
-    let dir = std::env::temp_dir().join(format!("ferroce_pfc_classes_{s}"));
+    paused_priority("a_paused_priority_holds_only_its_own_frames", Phy::Frames)
+}
+
+/// The same between two `ferroce_nic_10g` over the XGMII link.
+#[test]
+fn a_paused_priority_holds_only_its_own_frames_over_xgmii() -> Result<()> {
+    paused_priority(
+        "a_paused_priority_holds_only_its_own_frames_over_xgmii",
+        Phy::Xgmii,
+    )
+}
+
+fn paused_priority(name: &str, phy: Phy) -> Result<()> {
+    let s = seed(name);
+    let dir = std::env::temp_dir().join(format!("ferroce_{name}_{s}"));
     std::fs::create_dir_all(&dir)?;
-    let mut w = World::open(&WorldConfig::default())?;
+    let mut w = World::open(&WorldConfig {
+        phy,
+        ..WorldConfig::default()
+    })?;
     let (ab, ba) = (dir.join("a_to_b.pcap"), dir.join("b_to_a.pcap"));
     w.ab.tap(&ab)?;
     w.ba.tap(&ba)?;
@@ -134,7 +150,7 @@ fn a_paused_priority_holds_only_its_own_frames() -> Result<()> {
     ensure!(ctl.len() == 3, "{} control frames on b -> a", ctl.len());
     let (a1, a2, a3) = (ctl[0].0, ctl[1].0, ctl[2].0);
     let frames = pcap_frames_ps(&ab)?;
-    let allowance = bits_ps(8 * (MAX_FRAME + 20) + PFC_RESPONSE_BITS);
+    let allowance = bits_ps(8 * (MAX_FRAME + 20) + pfc_response_bits(phy));
     let starts = |p: u8, from: u64, to: u64| -> Vec<&(u64, Vec<u8>)> {
         frames
             .iter()
@@ -199,8 +215,8 @@ fn a_paused_priority_holds_only_its_own_frames() -> Result<()> {
     ensure!(yields > 0, "the paused QP never yielded to the other");
     for h in [&w.a, &w.b] {
         ensure!(h.tx_used()? == [0; 8], "credits left: {:?}", h.tx_used()?);
-        for c in FAULT_COUNTERS {
-            ensure!(h.counter(c).context(*c)? == 0, "{c} is not zero");
+        for (c, v) in h.faults()? {
+            ensure!(v == 0, "{c} = {v}");
         }
     }
     Ok(())

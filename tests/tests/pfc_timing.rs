@@ -9,14 +9,15 @@
 //!   for priority 0 comes first, after which frames flow again within the response delay;
 //! - pausing priority 3 only: priority-0 frames keep flowing through the window.
 //!
-//! The response delay asserted is the README's (`PFC_RESPONSE_BITS`); the measured one is printed.
+//! The response delay asserted is the README's (`pfc_response_bits`, per face); the measured
+//! one is printed. Run over the frame face (`ferroce_nic_64`) and over XGMII (`ferroce_nic_10g`).
 
 use anyhow::{ensure, Result};
 use ferroce_sim::traffic::{write_stream, Direction};
-use ferroce_sim::world::{World, WorldConfig};
+use ferroce_sim::world::{Phy, World, WorldConfig};
 use ferroce_spec::mac_ctrl;
 use ferroce_tests::seed;
-use ferroce_tests::wire::{pcap_frames_ps, PFC_RESPONSE_BITS};
+use ferroce_tests::wire::{pcap_frames_ps, pfc_response_bits};
 
 const RATE: u64 = 10_000_000_000;
 const PMTU: u32 = 256;
@@ -38,10 +39,24 @@ enum Ctl {
 
 #[test]
 fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
-    let s = seed("pause_windows_hold_from_pcap_timestamps");
-    let dir = std::env::temp_dir().join(format!("ferroce_pfc_timing_{s}"));
+    pause_windows("pause_windows_hold_from_pcap_timestamps", Phy::Frames)
+}
+
+/// The same over XGMII: `ferroce_nic_10g` on both ends, the XGMII encoder and decoder in the
+/// response, frames timed from the lanes by the XGMII link's tap.
+#[test]
+fn pause_windows_hold_over_xgmii() -> Result<()> {
+    pause_windows("pause_windows_hold_over_xgmii", Phy::Xgmii)
+}
+
+fn pause_windows(name: &str, phy: Phy) -> Result<()> {
+    let s = seed(name);
+    let dir = std::env::temp_dir().join(format!("ferroce_{name}_{s}"));
     std::fs::create_dir_all(&dir)?;
-    let mut w = World::open(&WorldConfig::default())?;
+    let mut w = World::open(&WorldConfig {
+        phy,
+        ..WorldConfig::default()
+    })?;
     let (ab, ba) = (dir.join("a_to_b.pcap"), dir.join("b_to_a.pcap"));
     w.ab.tap(&ab)?;
     w.ba.tap(&ba)?;
@@ -112,7 +127,8 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
         "{} control frames on the wire",
         ctl.len()
     );
-    let allowance = bits_ps(8 * (MAX_FRAME + 20) + PFC_RESPONSE_BITS);
+    let response = pfc_response_bits(phy);
+    let allowance = bits_ps(8 * (MAX_FRAME + 20) + response);
     let mut worst = 0u64;
     let mut windows = 0;
     for (i, (a, c)) in ctl.iter().enumerate() {
@@ -143,8 +159,7 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
                 }
                 let resumed = data.iter().map(|(t, _)| *t).find(|t| *t >= end);
                 ensure!(
-                    resumed
-                        .is_some_and(|t| t <= end + bits_ps(PFC_RESPONSE_BITS) + bits_ps(8 * 84)),
+                    resumed.is_some_and(|t| t <= end + bits_ps(response) + bits_ps(8 * 84)),
                     "pause {i}: traffic did not resume promptly after {end} ps: {resumed:?}"
                 );
                 if i < 5 {
@@ -184,5 +199,18 @@ fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
         worst > 0,
         "no window began near a frame start: the response was not measured"
     );
+    for wire in [&w.ab, &w.ba] {
+        ensure!(wire.pcap_error().is_none(), "pcap: {:?}", wire.pcap_error());
+        if let Some(x) = wire.xgmii() {
+            let st = x.xgmii_stats();
+            println!("XGMII link: {st:?}");
+            ensure!(st.broken == 0, "a NIC broke clause 46 on transmit");
+        }
+    }
+    for h in [&w.a, &w.b] {
+        for (c, v) in h.faults()? {
+            ensure!(v == 0, "{c} = {v}");
+        }
+    }
     Ok(())
 }

@@ -9,7 +9,7 @@
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode};
 use ferroce_sim::host::SimMem;
-use ferroce_sim::world::{step_until, Host, World, WorldConfig, FAULT_COUNTERS};
+use ferroce_sim::world::{step_until, Host, World, WorldConfig};
 use ferroce_sim::Fault;
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
@@ -290,8 +290,7 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
         if w.cycle() - start >= max_cycles {
             let mut faults = Vec::new();
             for (n, h) in [("a", &w.a), ("b", &w.b)] {
-                for c in FAULT_COUNTERS {
-                    let v = h.counter(c)?;
+                for (c, v) in h.faults()? {
                     if v != 0 {
                         faults.push(format!("{n}.{c}={v}"));
                     }
@@ -332,8 +331,8 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
         ensure!(h.sim.borrow().rc.borrow().violations.is_empty());
     }
     for h in [&w.a, &w.b] {
-        for c in FAULT_COUNTERS {
-            ensure!(h.counter(c)? == 0, "seed {s}: {c} = {}", h.counter(c)?);
+        for (c, v) in h.faults()? {
+            ensure!(v == 0, "seed {s}: {c} = {v}");
         }
         ensure!(h.counter("cpl_cqes")? == (total / 2) as u64);
         // Every frame's transmit credits came back: the beats the requester and the
@@ -390,7 +389,7 @@ fn a_corrupted_frame_is_dropped_and_writes_nothing() -> Result<()> {
         } else {
             Fault::Pass
         }
-    });
+    })?;
     let wr = |k: usize, len: u32, remote: u64, rkey: u32, id: u64| SendWr {
         wr_id: id,
         opcode: WrOpcode::RdmaWrite,

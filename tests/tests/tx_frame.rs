@@ -228,3 +228,72 @@ fn full_size_frames_stream_at_one_beat_per_clock() -> Result<()> {
     );
     Ok(())
 }
+
+/// `MacTx`'s output contract for a PHY that cannot wait (XGMII, a hard MAC): once a frame's
+/// first beat is out, one beat leaves every clock to its last while `m_axis_tready` holds. The
+/// input pauses at random (the queues absorb that); `m_axis_tready` drops at random between
+/// frames only (an interframe gap), never inside one. Frames of 0 to 8,000 bytes, FCS by zlib.
+#[test]
+fn mac_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
+    let s = seed("mac_frames_leave_one_beat_per_clock_once_started");
+    let mut r = rng(s);
+    let mut tb = open("ferroce_mac_tx_64")?;
+    let src = AxisSource::new(&mut tb, "s_axis")?;
+    src.borrow_mut()
+        .set_pause_generator(PauseGenerator::random(s ^ 1, 0.3));
+    let frames: Vec<Vec<u8>> = (0..400)
+        .map(|i| {
+            let len = match i % 4 {
+                0 => r.gen_range(0..=80),
+                1 => r.gen_range(56..=72),
+                2 => r.gen_range(0..=1600),
+                _ => r.gen_range(0..=8000),
+            };
+            (0..len).map(|_| r.gen()).collect()
+        })
+        .collect();
+    for f in &frames {
+        src.borrow_mut().send(f.clone());
+    }
+    let m = tb.model_ref();
+    let (data, keep) = (m.port("m_axis_tdata")?, m.port("m_axis_tkeep")?);
+    let mut got: Vec<Vec<u8>> = Vec::new();
+    let mut cur: Option<Vec<u8>> = None;
+    let mut ready = true;
+    let mut budget = 3_000_000u64;
+    while got.len() < frames.len() {
+        budget = budget
+            .checked_sub(1)
+            .context("frames did not all come out")?;
+        if cur.is_none() {
+            ready = r.gen_bool(0.7);
+        }
+        tb.set("m_axis_tready", u64::from(ready))?;
+        let valid = tb.get("m_axis_tvalid")? == 1;
+        if let Some(c) = &mut cur {
+            ensure!(
+                valid,
+                "seed {s}: frame {} paused after {} bytes",
+                got.len(),
+                c.len()
+            );
+        }
+        if valid && ready {
+            let m = tb.model_ref();
+            let (d, k) = (m.get_bytes(data), m.get(keep));
+            let c = cur.get_or_insert_with(Vec::new);
+            c.extend((0..8).filter(|l| k >> l & 1 == 1).map(|l| d[l]));
+            if tb.get("m_axis_tlast")? == 1 {
+                got.extend(cur.take());
+            }
+        }
+        tb.rising_edge()?;
+    }
+    for (i, (g, f)) in got.iter().zip(&frames).enumerate() {
+        let body = strip_fcs(i, g).with_context(|| format!("seed {s}"))?;
+        let mut want = f.clone();
+        want.resize(want.len().max(60), 0);
+        ensure!(body == want.as_slice(), "seed {s}: frame {i} differs");
+    }
+    Ok(())
+}

@@ -1,11 +1,13 @@
 //! `MacTx`: the transmit side of the MAC at the frame level: the eight priority queues with
 //! their pause-aware scheduler and MAC control frames (`TxQueues`, fed PFC records by
 //! `PfcGen`), Ethernet padding to 60 bytes (`Pad`), then the FCS (a `Crc32` tap and a
-//! `TailWriter` appending it, least significant byte first). The interframe gap, preamble and
-//! XGMII encoding are the link's (the simulator's link model accounts for them).
+//! `TailWriter` appending it, least significant byte first), then a `StartGate`, so a frame
+//! once started leaves one beat per clock while `m_axis_tready` holds: what a PHY that cannot
+//! wait inside a frame needs (`XgmiiTx`, a hard MAC's packet interface). The interframe gap,
+//! preamble and XGMII encoding are `XgmiiTx`'s, or the hard MAC's.
 //!
 //! ```text
-//!  s_axis --> TxQueues (8 queues, strict priority, paused gate) --> Pad --> FCS --> m_axis
+//!  s_axis --> TxQueues (8 queues, strict priority, paused gate) --> Pad --> FCS --> StartGate --> m_axis
 //!  xoff ----> PfcGen --PFC records--^
 //! ```
 //!
@@ -20,7 +22,7 @@
 use crate::crc::Crc32;
 use crate::net::mac_ctrl_rx::{line_bits_per_cycle, PRIO_COUNTERS_W};
 use crate::net::tx_queues::{RSV_W, USED_W};
-use crate::net::{Pad, PfcGen, TailWriter, TxQueues};
+use crate::net::{Pad, PfcGen, StartGate, TailWriter, TxQueues};
 use crate::prelude::*;
 
 #[derive(LogicBlock)]
@@ -58,6 +60,7 @@ pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: us
     pad: Pad<DW, KW>,
     fcs: Crc32<DW, KW>,
     fcs_wr: TailWriter<DW, KW>,
+    gate: StartGate<DW, KW>,
     n_bad: DFF<Bits<32>>,
 }
 
@@ -97,6 +100,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<D
             pad: Pad::new(),
             fcs: Crc32::new(),
             fcs_wr: TailWriter::new(true),
+            gate: StartGate::new(),
             n_bad: Default::default(),
         }
     }
@@ -122,6 +126,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.fcs.rst.next = self.rst.val();
         self.fcs_wr.clk.next = self.clk.val();
         self.fcs_wr.rst.next = self.rst.val();
+        self.gate.clk.next = self.clk.val();
+        self.gate.rst.next = self.rst.val();
         self.bad_keep.next = self.n_bad.q.val();
         if self.fcs.m_crc_tvalid.val() & self.fcs.m_crc_tuser.val() {
             self.n_bad.d.next = self.n_bad.q.val() + bits::<32>(1);
@@ -173,10 +179,15 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.pad.m_axis_tready.next = self.fcs_wr.s_axis_tready.val();
         self.fcs_wr.s_val_tdata.next = self.fcs.m_crc_tdata.val();
         self.fcs_wr.s_val_tvalid.next = self.fcs.m_crc_tvalid.val();
-        self.m_axis_tdata.next = self.fcs_wr.m_axis_tdata.val();
-        self.m_axis_tkeep.next = self.fcs_wr.m_axis_tkeep.val();
-        self.m_axis_tlast.next = self.fcs_wr.m_axis_tlast.val();
-        self.m_axis_tvalid.next = self.fcs_wr.m_axis_tvalid.val();
-        self.fcs_wr.m_axis_tready.next = self.m_axis_tready.val();
+        self.gate.s_axis_tdata.next = self.fcs_wr.m_axis_tdata.val();
+        self.gate.s_axis_tkeep.next = self.fcs_wr.m_axis_tkeep.val();
+        self.gate.s_axis_tlast.next = self.fcs_wr.m_axis_tlast.val();
+        self.gate.s_axis_tvalid.next = self.fcs_wr.m_axis_tvalid.val();
+        self.fcs_wr.m_axis_tready.next = self.gate.s_axis_tready.val();
+        self.m_axis_tdata.next = self.gate.m_axis_tdata.val();
+        self.m_axis_tkeep.next = self.gate.m_axis_tkeep.val();
+        self.m_axis_tlast.next = self.gate.m_axis_tlast.val();
+        self.m_axis_tvalid.next = self.gate.m_axis_tvalid.val();
+        self.gate.m_axis_tready.next = self.m_axis_tready.val();
     }
 }

@@ -11,9 +11,7 @@ use ferroce_driver::{
     access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Vlan,
     WrOpcode,
 };
-use ferroce_sim::world::{
-    step_until, Host as RsHost, World as RsWorld, WorldConfig, FAULT_COUNTERS,
-};
+use ferroce_sim::world::{step_until, Host as RsHost, World as RsWorld, WorldConfig};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -469,8 +467,7 @@ impl Host {
     fn faults(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<&'static str, u64>> {
         self.with(py, |h| {
             let mut out = std::collections::BTreeMap::new();
-            for &c in FAULT_COUNTERS {
-                let v = h.counter(c).map_err(err)?;
+            for (c, v) in h.faults().map_err(err)? {
                 if v != 0 {
                     out.insert(c, v);
                 }

@@ -1,0 +1,184 @@
+//! `Nic10g`: the `10g` NIC with its XGMII face (docs/ARCHITECTURE.md, "NIC top"): the whole
+//! NIC (`Nic`, 64 bits) with `XgmiiTx` after its MAC transmit and `XgmiiRx` before its MAC
+//! receive, so the port is a 64-bit XGMII at 156.25 MHz for a 10GBASE-R PCS.
+//!
+//! Ports: those of `Nic` but its frame faces (`m_axis_*`, `s_axis_*`), which become
+//! - `xgmii_txd[63:0]`, `xgmii_txc[7:0]`: the transmit XGMII word every clock (lane i in bits
+//!   8i+7..8i, its control flag in bit i; `spec::xgmii`);
+//! - `xgmii_rxd[63:0]`, `xgmii_rxc[7:0]`: the receive XGMII word every clock;
+//! - counters `xgmii_tx_frames`, `xgmii_tx_underrun` (a frame whose next beat did not come in
+//!   time, ended with /E/: stays zero, the transmit queues send whole frames),
+//!   `xgmii_rx_frames`, `xgmii_rx_code_err` (frames the PHY layer saw broken; the MAC drops
+//!   them and counts them again in `rx_code_err`).
+//!
+//! Wiring only: every other port passes straight through to the `Nic` inside, listed once in
+//! the `nic_10g!` invocation below.
+
+use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
+use crate::net::tx_queues::USED_W;
+use crate::net::{XgmiiRx, XgmiiTx};
+use crate::nic::Nic64;
+use crate::prelude::*;
+
+/// The wrapper: the ports named here pass through, inputs in and outputs out.
+macro_rules! nic_10g {
+    (ins { $($i:ident : $it:ty),* $(,)? } outs { $($o:ident : $ot:ty),* $(,)? }) => {
+        #[derive(LogicBlock)]
+        pub struct Nic10g {
+            pub clk: Signal<In, Clock>,
+            pub rst: Signal<In, Bit>,
+            $(pub $i: Signal<In, $it>,)*
+            $(pub $o: Signal<Out, $ot>,)*
+            pub xgmii_txd: Signal<Out, Bits<64>>,
+            pub xgmii_txc: Signal<Out, Bits<8>>,
+            pub xgmii_rxd: Signal<In, Bits<64>>,
+            pub xgmii_rxc: Signal<In, Bits<8>>,
+            pub xgmii_tx_frames: Signal<Out, Bits<32>>,
+            pub xgmii_tx_underrun: Signal<Out, Bits<32>>,
+            pub xgmii_rx_frames: Signal<Out, Bits<32>>,
+            pub xgmii_rx_code_err: Signal<Out, Bits<32>>,
+            nic: Nic64,
+            xtx: XgmiiTx,
+            xrx: XgmiiRx,
+        }
+
+        impl Nic10g {
+            pub fn new(params: crate::host::Bar0Params) -> Self {
+                Self {
+                    clk: Default::default(),
+                    rst: Default::default(),
+                    $($i: Default::default(),)*
+                    $($o: Default::default(),)*
+                    xgmii_txd: Default::default(),
+                    xgmii_txc: Default::default(),
+                    xgmii_rxd: Default::default(),
+                    xgmii_rxc: Default::default(),
+                    xgmii_tx_frames: Default::default(),
+                    xgmii_tx_underrun: Default::default(),
+                    xgmii_rx_frames: Default::default(),
+                    xgmii_rx_code_err: Default::default(),
+                    nic: Nic64::new(params),
+                    xtx: XgmiiTx::new(),
+                    xrx: XgmiiRx::new(),
+                }
+            }
+        }
+
+        impl Logic for Nic10g {
+            #[hdl_gen]
+            fn update(&mut self) {
+                self.nic.clk.next = self.clk.val();
+                self.nic.rst.next = self.rst.val();
+                self.xtx.clk.next = self.clk.val();
+                self.xtx.rst.next = self.rst.val();
+                self.xrx.clk.next = self.clk.val();
+                self.xrx.rst.next = self.rst.val();
+                $(self.nic.$i.next = self.$i.val();)*
+                $(self.$o.next = self.nic.$o.val();)*
+                // Transmit: the MAC's frames (FCS included) to the XGMII encoder.
+                self.xtx.s_axis_tdata.next = self.nic.m_axis_tdata.val();
+                self.xtx.s_axis_tkeep.next = self.nic.m_axis_tkeep.val();
+                self.xtx.s_axis_tlast.next = self.nic.m_axis_tlast.val();
+                self.xtx.s_axis_tvalid.next = self.nic.m_axis_tvalid.val();
+                self.nic.m_axis_tready.next = self.xtx.s_axis_tready.val();
+                self.xgmii_txd.next = self.xtx.xgmii_txd.val();
+                self.xgmii_txc.next = self.xtx.xgmii_txc.val();
+                // Receive: the XGMII decoder's frames, code errors flagged in tuser.
+                self.xrx.xgmii_rxd.next = self.xgmii_rxd.val();
+                self.xrx.xgmii_rxc.next = self.xgmii_rxc.val();
+                self.nic.s_axis_tdata.next = self.xrx.m_axis_tdata.val();
+                self.nic.s_axis_tkeep.next = self.xrx.m_axis_tkeep.val();
+                self.nic.s_axis_tlast.next = self.xrx.m_axis_tlast.val();
+                self.nic.s_axis_tvalid.next = self.xrx.m_axis_tvalid.val();
+                self.nic.s_axis_tuser.next = self.xrx.m_axis_tuser.val();
+                self.xgmii_tx_frames.next = self.xtx.frames.val();
+                self.xgmii_tx_underrun.next = self.xtx.underrun.val();
+                self.xgmii_rx_frames.next = self.xrx.frames.val();
+                self.xgmii_rx_code_err.next = self.xrx.code_err.val();
+            }
+        }
+    };
+}
+
+nic_10g! {
+    ins {
+        s_req_hdr: Bits<128>,
+        s_req_tdata: Bits<64>,
+        s_req_tkeep: Bits<8>,
+        s_req_tlast: Bit,
+        s_req_tvalid: Bit,
+        m_cpl_tready: Bit,
+        m_rq_tready: Bit,
+        s_rc_hdr: Bits<128>,
+        s_rc_tdata: Bits<64>,
+        s_rc_tlast: Bit,
+        s_rc_tvalid: Bit,
+    }
+    outs {
+        s_req_tready: Bit,
+        m_cpl_hdr: Bits<128>,
+        m_cpl_tdata: Bits<64>,
+        m_cpl_tkeep: Bits<8>,
+        m_cpl_tlast: Bit,
+        m_cpl_tvalid: Bit,
+        m_rq_hdr: Bits<128>,
+        m_rq_tdata: Bits<64>,
+        m_rq_tkeep: Bits<8>,
+        m_rq_tlast: Bit,
+        m_rq_tvalid: Bit,
+        s_rc_tready: Bit,
+        req_bad_db: Bits<32>,
+        req_bad_qp: Bits<32>,
+        req_bad_wqe: Bits<32>,
+        req_dma_err: Bits<32>,
+        req_yields: Bits<32>,
+        mac_tx_used: Bits<USED_W>,
+        mac_tx_held: Bits<32>,
+        rd_bad_cpl: Bits<32>,
+        rd_timeouts: Bits<32>,
+        tx_bad_len: Bits<32>,
+        tx_bad_opcode: Bits<32>,
+        tx_self_check: Bits<32>,
+        rx_fcs_err: Bits<32>,
+        rx_runt: Bits<32>,
+        rx_code_err: Bits<32>,
+        rx_too_long: Bits<32>,
+        rx_not_roce: Bits<32>,
+        rx_frame_len_err: Bits<32>,
+        rx_icrc_err: Bits<32>,
+        rx_overflow: Bits<32>,
+        rx_self_check: Bits<32>,
+        rx_accepted: Bits<32>,
+        rx_unsupported: Bits<32>,
+        rx_bad_csum: Bits<32>,
+        rx_bad_mac: Bits<32>,
+        rx_bad_ip: Bits<32>,
+        rx_bad_opcode: Bits<32>,
+        rx_bad_len: Bits<32>,
+        rx_truncated: Bits<32>,
+        mac_paused: Bits<8>,
+        mac_q_ready: Bits<8>,
+        mac_oversize: Bits<32>,
+        mac_ctrl_sent: Bits<32>,
+        mac_frames_sent: Bits<PRIO_COUNTERS_W>,
+        mac_xoff_sent: Bits<PRIO_COUNTERS_W>,
+        mac_xon_sent: Bits<PRIO_COUNTERS_W>,
+        mac_pause_rx: Bits<32>,
+        mac_pfc_rx: Bits<PRIO_COUNTERS_W>,
+        mac_paused_cycles: Bits<PRIO_COUNTERS_W>,
+        mac_ctrl_bad_dst: Bits<32>,
+        mac_ctrl_bad_opcode: Bits<32>,
+        mac_ctrl_bad_reserved: Bits<32>,
+        resp_bad_qp: Bits<32>,
+        resp_unsupported: Bits<32>,
+        resp_dup: Bits<32>,
+        resp_seq_err: Bits<32>,
+        resp_bad_req: Bits<32>,
+        resp_bad_rkey: Bits<32>,
+        cpl_naks: Bits<32>,
+        cpl_bad_cq: Bits<32>,
+        cpl_cqes: Bits<32>,
+        wr_bad_len: Bits<32>,
+        cqe_bad_len: Bits<32>,
+    }
+}
