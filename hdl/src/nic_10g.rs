@@ -7,7 +7,7 @@
 //!   8i+7..8i, its control flag in bit i; `spec::xgmii`);
 //! - `xgmii_rxd[63:0]`, `xgmii_rxc[7:0]`: the receive XGMII word every clock;
 //! - counters `xgmii_tx_frames`, `xgmii_tx_underrun` (a frame whose next beat did not come in
-//!   time, ended with /E/: stays zero, the transmit queues send whole frames),
+//!   time, ended with /E/: stays zero, `MacTx` ends in a `StartGate`),
 //!   `xgmii_rx_frames`, `xgmii_rx_code_err` (frames the PHY layer saw broken; the MAC drops
 //!   them and counts them again in `rx_code_err`).
 //!

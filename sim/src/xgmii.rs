@@ -6,7 +6,7 @@
 //! rules.
 
 use crate::{Result, SimError};
-use ferroce_spec::xgmii::{IDLE, PREAMBLE, SFD, START, TERMINATE};
+use ferroce_spec::xgmii::{ERROR, IDLE, PREAMBLE, SFD, START, TERMINATE};
 
 /// One XGMII lane: a byte and its control flag.
 pub type Lane = (u8, bool);
@@ -47,12 +47,16 @@ enum At {
     /// Preamble and SFD lanes read so far after the /S/.
     Preamble(usize),
     Data,
+    /// After an error inside a frame: the rest of it, up to a control lane that is not /E/.
+    Skip,
 }
 
 /// A streaming clause-46 reader: lanes in one at a time, every frame out at its /T/, every
 /// broken rule an error naming the lane (only idles between frames, /S/ on lane 0 or 4 of a
-/// word, six preamble bytes and the SFD, data up to a /T/). After an error it reads on from
-/// the next lane as if between frames, so a link model can count the fault and carry on.
+/// word, six preamble bytes and the SFD, data up to a /T/). After an error inside a frame it
+/// skips the rest of that frame (to the next control lane that is not /E/; a /S/ on lane 0 or
+/// 4 there starts the next frame), so a link model counts one error per broken frame and
+/// loses none of the frames after it.
 #[derive(Clone, Debug)]
 pub struct WireReader {
     pos: usize,
@@ -87,18 +91,29 @@ impl WireReader {
         self.at != At::Between
     }
 
+    /// A /S/ on lane `i`: the start of a frame if the lane is 0 or 4 of a word.
+    fn start_at(&mut self, i: usize) -> Result<()> {
+        if !i.is_multiple_of(4) {
+            self.at = At::Skip;
+            return Err(bad(i, "/S/ off lanes 0 and 4".into()));
+        }
+        self.start = i;
+        self.bytes.clear();
+        self.at = At::Preamble(0);
+        Ok(())
+    }
+
     /// Read one lane: a frame when it is the /T/ ending one.
     pub fn push(&mut self, (b, k): Lane) -> Result<Option<WireFrame>> {
         let i = self.pos;
         self.pos += 1;
         match self.at {
-            At::Between if k && b == START => {
-                if !i.is_multiple_of(4) {
-                    return Err(bad(i, "/S/ off lanes 0 and 4".into()));
+            At::Between if k && b == START => self.start_at(i).map(|_| None),
+            At::Skip if k && b == START => self.start_at(i).map(|_| None),
+            At::Skip => {
+                if k && b != ERROR {
+                    self.at = At::Between;
                 }
-                self.start = i;
-                self.bytes.clear();
-                self.at = At::Preamble(0);
                 Ok(None)
             }
             At::Between if k && b == IDLE => Ok(None),
@@ -106,7 +121,14 @@ impl WireReader {
             At::Preamble(n) => {
                 let want = if n == 6 { SFD } else { PREAMBLE };
                 if (b, k) != (want, false) {
-                    self.at = At::Between;
+                    self.at = At::Skip;
+                    if k && b != ERROR {
+                        // The frame ended in its preamble: this lane is between frames.
+                        self.at = At::Between;
+                        if b == START {
+                            let _ = self.start_at(i);
+                        }
+                    }
                     return Err(bad(i, format!("preamble byte {:?}", (b, k))));
                 }
                 self.at = if n == 6 {
@@ -123,6 +145,11 @@ impl WireReader {
             At::Data => {
                 self.at = At::Between;
                 if b != TERMINATE {
+                    if b == ERROR {
+                        self.at = At::Skip;
+                    } else if b == START {
+                        let _ = self.start_at(i);
+                    }
                     return Err(bad(i, format!("frame ended by {:?}", (b, k))));
                 }
                 Ok(Some(WireFrame {
@@ -146,10 +173,9 @@ pub fn check_wire(lanes: &[Lane]) -> Result<Vec<WireFrame>> {
         }
     }
     if r.in_frame() {
-        let what = if r.at == At::Data {
-            "frame has no end"
-        } else {
-            "preamble cut at the end"
+        let what = match r.at {
+            At::Data | At::Skip => "frame has no end",
+            _ => "preamble cut at the end",
         };
         return Err(bad(r.start, what.into()));
     }
@@ -214,5 +240,39 @@ mod tests {
         ));
         let cut = encode(&[(vec![(1, false); 60], (IDLE, true), 0)], 0);
         assert!(check_wire(&cut).is_err());
+    }
+
+    #[test]
+    fn a_reader_counts_one_error_per_broken_frame_and_keeps_the_next() {
+        let body = vec![(7, false); 60];
+        let mut underrun = body.clone();
+        underrun.extend(std::iter::repeat_n((ERROR, true), 7));
+        // An underrun (/E/ x 7 then /T/), a clean frame, a frame cut by the next one's /S/,
+        // that next frame.
+        let mut lanes = encode(
+            &[
+                (underrun, (TERMINATE, true), 0),
+                (body.clone(), (TERMINATE, true), 12),
+            ],
+            0,
+        );
+        lanes.push((START, true));
+        lanes.extend(std::iter::repeat_n((PREAMBLE, false), 6));
+        lanes.push((SFD, false));
+        lanes.extend(body.iter().copied());
+        while !lanes.len().is_multiple_of(4) {
+            lanes.push((7, false));
+        }
+        lanes.extend(encode(&[(body, (TERMINATE, true), 0)], 0));
+        let mut r = WireReader::new();
+        let (mut frames, mut errors) = (0, 0);
+        for l in &lanes {
+            match r.push(*l) {
+                Ok(Some(_)) => frames += 1,
+                Ok(None) => {}
+                Err(_) => errors += 1,
+            }
+        }
+        assert_eq!((frames, errors), (2, 2));
     }
 }

@@ -5,7 +5,8 @@
 //! - **The wire**: the sender's words, read every clock, go out in 4-lane columns (a /S/ sits
 //!   on lane 0 or 4, so columns keep every start legal). The words reach the receiver
 //!   `propagation_ps` later, rounded up to whole clocks, and at least two (so the order in
-//!   which the two models are stepped does not change the timing).
+//!   which the two models are stepped does not change the timing); [`XgmiiLink::config`]
+//!   gives the delay as rounded.
 //! - **Link up**: words before the sender's first all-idle word (its reset) go out as idles.
 //! - **pcap tap** ([`XgmiiLink::tap`]): every frame on the wire, read back with
 //!   [`crate::xgmii::WireReader`] (clause 46, nothing shared with the HDL), without its FCS,
@@ -15,7 +16,8 @@
 //!   written.
 //! - **Traffic generator** ([`XgmiiLink::inject`]): frames of the test's own put on the wire
 //!   at chosen times, FCS appended: at the first gap between the sender's frames (at least two
-//!   idle columns into it) at or after the time asked, /S/ on lane 0, then three idle columns.
+//!   idle columns into it) at or after the time asked, /S/ on lane 0 or 4, then three idle
+//!   columns.
 //!   Meanwhile the sender's words wait in an elastic buffer, which drains by deleting idle
 //!   columns in later gaps, never leaving fewer than two idle columns (8 bytes) between
 //!   frames: a PHY's rate matching. So an injected frame delays the sender's next frames by at
@@ -151,8 +153,12 @@ impl XgmiiLink {
                 cfg.rate_bps
             )));
         }
+        let delay = cfg.propagation_ps.div_ceil(period_ps).max(2);
         let state = State {
-            cfg,
+            cfg: LinkConfig {
+                propagation_ps: delay * period_ps,
+                ..cfg
+            },
             txd: a.model_ref().port(&format!("{from}d"))?,
             txc: a.model_ref().port(&format!("{from}c"))?,
             rxd: b.model_ref().port(&format!("{to}d"))?,
@@ -160,10 +166,10 @@ impl XgmiiLink {
             period_ps,
             lane_ps: period_ps / 8,
             base_ps: a.time_ps(),
-            delay: cfg.propagation_ps.div_ceil(period_ps).max(2),
+            delay,
             up: false,
             tx_cols: 0,
-            rx_cycle: b.cycle(),
+            rx_cycle: 0,
             buf: VecDeque::new(),
             inj_cols: VecDeque::new(),
             inject: VecDeque::new(),
@@ -209,6 +215,7 @@ impl XgmiiLink {
         self.0.borrow_mut().inject.push_back((at_ps, f));
     }
 
+    /// The link's parameters, `propagation_ps` the delay it really has (whole clocks).
     pub fn config(&self) -> LinkConfig {
         self.0.borrow().cfg
     }
@@ -237,7 +244,7 @@ impl XgmiiLink {
     }
 }
 
-/// The columns of an injected frame (bytes with FCS): /S/ on lane 0, preamble, SFD, the
+/// The columns of an injected frame (bytes with FCS): /S/ first, preamble, SFD, the
 /// bytes, /T/, idles to the column's end, then three idle columns (a 12-byte gap at least).
 fn frame_columns(frame: &[u8]) -> VecDeque<Column> {
     let mut l: Vec<Lane> = vec![(START, true)];

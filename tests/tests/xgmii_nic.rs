@@ -115,7 +115,7 @@ fn lane_faults_are_dropped_and_counted_and_clean_frames_land() -> Result<()> {
     ensure!(xs.broken == 0, "the sender broke clause 46: {xs:?}");
     // The completer retires work requests in send order across QPs, so the fourth WRITE's
     // completion waits behind the first damaged one (retransmission is a later step); its
-    // ACK came back.
+    // ACK came back (a took two ACKs: the first WRITE's and this one's).
     ensure!(
         w.a.dev.poll_cq(&mut w.a.cq, 8)?.is_empty(),
         "a damaged WRITE completed"
@@ -123,6 +123,10 @@ fn lane_faults_are_dropped_and_counted_and_clean_frames_land() -> Result<()> {
     ensure!(
         w.b.counter("resp_seq_err")? == 0,
         "each WRITE is its own QP's first packet"
+    );
+    ensure!(
+        w.a.counter("rx_accepted")? == 2,
+        "seed {s}: the ACKs of the two clean WRITEs"
     );
     let mut got = vec![0u8; 4 * LEN];
     w.b.dev.mem.read(tgt.addr, &mut got)?;

@@ -4,9 +4,10 @@
 //! A PHY that cannot wait inside a frame (XGMII, a hard MAC's packet interface) needs that.
 //!
 //! In `MacTx` the only pauses inside a frame come after the queues: the FCS writer waits for
-//! the CRC tap (2 cycles after the last beat) and a spilled FCS beat costs one more; a start
-//! threshold of four beats covers them with one to spare. The cost is three cycles of latency
-//! for frames of four beats or more, and one for the output register.
+//! the CRC tap before the last beat (measured: one or two idle cycles per frame; three at most
+//! by its design, the tap's two-cycle latency and a spilled FCS beat), which a start threshold
+//! of four beats covers. The cost is five cycles of latency for frames of four beats or more
+//! (the fourth beat's arrival, the FIFO's register, the output skid).
 //!
 //! Ports: `s_axis_*` in, `m_axis_*` out, through a `Skid`: every output, `s_axis_tready`
 //! included, comes from registers. Any `tkeep` passes unchanged.
