@@ -8,12 +8,17 @@ use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
 use crate::net::mac_ctrl_rx::line_bits_per_cycle;
 use crate::net::TxArb;
 use crate::net::{
-    MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues, XgmiiRx,
-    XgmiiTx,
+    Mac, Mac10g, MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues,
+    XgmiiRx, XgmiiTx,
 };
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
 use crate::rc::{Completer, Requester, Responder};
+
+/// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
+/// is 141), the ICRC tap's 9-bit shift, a 64 KiB receive buffer (`AW` 10: 1,024 beats), the
+/// headroom a jumbo frame needs at 100 Gb/s (README, "Lossless Ethernet").
+pub type Mac512 = Mac<512, 64, 8, 11, 9, 10>;
 
 /// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,6 +140,16 @@ pub const DESIGNS: &[Design] = &[
         summary: "MAC transmit queues at 512 bits: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
+        name: "ferroce_mac_10g",
+        config: Config::TenG,
+        summary: "The 10G MAC with its XGMII face: transmit queues (16 KiB each), PFC generation, FCS, start gate, XGMII encoder; XGMII decoder, receive (32 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive",
+    },
+    Design {
+        name: "ferroce_mac_512",
+        config: Config::HundredG,
+        summary: "The 100G MAC at 512 bits for a hard MAC's AXI face: transmit queues (16 KiB each, for 9,000-byte frames), PFC generation, FCS, start gate; receive (64 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive at 400 bits per cycle",
+    },
+    Design {
         name: "ferroce_mac_rx_64",
         config: Config::TenG,
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
@@ -218,6 +233,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_xgmii_rx_64" => emit(&mut XgmiiRx::new(), name),
         "ferroce_tx_queues_64" => emit(&mut TxQueues::<64, 8, 10, 13>::new(), name),
         "ferroce_tx_queues_512" => emit(&mut TxQueues::<512, 64, 7, 10>::new(), name),
+        "ferroce_mac_10g" => emit(&mut Mac10g::new(), name),
+        "ferroce_mac_512" => emit(&mut Mac512::new(), name),
         "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 11>::new(), name),
         "ferroce_mac_ctrl_rx_64" => emit(&mut MacCtrlRx::<64>::new(line_bits_per_cycle(64)), name),
         "ferroce_mac_ctrl_rx_512" => {

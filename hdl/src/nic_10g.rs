@@ -12,7 +12,7 @@
 //!   them and counts them again in `rx_code_err`).
 //!
 //! Wiring only: every other port passes straight through to the `Nic` inside, listed once in
-//! the `nic_10g!` invocation below.
+//! the `xgmii_face!` invocation below.
 
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::USED_W;
@@ -20,87 +20,10 @@ use crate::net::{XgmiiRx, XgmiiTx};
 use crate::nic::Nic64;
 use crate::prelude::*;
 
-/// The wrapper: the ports named here pass through, inputs in and outputs out.
-macro_rules! nic_10g {
-    (ins { $($i:ident : $it:ty),* $(,)? } outs { $($o:ident : $ot:ty),* $(,)? }) => {
-        #[derive(LogicBlock)]
-        pub struct Nic10g {
-            pub clk: Signal<In, Clock>,
-            pub rst: Signal<In, Bit>,
-            $(pub $i: Signal<In, $it>,)*
-            $(pub $o: Signal<Out, $ot>,)*
-            pub xgmii_txd: Signal<Out, Bits<64>>,
-            pub xgmii_txc: Signal<Out, Bits<8>>,
-            pub xgmii_rxd: Signal<In, Bits<64>>,
-            pub xgmii_rxc: Signal<In, Bits<8>>,
-            pub xgmii_tx_frames: Signal<Out, Bits<32>>,
-            pub xgmii_tx_underrun: Signal<Out, Bits<32>>,
-            pub xgmii_rx_frames: Signal<Out, Bits<32>>,
-            pub xgmii_rx_code_err: Signal<Out, Bits<32>>,
-            nic: Nic64,
-            xtx: XgmiiTx,
-            xrx: XgmiiRx,
-        }
-
-        impl Nic10g {
-            pub fn new(params: crate::host::Bar0Params) -> Self {
-                Self {
-                    clk: Default::default(),
-                    rst: Default::default(),
-                    $($i: Default::default(),)*
-                    $($o: Default::default(),)*
-                    xgmii_txd: Default::default(),
-                    xgmii_txc: Default::default(),
-                    xgmii_rxd: Default::default(),
-                    xgmii_rxc: Default::default(),
-                    xgmii_tx_frames: Default::default(),
-                    xgmii_tx_underrun: Default::default(),
-                    xgmii_rx_frames: Default::default(),
-                    xgmii_rx_code_err: Default::default(),
-                    nic: Nic64::new(params),
-                    xtx: XgmiiTx::new(),
-                    xrx: XgmiiRx::new(),
-                }
-            }
-        }
-
-        impl Logic for Nic10g {
-            #[hdl_gen]
-            fn update(&mut self) {
-                self.nic.clk.next = self.clk.val();
-                self.nic.rst.next = self.rst.val();
-                self.xtx.clk.next = self.clk.val();
-                self.xtx.rst.next = self.rst.val();
-                self.xrx.clk.next = self.clk.val();
-                self.xrx.rst.next = self.rst.val();
-                $(self.nic.$i.next = self.$i.val();)*
-                $(self.$o.next = self.nic.$o.val();)*
-                // Transmit: the MAC's frames (FCS included) to the XGMII encoder.
-                self.xtx.s_axis_tdata.next = self.nic.m_axis_tdata.val();
-                self.xtx.s_axis_tkeep.next = self.nic.m_axis_tkeep.val();
-                self.xtx.s_axis_tlast.next = self.nic.m_axis_tlast.val();
-                self.xtx.s_axis_tvalid.next = self.nic.m_axis_tvalid.val();
-                self.nic.m_axis_tready.next = self.xtx.s_axis_tready.val();
-                self.xgmii_txd.next = self.xtx.xgmii_txd.val();
-                self.xgmii_txc.next = self.xtx.xgmii_txc.val();
-                // Receive: the XGMII decoder's frames, code errors flagged in tuser.
-                self.xrx.xgmii_rxd.next = self.xgmii_rxd.val();
-                self.xrx.xgmii_rxc.next = self.xgmii_rxc.val();
-                self.nic.s_axis_tdata.next = self.xrx.m_axis_tdata.val();
-                self.nic.s_axis_tkeep.next = self.xrx.m_axis_tkeep.val();
-                self.nic.s_axis_tlast.next = self.xrx.m_axis_tlast.val();
-                self.nic.s_axis_tvalid.next = self.xrx.m_axis_tvalid.val();
-                self.nic.s_axis_tuser.next = self.xrx.m_axis_tuser.val();
-                self.xgmii_tx_frames.next = self.xtx.frames.val();
-                self.xgmii_tx_underrun.next = self.xtx.underrun.val();
-                self.xgmii_rx_frames.next = self.xrx.frames.val();
-                self.xgmii_rx_code_err.next = self.xrx.code_err.val();
-            }
-        }
-    };
-}
-
-nic_10g! {
+crate::net::xgmii_face::xgmii_face! {
+    Nic10g wraps nic: Nic64,
+    tx { m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tvalid, m_axis_tready }
+    rx { s_axis_tdata, s_axis_tkeep, s_axis_tlast, s_axis_tvalid, s_axis_tuser }
     ins {
         s_req_hdr: Bits<128>,
         s_req_tdata: Bits<64>,
@@ -180,5 +103,11 @@ nic_10g! {
         cpl_cqes: Bits<32>,
         wr_bad_len: Bits<32>,
         cqe_bad_len: Bits<32>,
+    }
+}
+
+impl Nic10g {
+    pub fn new(params: crate::host::Bar0Params) -> Self {
+        Self::wrap(Nic64::new(params))
     }
 }

@@ -9,8 +9,9 @@
 //! - **pcap tap** ([`Link::tap`]): every frame as the sender put it on the wire (before any
 //!   fault), without FCS, stamped with its start time in nanoseconds of simulated time.
 //! - **Faults** ([`Link::set_fault_hook`]): a hook sees each frame (index, bytes with FCS) and
-//!   returns a [`Fault`]: pass, drop, corrupt (XOR a byte), or delay (frames behind a delayed
-//!   frame wait for it: a link keeps order).
+//!   returns a [`Fault`]: pass, drop, corrupt (XOR a byte), a PHY error (the frame arrives
+//!   with `tuser` on its last beat, as a hard MAC flags a frame its PCS saw broken), or delay
+//!   (frames behind a delayed frame wait for it: a link keeps order).
 //! - **Traffic generator** ([`Link::inject`]): frames of the test's own (PFC and PAUSE frames
 //!   from `spec::mac_ctrl`, or anything else) put on the wire at chosen times, FCS appended,
 //!   as if the sending MAC had sent them: at the first gap between its frames at or after the
@@ -70,6 +71,8 @@ pub enum Fault {
         offset: usize,
         mask: u8,
     },
+    /// Arrive whole, flagged: `<to>_tuser` high on its last beat (the receiver must have it).
+    PhyError,
     /// Arrive `ps` later.
     Delay {
         ps: u64,
@@ -84,6 +87,7 @@ pub struct LinkStats {
     pub bytes: u64,
     pub dropped: u64,
     pub corrupted: u64,
+    pub phy_errors: u64,
     pub delayed: u64,
     /// Start time of the first frame and end time of the last one on the wire (ps).
     pub first_start_ps: Option<u64>,
@@ -112,12 +116,14 @@ struct Rx {
     tkeep: Port,
     tlast: Port,
     tvalid: Port,
+    /// `<to>_tuser`, where the receiver has it.
+    tuser: Option<Port>,
     lanes: usize,
     period_ps: u64,
     now_ps: u64,
-    /// (arrival time, bytes), in wire order.
-    queue: VecDeque<(u64, Vec<u8>)>,
-    current: Option<(Vec<u8>, usize)>,
+    /// (arrival time, bytes, PHY error), in wire order.
+    queue: VecDeque<(u64, Vec<u8>, bool)>,
+    current: Option<(Vec<u8>, usize, bool)>,
 }
 
 struct State {
@@ -174,11 +180,18 @@ impl Link {
             start_ps: 0,
         };
         let (tdata, tkeep, tlast, tvalid) = stream_ports(b.model_ref(), to)?;
+        let user = format!("{to}_tuser");
+        let tuser = if b.model_ref().has_port(&user) {
+            Some(b.model_ref().port(&user)?)
+        } else {
+            None
+        };
         let rx = Rx {
             tdata,
             tkeep,
             tlast,
             tvalid,
+            tuser,
             lanes: tdata.width / 8,
             period_ps: b.period_ps(),
             now_ps: b.time_ps(),
@@ -308,6 +321,7 @@ impl State {
         };
         let mut frame = frame;
         let mut arrive = start + self.cfg.propagation_ps;
+        let mut phy_error = false;
         match fault {
             Fault::Pass => {}
             Fault::Drop => {
@@ -321,12 +335,16 @@ impl State {
                 }
                 self.stats.corrupted += 1;
             }
+            Fault::PhyError => {
+                phy_error = true;
+                self.stats.phy_errors += 1;
+            }
             Fault::Delay { ps } => {
                 arrive += ps;
                 self.stats.delayed += 1;
             }
         }
-        self.rx.queue.push_back((arrive, frame));
+        self.rx.queue.push_back((arrive, frame, phy_error));
     }
 }
 
@@ -378,10 +396,13 @@ impl Component for RxHalf {
         let mut s = self.0.borrow_mut();
         let r = &mut s.rx;
         r.now_ps += r.period_ps;
-        if r.current.is_none() && r.queue.front().is_some_and(|(t, _)| *t <= r.now_ps) {
-            r.current = r.queue.pop_front().map(|(_, f)| (f, 0));
+        if r.current.is_none() && r.queue.front().is_some_and(|(t, _, _)| *t <= r.now_ps) {
+            r.current = r.queue.pop_front().map(|(_, f, e)| (f, 0, e));
         }
-        let Some((frame, at)) = &mut r.current else {
+        let Some((frame, at, err)) = &mut r.current else {
+            if let Some(u) = r.tuser {
+                model.set(u, 0)?;
+            }
             return model.set(r.tvalid, 0);
         };
         let end = (*at + r.lanes).min(frame.len());
@@ -394,6 +415,15 @@ impl Component for RxHalf {
         model.set_bytes(r.tkeep, &keep)?;
         model.set(r.tlast, u64::from(end == frame.len()))?;
         model.set(r.tvalid, 1)?;
+        match r.tuser {
+            Some(u) => model.set(u, u64::from(*err && end == frame.len()))?,
+            None if *err => {
+                return Err(SimError::Design(
+                    "a PhyError fault needs the receiver's tuser input".into(),
+                ))
+            }
+            None => {}
+        }
         *at = end;
         if end == frame.len() {
             r.current = None;

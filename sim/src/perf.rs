@@ -113,9 +113,119 @@ pub fn nic() -> Result<()> {
     Ok(())
 }
 
-pub fn run(with_synth: bool, taps: bool, nic_traffic: bool) -> Result<()> {
+/// The 100G MAC (`ferroce_mac_512`) at full rate: RoCEv2 frames back to back into its transmit
+/// face, its wire face looped back into its receive face through one register (`tx_axis_tready`
+/// high: a hard MAC that always takes), the received frames out with `m_axis_tready` high.
+/// Prints beats per clock on the wire (ceiling 1.0), frames out of MAC receive per frame in
+/// (1.0: it keeps up), and the frame rate at 250 MHz against the 100 Gb/s line's (20 bytes of
+/// preamble and gap per frame).
+pub fn mac() -> Result<()> {
+    println!("100G MAC (`ferroce_mac_512`, 512-bit beats at 250 MHz), frames back to back, wire looped back to receive");
+    println!();
+    println!("| frame on the wire (bytes, FCS included) | beats per frame | frames | transmit beats/cycle (ceiling 1.0) | receive: frames out per frame in | frame rate / 100 Gb/s line rate | Verilator cycles/s |");
+    println!("|---|---|---|---|---|---|---|");
+    let mut r = ChaCha8Rng::seed_from_u64(7);
+    for want in [64usize, 66, 512, 1500, 9000] {
+        let mut tb = open_tb("ferroce_mac_512", &BuildOptions::default())?;
+        for (p, v) in [
+            ("tx_axis_tready", 1),
+            ("m_axis_tready", 1),
+            ("xoff_bytes", 0xffff),
+            ("xon_bytes", 0xffff),
+        ] {
+            tb.set(p, v)?;
+        }
+        let src = AxisSource::new(&mut tb, "s_axis")?;
+        // RoCEv2 SENDs: 58 bytes of headers and ICRC, a payload of whole words, padding to 60.
+        let f = RoceFrame {
+            layout: IcrcLayout {
+                vlan: false,
+                ip: IpVersion::V4,
+            },
+            opcode: opcode(0x04).context("RC SEND ONLY in the opcode table")?,
+            payload_len: want.saturating_sub(4 + 58) / 4 * 4,
+            trailer: 0,
+            seed: r.gen(),
+        }
+        .build();
+        let on_wire = f.len().max(60) + 4;
+        let beats = on_wire.div_ceil(64) as u64;
+        let n = (40_000 / beats).max(200);
+        for _ in 0..n {
+            src.borrow_mut().send(f.clone());
+        }
+        let m = tb.model_ref();
+        let tx: Vec<_> = ["tdata", "tkeep", "tlast", "tvalid"]
+            .iter()
+            .map(|p| m.port(&format!("tx_axis_{p}")))
+            .collect::<std::result::Result<_, _>>()?;
+        let rx: Vec<_> = ["tdata", "tkeep", "tlast", "tvalid"]
+            .iter()
+            .map(|p| m.port(&format!("rx_axis_{p}")))
+            .collect::<std::result::Result<_, _>>()?;
+        let (out_v, out_l) = (m.port("m_axis_tvalid")?, m.port("m_axis_tlast")?);
+        let (mut tx_span, mut rx_span) = ((u64::MAX, 0u64), (u64::MAX, 0u64));
+        let (mut tx_beats, mut frames) = (0u64, 0u64);
+        let (c0, t0) = (tb.cycle(), Instant::now());
+        while frames < n {
+            if tb.cycle() - c0 >= 4 * n * beats + 10_000 {
+                let counts = [
+                    "fcs_err", "runt", "too_long", "icrc_err", "bad_len", "overflow",
+                ]
+                .iter()
+                .map(|c| Ok((*c, tb.get(c)?)))
+                .collect::<Result<Vec<_>>>()?;
+                anyhow::bail!(
+                    "{want} bytes: stalled at {frames} frames, {} sent; receive counters {counts:?}",
+                    src.borrow().frames_sent()
+                );
+            }
+            tb.rising_edge()?;
+            let c = tb.cycle();
+            let m = tb.model_ref();
+            let (d, k, l, v) = (m.get_bytes(tx[0]), m.get(tx[1]), m.get(tx[2]), m.get(tx[3]));
+            if v == 1 {
+                tx_beats += 1;
+                tx_span = (tx_span.0.min(c), c);
+            }
+            if m.get(out_v) == 1 {
+                rx_span = (rx_span.0.min(c), c);
+                frames += m.get(out_l);
+            }
+            let m = tb.model();
+            m.set_bytes(rx[0], &d)?;
+            m.set(rx[1], k)?;
+            m.set(rx[2], l)?;
+            m.set(rx[3], v)?;
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        for c in ["fcs_err", "icrc_err", "overflow", "not_roce", "self_check"] {
+            ensure!(tb.get(c)? == 0, "{c} = {} at {want} bytes", tb.get(c)?);
+        }
+        let rate = |b: u64, span: (u64, u64)| b as f64 / (span.1 + 1 - span.0) as f64;
+        let tx_rate = rate(tx_beats, tx_span);
+        // Frames per cycle out of receive against frames per cycle into it (the wire's).
+        let keeps_up = rate(frames, rx_span) / (tx_rate / beats as f64);
+        let mac_fps = 250e6 * tx_rate / beats as f64;
+        let line_fps = 100e9 / ((on_wire + 20) * 8) as f64;
+        println!(
+            "| {on_wire} | {beats} | {n} | {:.4} | {:.4} | {:.2} | {:.0} k |",
+            tx_rate,
+            keeps_up,
+            mac_fps / line_fps,
+            (tb.cycle() - c0) as f64 / secs / 1e3
+        );
+    }
+    Ok(())
+}
+
+pub fn run(with_synth: bool, taps: bool, nic_traffic: bool, mac_traffic: bool) -> Result<()> {
     if nic_traffic {
         nic()?;
+        println!();
+    }
+    if mac_traffic {
+        mac()?;
         println!();
     }
     if taps {

@@ -4,6 +4,20 @@
 use crate::tx::TxPacket;
 use ferroce_spec::meta::RX_META;
 
+/// MAC receive's drop counters (and its bug counter), in the order the tests report them: a
+/// frame not delivered is counted in exactly one.
+pub const MAC_RX_COUNTERS: [&str; 9] = [
+    "fcs_err",
+    "runt",
+    "not_roce",
+    "bad_len",
+    "icrc_err",
+    "overflow",
+    "self_check",
+    "code_err",
+    "too_long",
+];
+
 /// A byte string as one big-endian number.
 pub fn be(b: &[u8]) -> u128 {
     b.iter().fold(0u128, |a, &x| (a << 8) | u128::from(x))

@@ -9,14 +9,154 @@ use std::time::Duration;
 
 /// The NIC's PFC response, documented in the README: from the last bit of a PFC frame at the
 /// receiver to the latest start of a new frame it pauses, beyond a frame already started. On
-/// the frame face (`ferroce_nic_64`, 20 cycles; 15.5-16.5 measured) and over XGMII
+/// the frame face (`ferroce_nic_64`, 20 cycles; 15.5-19.5 measured) and over XGMII
 /// (`ferroce_nic_10g`, 24 cycles: the decoder before the MAC and the encoder after it add two
-/// to three; 17.5-19 measured).
+/// to three; 17.5-21 measured).
 pub fn pfc_response_bits(phy: ferroce_sim::world::Phy) -> u64 {
     match phy {
         ferroce_sim::world::Phy::Frames => 1280,
         ferroce_sim::world::Phy::Xgmii => 1536,
     }
+}
+
+/// The 100G MAC's PFC response (`ferroce_mac_512` on the 100 Gb/s frame link, 250 MHz): 30
+/// cycles of 400 bit times (21-27 measured). More cycles than at 10G: the link takes a frame's
+/// beats at 128 Gb/s and waits after it, so the frame the scheduler has already committed sits
+/// further ahead of the wire.
+pub const PFC_RESPONSE_BITS_100G: u64 = 12_000;
+
+/// What [`check_pause_windows`] holds a run to.
+pub struct PauseCheck {
+    pub rate_bps: u64,
+    /// From the peer's end of the wire to the NIC.
+    pub propagation_ps: u64,
+    /// The largest data frame of the run, with FCS (a frame already started finishes).
+    pub max_frame: u64,
+    /// The documented response (`pfc_response_bits`, `PFC_RESPONSE_BITS_100G`).
+    pub response_bits: u64,
+    /// How much later than the response traffic of a priority may resume after its pause
+    /// ends (a frame of another priority may be on the wire).
+    pub resume_slack_bits: u64,
+    /// Priorities (bit p) whose sender keeps frames waiting throughout: only for them must
+    /// traffic resume when a pause ends (a light priority may simply have nothing to send).
+    pub backlogged: u8,
+}
+
+/// What [`check_pause_windows`] measured.
+#[derive(Debug, Default)]
+pub struct PauseReport {
+    /// Control frames that paused a priority carrying traffic.
+    pub windows: usize,
+    /// The latest start of a paused frame after the pause arrived (a frame in progress
+    /// included): the stop response, in ps.
+    pub worst_ps: u64,
+    /// For each window not refreshed by another pause: from its end to the next start of a
+    /// frame it paused, in ps.
+    pub resume_ps: Vec<u64>,
+    /// For each PFC frame that paused some priorities while others carried traffic: frames of
+    /// those others that started during the window.
+    pub others_flowing: Vec<usize>,
+}
+
+/// Judge the pause windows of one direction from pcap timestamps. `data`: the NIC's frames
+/// (start ps, bytes, as `pcap_frames_ps` reads them); `ctl`: the MAC control frames the peer
+/// sent it (same). For each control frame, from the moment its last bit reaches the NIC (`A`),
+/// and each priority p it pauses for q quanta that carries traffic: no frame of p starts later
+/// than `A` + one maximum frame time + the response and before the pause ends (q x 512 bit
+/// times, or the next control frame for p: an XON ends it, another pause renews it); when it
+/// ends (not renewed), if it paused a backlogged priority, traffic of the priorities it paused
+/// starts again within the response plus `resume_slack_bits`. A frame's priority is its VLAN PCP (0 untagged); the NIC's own
+/// MAC control frames are not data.
+pub fn check_pause_windows(
+    c: &PauseCheck,
+    data: &[(u64, Vec<u8>)],
+    ctl: &[(u64, Vec<u8>)],
+) -> Result<PauseReport> {
+    use ferroce_spec::mac_ctrl::{parse, quanta_ps, MacCtrl};
+    let bits_ps = |bits: u64| bits * 1_000_000_000_000 / c.rate_bps;
+    let data: Vec<(u64, usize)> = data
+        .iter()
+        .filter(|(_, f)| matches!(parse(f), MacCtrl::NotCtrl))
+        .map(|(t, f)| (*t, crate::tx::wire_prio(f)))
+        .collect();
+    let busy: Vec<bool> = (0..8).map(|p| data.iter().any(|d| d.1 == p)).collect();
+    // (A, per priority the pause time it sets, PFC rather than PAUSE)
+    let ctl: Vec<(u64, [Option<u16>; 8], bool)> = ctl
+        .iter()
+        .filter_map(|(t, f)| {
+            let a = t + c.propagation_ps + bits_ps(8 * (f.len() as u64 + 4));
+            match parse(f) {
+                MacCtrl::Pause { time } => Some((a, [Some(time); 8], false)),
+                MacCtrl::Pfc { enable, times } => Some((
+                    a,
+                    std::array::from_fn(|p| (enable >> p & 1 == 1).then_some(times[p])),
+                    true,
+                )),
+                _ => None,
+            }
+        })
+        .collect();
+    let allowance = bits_ps(8 * (c.max_frame + 20) + c.response_bits);
+    let mut rep = PauseReport::default();
+    for (i, (a, times, is_pfc)) in ctl.iter().enumerate() {
+        let paused: Vec<usize> = (0..8)
+            .filter(|&p| times[p].is_some_and(|q| q > 0))
+            .collect();
+        let mut ends = Vec::new();
+        let mut window_end = *a;
+        for &p in &paused {
+            let q = times[p].unwrap_or(0);
+            let quanta_end = a + quanta_ps(q.into(), c.rate_bps);
+            let next = ctl[i + 1..].iter().find(|(_, t, _)| t[p].is_some());
+            let (end, renewed) = match next {
+                Some((x, t, _)) if *x < quanta_end => (*x, t[p] != Some(0)),
+                _ => (quanta_end, false),
+            };
+            window_end = window_end.max(end);
+            if !busy[p] {
+                continue;
+            }
+            let starts = || data.iter().filter(move |d| d.1 == p).map(|d| d.0);
+            let late: Vec<u64> = starts()
+                .filter(|t| *t > a + allowance && *t < end)
+                .collect();
+            ensure!(
+                late.is_empty(),
+                "control frame {i}: priority {p} paused ({q} quanta) from {a} ps to {end} ps: \
+                 frames started at {late:?}"
+            );
+            if let Some(t) = starts().filter(|t| t >= a && *t < end).max() {
+                rep.worst_ps = rep.worst_ps.max(t - a);
+            }
+            if !renewed {
+                ends.push((p, end));
+            }
+        }
+        if paused.iter().any(|&p| busy[p]) {
+            rep.windows += 1;
+        }
+        let must = ends.iter().any(|e| c.backlogged >> e.0 & 1 == 1);
+        if let Some(end) = ends.iter().map(|e| e.1).max().filter(|_| must) {
+            let resumed = data
+                .iter()
+                .find(|d| d.0 >= end && ends.iter().any(|e| e.0 == d.1))
+                .map(|d| d.0);
+            ensure!(
+                resumed.is_some_and(|t| t <= end + bits_ps(c.response_bits + c.resume_slack_bits)),
+                "control frame {i}: traffic did not resume promptly after {end} ps: {resumed:?}"
+            );
+            rep.resume_ps.extend(resumed.map(|t| t - end));
+        }
+        let others: Vec<usize> = (0..8).filter(|p| busy[*p] && !paused.contains(p)).collect();
+        if *is_pfc && !paused.is_empty() && !others.is_empty() {
+            rep.others_flowing.push(
+                data.iter()
+                    .filter(|d| d.0 > *a && d.0 < window_end && others.contains(&d.1))
+                    .count(),
+            );
+        }
+    }
+    Ok(rep)
 }
 
 /// (start in ps, bytes without FCS) of every frame in a pcap with nanosecond stamps (the
@@ -30,6 +170,16 @@ pub fn pcap_frames_ps(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
         out.push((p.timestamp.as_nanos() as u64 * 1000, p.data.into_owned()));
     }
     Ok(out)
+}
+
+/// The MAC control frames (PFC, PAUSE) of a pcap, with their start times, as
+/// [`pcap_frames_ps`] reads them.
+pub fn pcap_ctrl_frames_ps(path: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
+    use ferroce_spec::mac_ctrl::{parse, MacCtrl};
+    Ok(pcap_frames_ps(path)?
+        .into_iter()
+        .filter(|(_, f)| !matches!(parse(f), MacCtrl::NotCtrl))
+        .collect())
 }
 
 /// zlib's CRC-32, the Ethernet FCS.

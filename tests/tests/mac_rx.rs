@@ -13,17 +13,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 const FCS: crc::Crc<u32> = crc::Crc::<u32>::new(&crc::CRC_32_ISO_HDLC);
-const COUNTERS: [&str; 9] = [
-    "fcs_err",
-    "runt",
-    "not_roce",
-    "bad_len",
-    "icrc_err",
-    "overflow",
-    "self_check",
-    "code_err",
-    "too_long",
-];
+const COUNTERS: [&str; 9] = ferroce_tests::rx::MAC_RX_COUNTERS;
 
 /// A frame as the wire carries it: padded to 60 bytes, FCS appended.
 fn wire(f: &[u8]) -> Vec<u8> {
@@ -403,7 +393,9 @@ fn lossy_frames_cannot_eat_the_lossless_headroom() -> Result<()> {
     let wired: Vec<Vec<u8>> = frames.iter().map(|f| wire(f)).collect();
     let mut results = Vec::new();
     for enable in [0x08u64, 0x00] {
-        let mut b = bench(s, 0.0, 1.0)?;
+        // Random gaps on the wire; the reader stalled until everything has arrived, then
+        // reading with random back-pressure.
+        let mut b = bench(s, 0.3, 1.0)?;
         b.tb.set("xoff_bytes", 4096)?;
         b.tb.set("xon_bytes", 2048)?;
         b.tb.set("pfc_enable", enable)?;
@@ -414,7 +406,7 @@ fn lossy_frames_cannot_eat_the_lossless_headroom() -> Result<()> {
         b.tb.run_until(100_000, "input", |_| src.borrow().idle())?;
         b.out
             .borrow_mut()
-            .set_pause_generator(PauseGenerator::Never);
+            .set_pause_generator(PauseGenerator::random(s ^ 4, 0.3));
         let (got, counts) = run(&mut b, &Vec::<Vec<u8>>::new())?;
         let kept: Vec<&Vec<u8>> = got
             .iter()

@@ -12,30 +12,19 @@
 //! The response delay asserted is the README's (`pfc_response_bits`, per face); the measured
 //! one is printed. Run over the frame face (`ferroce_nic_64`) and over XGMII (`ferroce_nic_10g`).
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use ferroce_sim::traffic::{write_stream, Direction};
 use ferroce_sim::world::{Phy, World, WorldConfig};
 use ferroce_spec::mac_ctrl;
 use ferroce_tests::seed;
-use ferroce_tests::wire::{pcap_frames_ps, pfc_response_bits};
+use ferroce_tests::wire::{
+    check_pause_windows, pcap_ctrl_frames_ps, pcap_frames_ps, pfc_response_bits, PauseCheck,
+};
 
 const RATE: u64 = 10_000_000_000;
 const PMTU: u32 = 256;
 /// The largest frame of the run on the wire: PMTU + headers 58 + ICRC 4 + FCS 4.
 const MAX_FRAME: u64 = PMTU as u64 + 58 + 8;
-
-fn bits_ps(bits: u64) -> u64 {
-    bits * 1_000_000_000_000 / RATE
-}
-
-enum Ctl {
-    /// Priority 0 paused for `q` quanta (PFC or PAUSE).
-    Pause { q: u16 },
-    /// XON for priority 0.
-    Xon,
-    /// Priority 3 only: priority 0 must keep flowing.
-    Other { q: u16 },
-}
 
 #[test]
 fn pause_windows_hold_from_pcap_timestamps() -> Result<()> {
@@ -101,89 +90,42 @@ fn pause_windows(name: &str, phy: Phy) -> Result<()> {
         "the stream ended before the last window"
     );
     let data = pcap_frames_ps(&ab)?;
-    let ctl: Vec<(u64, Ctl)> = pcap_frames_ps(&ba)?
-        .into_iter()
-        .filter_map(|(t, f)| {
-            let arrive_end = t + w.ba.config().propagation_ps + bits_ps(8 * (f.len() as u64 + 4));
-            match mac_ctrl::parse(&f) {
-                mac_ctrl::MacCtrl::Pause { time } => Some((arrive_end, Ctl::Pause { q: time })),
-                mac_ctrl::MacCtrl::Pfc { enable, times } if enable & 1 != 0 => Some((
-                    arrive_end,
-                    if times[0] == 0 {
-                        Ctl::Xon
-                    } else {
-                        Ctl::Pause { q: times[0] }
-                    },
-                )),
-                mac_ctrl::MacCtrl::Pfc { times, .. } => {
-                    Some((arrive_end, Ctl::Other { q: times[3] }))
-                }
-                _ => None,
-            }
-        })
-        .collect();
+    let ctl = pcap_ctrl_frames_ps(&ba)?;
     ensure!(
         ctl.len() == plan.len(),
         "{} control frames on the wire",
         ctl.len()
     );
-    let response = pfc_response_bits(phy);
-    let allowance = bits_ps(8 * (MAX_FRAME + 20) + response);
-    let mut worst = 0u64;
-    let mut windows = 0;
-    for (i, (a, c)) in ctl.iter().enumerate() {
-        match c {
-            Ctl::Pause { q } => {
-                // The window ends at q quanta, or at the XON that follows.
-                let mut end = a + mac_ctrl::quanta_ps((*q).into(), RATE);
-                if let Some((x, Ctl::Xon)) = ctl.get(i + 1) {
-                    end = end.min(*x);
-                }
-                let late: Vec<u64> = data
-                    .iter()
-                    .map(|(t, _)| *t)
-                    .filter(|t| *t > a + allowance && *t < end)
-                    .collect();
-                ensure!(
-                    late.is_empty(),
-                    "pause {i} (q {q}) from {a} ps to {end} ps: frames started at {late:?}"
-                );
-                // The last frame that started after A: how long the NIC took to stop.
-                if let Some(t) = data
-                    .iter()
-                    .map(|(t, _)| *t)
-                    .filter(|t| t >= a && *t < end)
-                    .max()
-                {
-                    worst = worst.max(t - a);
-                }
-                let resumed = data.iter().map(|(t, _)| *t).find(|t| *t >= end);
-                ensure!(
-                    resumed.is_some_and(|t| t <= end + bits_ps(response) + bits_ps(8 * 84)),
-                    "pause {i}: traffic did not resume promptly after {end} ps: {resumed:?}"
-                );
-                if i < 5 {
-                    println!(
-                        "pause {i}: {q} quanta from {a} ps, window {:.2} us, traffic back \
-                         after {:.0} ns",
-                        (end - a) as f64 / 1e6,
-                        resumed.map(|t| (t - end) as f64 / 1e3).unwrap_or(-1.0)
-                    );
-                }
-                windows += 1;
-            }
-            Ctl::Xon => {}
-            Ctl::Other { q } => {
-                let end = a + mac_ctrl::quanta_ps((*q).into(), RATE);
-                let n = data.iter().filter(|(t, _)| *t > *a && *t < end).count();
-                println!("priority 3 paused {q} quanta: {n} priority-0 frames went meanwhile");
-                ensure!(
-                    n >= 3,
-                    "priority 0 must keep flowing while priority 3 is paused"
-                );
-            }
-        }
-    }
+    // Only priority 0 carries traffic: it resumes within the response and one PFC frame.
+    let rep = check_pause_windows(
+        &PauseCheck {
+            rate_bps: RATE,
+            propagation_ps: w.ba.config().propagation_ps,
+            max_frame: MAX_FRAME,
+            response_bits: pfc_response_bits(phy),
+            backlogged: 1,
+            resume_slack_bits: 8 * 84,
+        },
+        &data,
+        &ctl,
+    )
+    .with_context(|| format!("seed {s}"))?;
+    let worst = rep.worst_ps;
+    println!(
+        "traffic back {:?} ns after the first pauses ended; priority 3 paused: {:?} \
+         priority-0 frames went meanwhile",
+        rep.resume_ps
+            .iter()
+            .take(5)
+            .map(|p| p / 1000)
+            .collect::<Vec<_>>(),
+        rep.others_flowing
+    );
+    ensure!(
+        rep.others_flowing.len() == 1 && rep.others_flowing[0] >= 3,
+        "priority 0 must keep flowing while priority 3 is paused"
+    );
+    let windows = rep.windows;
     let stats = w.a.prio_counters("mac_pfc_rx")?;
     ensure!(windows == 43, "{windows} pause windows checked");
     println!(

@@ -235,9 +235,28 @@ fn full_size_frames_stream_at_one_beat_per_clock() -> Result<()> {
 /// frames only (an interframe gap), never inside one. Frames of 0 to 8,000 bytes, FCS by zlib.
 #[test]
 fn mac_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
-    let s = seed("mac_frames_leave_one_beat_per_clock_once_started");
+    one_beat_per_clock(
+        "mac_frames_leave_one_beat_per_clock_once_started",
+        "ferroce_mac_tx_64",
+        "m_axis",
+    )
+}
+
+/// The same at 512 bits: the 100G MAC's transmit face (`ferroce_mac_512`, `tx_axis`), for a
+/// hard MAC's packet interface.
+#[test]
+fn mac_512_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
+    one_beat_per_clock(
+        "mac_512_frames_leave_one_beat_per_clock_once_started",
+        "ferroce_mac_512",
+        "tx_axis",
+    )
+}
+
+fn one_beat_per_clock(name: &str, design: &str, out: &str) -> Result<()> {
+    let s = seed(name);
     let mut r = rng(s);
-    let mut tb = open("ferroce_mac_tx_64")?;
+    let mut tb = open(design)?;
     let src = AxisSource::new(&mut tb, "s_axis")?;
     src.borrow_mut()
         .set_pause_generator(PauseGenerator::random(s ^ 1, 0.3));
@@ -256,7 +275,16 @@ fn mac_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
         src.borrow_mut().send(f.clone());
     }
     let m = tb.model_ref();
-    let (data, keep) = (m.port("m_axis_tdata")?, m.port("m_axis_tkeep")?);
+    let (data, keep) = (
+        m.port(&format!("{out}_tdata"))?,
+        m.port(&format!("{out}_tkeep"))?,
+    );
+    let (valid_p, last_p, ready_p) = (
+        m.port(&format!("{out}_tvalid"))?,
+        m.port(&format!("{out}_tlast"))?,
+        m.port(&format!("{out}_tready"))?,
+    );
+    let lanes = data.width / 8;
     let mut got: Vec<Vec<u8>> = Vec::new();
     let mut cur: Option<Vec<u8>> = None;
     let mut ready = true;
@@ -268,8 +296,8 @@ fn mac_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
         if cur.is_none() {
             ready = r.gen_bool(0.7);
         }
-        tb.set("m_axis_tready", u64::from(ready))?;
-        let valid = tb.get("m_axis_tvalid")? == 1;
+        tb.model().set(ready_p, u64::from(ready))?;
+        let valid = tb.model_ref().get(valid_p) == 1;
         if let Some(c) = &mut cur {
             ensure!(
                 valid,
@@ -282,8 +310,8 @@ fn mac_frames_leave_one_beat_per_clock_once_started() -> Result<()> {
             let m = tb.model_ref();
             let (d, k) = (m.get_bytes(data), m.get(keep));
             let c = cur.get_or_insert_with(Vec::new);
-            c.extend((0..8).filter(|l| k >> l & 1 == 1).map(|l| d[l]));
-            if tb.get("m_axis_tlast")? == 1 {
+            c.extend((0..lanes).filter(|l| k >> l & 1 == 1).map(|l| d[l]));
+            if tb.model_ref().get(last_p) == 1 {
                 got.extend(cur.take());
             }
         }

@@ -1,6 +1,8 @@
 //! The network side: the TX framing path (header builder, ICRC insert, padding, FCS) and the
 //! receive path (MAC receive with FCS and ICRC checks, the RX parser), and the XGMII faces.
 
+pub mod mac;
+pub mod mac_10g;
 pub mod mac_ctrl_rx;
 pub mod mac_rx;
 pub mod mac_tx;
@@ -15,9 +17,12 @@ pub mod tx_frame;
 pub mod tx_header;
 pub mod tx_queues;
 pub mod vlan_tag;
+pub mod xgmii_face;
 pub mod xgmii_rx;
 pub mod xgmii_tx;
 
+pub use mac::Mac;
+pub use mac_10g::{Mac10g, Mac64};
 pub use mac_ctrl_rx::MacCtrlRx;
 pub use mac_rx::MacRx;
 pub use mac_tx::MacTx;

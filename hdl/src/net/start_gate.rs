@@ -3,11 +3,12 @@
 //! total fewer than `START` cycles, its beats leave one per clock while `m_axis_tready` holds.
 //! A PHY that cannot wait inside a frame (XGMII, a hard MAC's packet interface) needs that.
 //!
-//! In `MacTx` the only pauses inside a frame come after the queues: the FCS writer waits for
-//! the CRC tap before the last beat (measured: one or two idle cycles per frame; three at most
-//! by its design, the tap's two-cycle latency and a spilled FCS beat), which a start threshold
-//! of four beats covers. The cost is five cycles of latency for frames of four beats or more
-//! (the fourth beat's arrival, the FIFO's register, the output skid).
+//! In `MacTx` nothing upstream pauses inside a frame any more: the queues are store and
+//! forward, and the FCS writer, which used to wait one or two cycles for the CRC tap before a
+//! frame's last beat, has two skids of lead (see `mac_tx.rs`). The gate stays as the
+//! guarantee: a start threshold of two beats absorbs a one-cycle pause anywhere inside a
+//! frame, for three cycles of latency (the second beat's arrival, the FIFO's register, the
+//! output skid). It was four beats and five cycles while the FCS writer still paused.
 //!
 //! Ports: `s_axis_*` in, `m_axis_*` out, through a `Skid`: every output, `s_axis_tready`
 //! included, comes from registers. Any `tkeep` passes unchanged.
@@ -23,7 +24,7 @@ use crate::prelude::*;
 use crate::stream::Skid;
 
 /// Beats held before a frame starts.
-pub const START: u64 = 4;
+pub const START: u64 = 2;
 const DEPTH: usize = 8;
 
 #[derive(LogicBlock)]

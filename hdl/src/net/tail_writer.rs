@@ -8,20 +8,28 @@
 //! from a tap watching `s_axis` (it may arrive any time after the frame's last beat is taken);
 //! `m_axis_*` the frame with its value.
 //!
-//! How: a two-entry buffer whose entries are both visible (head `h`, next `t`) and a two-entry
-//! value queue. The head leaves when the output skid has room and it does not need the value,
+//! How: a two-entry buffer whose entries are both visible (head `h`, next `t`) and an
+//! eight-entry value queue (a ring of registers: every frame between the tap and the head may
+//! have its value waiting). The head leaves when the output skid has room and it does not need the value,
 //! or the value is there: in overwrite mode a beat needs it when it is the last, or when the
 //! next beat is the last and holds fewer than four bytes (the value straddles the two). Every
 //! output is registered and `s_axis_tready` depends on registers only (docs/ARCHITECTURE.md,
 //! "Composition").
 //!
-//! Throughput: one beat per clock once the buffer runs one beat behind the tap's latency; an
-//! appended value that spills into a new beat costs one cycle. Values that arrive with no frame
-//! waiting for one are ignored; a frame whose value never comes waits (the tap always answers).
+//! Throughput: one beat per clock when a frame's last beat reaches the head no sooner than its
+//! value (`MacTx` puts two skids between the tap and this block for that); otherwise the last
+//! beat waits for it. An appended value that spills into a new beat costs one cycle (a beat of
+//! its own). A frame whose value never comes waits (the tap always answers); a value beyond
+//! eight waiting would overwrite the oldest (its users cannot hold that many frames).
 
 use crate::host::k;
 use crate::prelude::*;
 use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
+
+/// Values the queue holds: one per frame whose last beat the tap has seen and this block has
+/// not yet sent. Eight covers every frame its user can hold between the two: `MacTx` has two
+/// skids ahead of this block (four one-beat frames), this block's buffer two.
+const VQ: usize = 8;
 
 #[derive(LogicBlock)]
 pub struct TailWriter<const DW: usize, const KW: usize> {
@@ -50,10 +58,11 @@ pub struct TailWriter<const DW: usize, const KW: usize> {
     t_keep: DFF<Bits<KW>>,
     t_last: DFF<Bit>,
     t_n: DFF<Bits<8>>,
-    v0_valid: DFF<Bit>,
-    v0: DFF<Bits<32>>,
-    v1_valid: DFF<Bit>,
-    v1: DFF<Bits<32>>,
+    // The value queue: a ring of `VQ` values, `vn` of them held.
+    vq: Vec<DFF<Bits<32>>>,
+    vwp: DFF<Bits<3>>,
+    vrp: DFF<Bits<3>>,
+    vn: DFF<Bits<4>>,
     spilled: DFF<Bit>,
     // Locals.
     in_n: Signal<Local, Bits<8>>,
@@ -68,6 +77,11 @@ pub struct TailWriter<const DW: usize, const KW: usize> {
     o_last: Signal<Local, Bit>,
     n4: Signal<Local, Bits<8>>,
     spill_n: Signal<Local, Bits<8>>,
+    v_have: Signal<Local, Bit>,
+    v_head: Signal<Local, Bits<32>>,
+    v_pop: Signal<Local, Bit>,
+    vidx: Vec<Constant<Bits<3>>>,
+    one4: Constant<Bits<4>>,
     // Constants.
     append: Constant<Bit>,
     keepc: Vec<Constant<Bits<KW>>>,
@@ -110,10 +124,10 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             t_keep: Default::default(),
             t_last: Default::default(),
             t_n: Default::default(),
-            v0_valid: Default::default(),
-            v0: Default::default(),
-            v1_valid: Default::default(),
-            v1: Default::default(),
+            vq: (0..VQ).map(|_| Default::default()).collect(),
+            vwp: Default::default(),
+            vrp: Default::default(),
+            vn: Default::default(),
             spilled: Default::default(),
             in_n: Default::default(),
             vw: Default::default(),
@@ -127,6 +141,11 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             o_last: Default::default(),
             n4: Default::default(),
             spill_n: Default::default(),
+            v_have: Default::default(),
+            v_head: Default::default(),
+            v_pop: Default::default(),
+            vidx: (0..VQ as u64).map(k).collect(),
+            one4: k(1),
             append: Constant::new(append),
             keepc: keep_of_count::<KW>(),
             dmask: data_of_count::<DW>(),
@@ -144,8 +163,19 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, h_valid, h_data, h_keep, h_last, h_n, t_valid, t_data, t_keep, t_last, t_n,
-            v0_valid, v0, v1_valid, v1, spilled
+            vwp, vrp, vn, spilled
         );
+        for i in 0..self.vq.len() {
+            self.vq[i].clock.next = self.clk.val();
+            self.vq[i].d.next = self.vq[i].q.val();
+        }
+        self.v_have.next = self.vn.q.val() >= self.one4.val();
+        self.v_head.next = self.vq[0].q.val();
+        for i in 0..self.vq.len() {
+            if self.vrp.q.val() == self.vidx[i].val() {
+                self.v_head.next = self.vq[i].q.val();
+            }
+        }
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
         self.m_axis_tdata.next = self.out.m_axis_tdata.val();
@@ -164,7 +194,7 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
                 }
             }
         }
-        self.vw.next = bit_cast::<DW, 32>(self.v0.q.val());
+        self.vw.next = bit_cast::<DW, 32>(self.v_head.val());
 
         // Does the head beat need the value, and where does it go?
         self.need_v.next = self.h_last.q.val();
@@ -229,7 +259,7 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
         // last one).
         self.go.next = self.h_valid.q.val()
             & self.out.s_axis_tready.val()
-            & (!self.need_v.val() | self.v0_valid.q.val())
+            & (!self.need_v.val() | self.v_have.val())
             & (self.append.val() | self.h_last.q.val() | self.t_valid.q.val());
         self.out.s_axis_tvalid.next = self.go.val();
         self.out.s_axis_tdata.next = self.o_data.val();
@@ -281,33 +311,30 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
         }
 
         // The value queue: a frame's value is used up when its last beat leaves.
-        if self.pop.val() & self.h_last.q.val() {
-            self.v0_valid.d.next = self.v1_valid.q.val();
-            self.v0.d.next = self.v1.q.val();
-            self.v1_valid.d.next = false;
-            if self.s_val_tvalid.val() {
-                if self.v1_valid.q.val() {
-                    self.v1_valid.d.next = true;
-                    self.v1.d.next = self.s_val_tdata.val();
-                } else {
-                    self.v0_valid.d.next = true;
-                    self.v0.d.next = self.s_val_tdata.val();
+        self.v_pop.next = self.pop.val() & self.h_last.q.val();
+        if self.s_val_tvalid.val() {
+            for i in 0..self.vq.len() {
+                if self.vwp.q.val() == self.vidx[i].val() {
+                    self.vq[i].d.next = self.s_val_tdata.val();
                 }
             }
-        } else if self.s_val_tvalid.val() {
-            if self.v0_valid.q.val() {
-                self.v1_valid.d.next = true;
-                self.v1.d.next = self.s_val_tdata.val();
-            } else {
-                self.v0_valid.d.next = true;
-                self.v0.d.next = self.s_val_tdata.val();
-            }
+            self.vwp.d.next = self.vwp.q.val() + bits::<3>(1);
+        }
+        if self.v_pop.val() {
+            self.vrp.d.next = self.vrp.q.val() + bits::<3>(1);
+        }
+        if self.s_val_tvalid.val() & !self.v_pop.val() {
+            self.vn.d.next = self.vn.q.val() + bits::<4>(1);
+        }
+        if !self.s_val_tvalid.val() & self.v_pop.val() {
+            self.vn.d.next = self.vn.q.val() - bits::<4>(1);
         }
         if self.rst.val() {
             self.h_valid.d.next = false;
             self.t_valid.d.next = false;
-            self.v0_valid.d.next = false;
-            self.v1_valid.d.next = false;
+            self.vwp.d.next = bits::<3>(0);
+            self.vrp.d.next = bits::<3>(0);
+            self.vn.d.next = bits::<4>(0);
             self.spilled.d.next = false;
         }
     }

@@ -86,6 +86,9 @@ enum Cmd {
         /// Skip the two-NIC RDMA WRITE benchmark.
         #[arg(long)]
         no_nic: bool,
+        /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
+        #[arg(long)]
+        no_mac: bool,
     },
 }
 
@@ -133,6 +136,7 @@ fn main() -> Result<()> {
             no_synth,
             no_taps,
             no_nic,
-        } => ferroce_sim::perf::run(!no_synth, !no_taps, !no_nic),
+            no_mac,
+        } => ferroce_sim::perf::run(!no_synth, !no_taps, !no_nic, !no_mac),
     }
 }
