@@ -8,7 +8,8 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The NIC's PFC response, documented in the README: from the last bit of a PFC frame at the
-/// receiver to the latest start of a new frame it pauses, beyond a frame already started. On
+/// receiver to the latest start of a new frame it pauses, a frame the scheduler had already
+/// committed included (the window check adds one maximum frame time to it). On
 /// the frame face (`ferroce_nic_64`, 20 cycles; 15.5-19.5 measured) and over XGMII
 /// (`ferroce_nic_10g`, 24 cycles: the decoder before the MAC and the encoder after it add two
 /// to three; 17.5-21 measured).
@@ -54,7 +55,7 @@ pub struct PauseReport {
     /// frame it paused, in ps.
     pub resume_ps: Vec<u64>,
     /// For each PFC frame that paused some priorities while others carried traffic: frames of
-    /// those others that started during the window.
+    /// those others that started in the window after `A` + one maximum frame + the response.
     pub others_flowing: Vec<usize>,
 }
 
@@ -63,9 +64,11 @@ pub struct PauseReport {
 /// sent it (same). For each control frame, from the moment its last bit reaches the NIC (`A`),
 /// and each priority p it pauses for q quanta that carries traffic: no frame of p starts later
 /// than `A` + one maximum frame time + the response and before the pause ends (q x 512 bit
-/// times, or the next control frame for p: an XON ends it, another pause renews it); when it
-/// ends (not renewed), if it paused a backlogged priority, traffic of the priorities it paused
-/// starts again within the response plus `resume_slack_bits`. A frame's priority is its VLAN PCP (0 untagged); the NIC's own
+/// times, or the next control frame for p: an XON ends it, another pause renews it, and a
+/// renewed window allows no start at all); when it ends (not renewed), traffic of each
+/// backlogged priority it paused starts again within the response plus `resume_slack_bits`.
+/// `others_flowing` counts, per PFC window, frames of the priorities it left alone that
+/// started after `A` + the allowance. A frame's priority is its VLAN PCP (0 untagged); the NIC's own
 /// MAC control frames are not data.
 pub fn check_pause_windows(
     c: &PauseCheck,
@@ -98,6 +101,9 @@ pub fn check_pause_windows(
         .collect();
     let allowance = bits_ps(8 * (c.max_frame + 20) + c.response_bits);
     let mut rep = PauseReport::default();
+    // Priorities whose pause the previous control frame renewed: still paused at its arrival,
+    // so their new window starts without the allowance.
+    let mut renewing = [false; 8];
     for (i, (a, times, is_pfc)) in ctl.iter().enumerate() {
         let paused: Vec<usize> = (0..8)
             .filter(|&p| times[p].is_some_and(|q| q > 0))
@@ -116,16 +122,17 @@ pub fn check_pause_windows(
             if !busy[p] {
                 continue;
             }
+            let cont = renewing[p];
+            renewing[p] = renewed;
+            let from = if cont { *a } else { a + allowance };
             let starts = || data.iter().filter(move |d| d.1 == p).map(|d| d.0);
-            let late: Vec<u64> = starts()
-                .filter(|t| *t > a + allowance && *t < end)
-                .collect();
+            let late: Vec<u64> = starts().filter(|t| *t > from && *t < end).collect();
             ensure!(
                 late.is_empty(),
                 "control frame {i}: priority {p} paused ({q} quanta) from {a} ps to {end} ps: \
                  frames started at {late:?}"
             );
-            if let Some(t) = starts().filter(|t| t >= a && *t < end).max() {
+            if let Some(t) = starts().filter(|t| !cont && t >= a && *t < end).max() {
                 rep.worst_ps = rep.worst_ps.max(t - a);
             }
             if !renewed {
@@ -135,8 +142,9 @@ pub fn check_pause_windows(
         if paused.iter().any(|&p| busy[p]) {
             rep.windows += 1;
         }
-        let must = ends.iter().any(|e| c.backlogged >> e.0 & 1 == 1);
-        if let Some(end) = ends.iter().map(|e| e.1).max().filter(|_| must) {
+        // Traffic of a backlogged priority this frame paused starts again when its pause ends.
+        ends.retain(|e| c.backlogged >> e.0 & 1 == 1);
+        if let Some(end) = ends.iter().map(|e| e.1).max() {
             let resumed = data
                 .iter()
                 .find(|d| d.0 >= end && ends.iter().any(|e| e.0 == d.1))
@@ -147,11 +155,13 @@ pub fn check_pause_windows(
             );
             rep.resume_ps.extend(resumed.map(|t| t - end));
         }
+        // Frames of the priorities it left alone, from when the paused ones must have
+        // stopped (frames committed before the pause do not count).
         let others: Vec<usize> = (0..8).filter(|p| busy[*p] && !paused.contains(p)).collect();
         if *is_pfc && !paused.is_empty() && !others.is_empty() {
             rep.others_flowing.push(
                 data.iter()
-                    .filter(|d| d.0 > *a && d.0 < window_end && others.contains(&d.1))
+                    .filter(|d| d.0 > a + allowance && d.0 < window_end && others.contains(&d.1))
                     .count(),
             );
         }

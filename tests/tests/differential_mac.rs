@@ -158,9 +158,10 @@ fn mac_512_rust_hdl_matches_verilator() -> Result<()> {
     }
     h.rst.next = false;
     hdl_edge(&mut h, |b, c| b.clk.next = c.into());
-    let (mut tx, mut rx) = (VecDeque::new(), VecDeque::new());
+    let mut tx = VecDeque::new();
     let mut cur_tx: Option<(Vec<u8>, u64, bool)> = None;
-    let mut rx_err = false;
+    // Receive beats carry their `tuser`: one frame in twelve ends with a PHY error.
+    let mut rx: VecDeque<(Vec<u8>, u64, bool, bool)> = VecDeque::new();
     let (mut sent, mut got, mut pfc) = (0u64, 0u64, 0u64);
     let cycles = 6000;
     for cycle in 0..cycles {
@@ -168,8 +169,10 @@ fn mac_512_rust_hdl_matches_verilator() -> Result<()> {
             beats(&tx_frame(&mut r), &mut tx);
         }
         if rx.len() < 4 {
-            beats(&rx_frame(&mut r), &mut rx);
-            rx_err = r.gen_ratio(1, 12);
+            let mut b = VecDeque::new();
+            beats(&rx_frame(&mut r), &mut b);
+            let err = r.gen_ratio(1, 12);
+            rx.extend(b.into_iter().map(|(d, k, l)| (d, k, l, l && err)));
         }
         if cur_tx.is_none() && r.gen_bool(0.8) {
             cur_tx = tx.pop_front();
@@ -183,8 +186,7 @@ fn mac_512_rust_hdl_matches_verilator() -> Result<()> {
         let tx_ready = r.gen_bool(0.8);
         let out_ready = r.gen_bool(0.4);
         let (td, tk, tl) = cur_tx.clone().unwrap_or((vec![0; LANES], 0, false));
-        let (rd, rk, rl) = rx_beat.clone().unwrap_or((vec![0; LANES], 0, false));
-        let ru = rl && rx_err;
+        let (rd, rk, rl, ru) = rx_beat.clone().unwrap_or((vec![0; LANES], 0, false, false));
         let taken = cur_tx.is_some() && h.s_axis_tready.val();
         sent += u64::from(taken && tl);
         got += u64::from(h.m_axis_tvalid.val() && out_ready && h.m_axis_tlast.val());
@@ -238,6 +240,14 @@ fn mac_512_rust_hdl_matches_verilator() -> Result<()> {
     ensure!(
         xoff.iter().any(|b| *b != 0),
         "the watermarks were never crossed: no PFC generated"
+    );
+    ensure!(
+        bytes_of(h.pfc_rx.val()).iter().any(|b| *b != 0) && bytes_of(h.pause_rx.val())[0] != 0,
+        "no PFC or PAUSE frame was received"
+    );
+    ensure!(
+        bytes_of(h.code_err.val())[0] != 0,
+        "no PHY error was flagged"
     );
     Ok(())
 }

@@ -36,8 +36,10 @@
 //! occupies the buffer. The frame's beat and byte counts travel two cycles alongside the taps'
 //! pipelines and become a record (beats, bytes, drop, priority) in a 512-entry record queue
 //! in block RAM (one record per 64 bytes of a 32 KiB buffer: minimum-size frames fill the
-//! buffer, and so raise XOFF, before they run out of records; a record is readable the cycle
-//! after its write lands); the reader
+//! buffer, and so raise XOFF, before they run out of records; with a larger buffer, as the
+//! 100G MAC's 64 KiB, the records bind first and XOFF must sit low enough for them, see
+//! docs/ARCHITECTURE.md, "The MAC as one block"; a record is readable the cycle after its
+//! write lands); the reader
 //! takes records in order, reads RAM ahead (its address is the next read pointer, so the head
 //! beat is always in the RAM's output register), sends `bytes - 4` bytes with their `tkeep`
 //! and skips the rest; a frame to be dropped is skipped in one cycle (the read pointer jumps
@@ -58,7 +60,8 @@ use ferroce_spec::headers::{ETH_MAX_FRAME, ETH_MIN_FRAME_NO_FCS, FCS_LEN};
 use ferroce_spec::icrc::flags;
 
 /// Frame records the buffer holds: one per 64 bytes of the NIC's 32 KiB buffer, so a stream of
-/// minimum-size frames fills the buffer (and raises XOFF) before it runs out of records.
+/// minimum-size frames fills that buffer (and raises XOFF) before it runs out of records; a
+/// larger buffer (`AW` 10 at 512 bits: 64 KiB) runs out of records first.
 const RECS: usize = 512;
 /// Bits of a record in its RAM: beats (16), bytes (16), drop (1), priority (3).
 const REC_W: usize = 36;

@@ -6,9 +6,10 @@
 //! `bad_len`, `bad_opcode` from the header builder; `self_check`: frames on which the ICRC
 //! tap saw anything but the empty ICRC slot it expects (not RoCEv2, bad lengths, bad keep),
 //! plus the MAC's `bad_keep`. It counts this block's own bugs, so it stays zero; the tests
-//! assert it. One beat per clock after the first
-//! frame, plus the builder's idle cycle between frames and a cycle when the FCS spills into
-//! a new beat. The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
+//! assert it. About one beat per clock: the builder's idle cycle between frames, a cycle when
+//! the FCS spills into a new beat, and the ICRC writer waiting for its tap before a frame's
+//! last beat (its tap watches the writer's own input; `MacTx`'s FCS writer has a two-skid
+//! lead instead, docs/ARCHITECTURE.md). The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
 //! `pfc_quanta` in; `q_ready` and its counters out; the credit ports `rsv_a`, `rsv_b`, `used`)
 //! are `MacTx`'s.
 
