@@ -20,7 +20,7 @@ use crate::rc::{Completer, Requester, Responder};
 /// headroom a jumbo frame needs at 100 Gb/s (README, "Lossless Ethernet").
 pub type Mac512 = Mac<512, 64, 8, 11, 9, 10>;
 
-/// A named configuration (ARCHITECTURE.md): `10g` is a 64-bit datapath, `100g` 512-bit.
+/// A named configuration (`docs/ARCHITECTURE.md`): `10g` is a 64-bit datapath, `100g` 512-bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Config {
     TenG,
@@ -53,12 +53,24 @@ impl Config {
     }
 }
 
+/// How much of the design a unit is, which decides where its synthesis is checked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One block (or a small wrapper of one): linted and synthesized by the test suite.
+    Block,
+    /// An assembly of blocks that are each gated on their own (a datapath, a whole MAC, the
+    /// whole NIC): linted by the test suite, synthesized by `ferroce perf`, since one Yosys run
+    /// of it takes minutes.
+    Assembly,
+}
+
 /// A design that can be emitted.
 #[derive(Clone, Copy, Debug)]
 pub struct Design {
     /// Top module name (also the file and filelist name).
     pub name: &'static str,
     pub config: Config,
+    pub scope: Scope,
     pub summary: &'static str,
 }
 
@@ -67,146 +79,175 @@ pub const DESIGNS: &[Design] = &[
     Design {
         name: "ferroce_crc32_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "CRC-32 tap, 64-bit stream",
     },
     Design {
         name: "ferroce_crc32_512",
         config: Config::HundredG,
+        scope: Scope::Block,
         summary: "CRC-32 tap, 512-bit stream",
     },
     Design {
         name: "ferroce_icrc_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "RoCEv2 ICRC compute and check tap, 64-bit stream",
     },
     Design {
         name: "ferroce_icrc_512",
         config: Config::HundredG,
+        scope: Scope::Block,
         summary: "RoCEv2 ICRC compute and check tap, 512-bit stream",
     },
     Design {
         name: "ferroce_bar0_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "BAR0 completer: register blocks, QP/CQ context tables, doorbells",
     },
     Design {
         name: "ferroce_dma_rd_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "DMA read engine: tagged reads, completion reorder buffer, realigned output",
     },
     Design {
         name: "ferroce_dma_wr_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "DMA write engine: memory writes cut at payload-size boundaries",
     },
     Design {
         name: "ferroce_rq_mux_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "Requester TLP mux: two engines' requests onto one interface, a whole TLP at a time",
     },
     Design {
         name: "ferroce_tx_header_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "TX header builder: Eth/IPv4/UDP/BTH/RETH|AETH from a metadata record, payload, pad, ICRC slot",
     },
     Design {
         name: "ferroce_mac_tx_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "MAC transmit, frame level: padding to 60 bytes, FCS",
     },
     Design {
         name: "ferroce_pfc_gen_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "PFC generation: XOFF/XON records from the receive buffers' watermarks, refreshed at half the pause time",
     },
     Design {
         name: "ferroce_xgmii_tx_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "XGMII transmit: preamble, /S/ on lane 0 or 4, /T/, idles with the deficit idle count (12-byte average gap); underruns ended with /E/",
     },
     Design {
         name: "ferroce_xgmii_rx_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "XGMII receive: lane-4 starts realigned, preamble and SFD checked, frames to /T/; /E/ or a bad ending flagged and counted",
     },
     Design {
         name: "ferroce_tx_queues_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "MAC transmit queues: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_tx_queues_512",
         config: Config::HundredG,
+        scope: Scope::Block,
         summary: "MAC transmit queues at 512 bits: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_mac_10g",
         config: Config::TenG,
+        scope: Scope::Assembly,
         summary: "The 10G MAC with its XGMII face: transmit queues (16 KiB each), PFC generation, FCS, start gate, XGMII encoder; XGMII decoder, receive (32 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive",
     },
     Design {
         name: "ferroce_mac_512",
         config: Config::HundredG,
+        scope: Scope::Assembly,
         summary: "The 100G MAC at 512 bits for a hard MAC's AXI face: transmit queues (16 KiB each, for 9,000-byte frames), PFC generation, FCS, start gate; receive (64 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive at 400 bits per cycle",
     },
     Design {
         name: "ferroce_mac_rx_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
     },
     Design {
         name: "ferroce_mac_ctrl_rx_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "MAC control receive: 802.3x PAUSE and 802.1Qbb PFC frames recognised, per-priority pause timers in bit times, malformed frames counted",
     },
     Design {
         name: "ferroce_mac_ctrl_rx_512",
         config: Config::HundredG,
+        scope: Scope::Block,
         summary: "MAC control receive at 100G: PAUSE/PFC, pause timers in bit times (400 per 250 MHz cycle)",
     },
     Design {
         name: "ferroce_rx_parser_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "RX parser: Eth/IPv4/UDP/BTH/ext headers to a metadata record, payload realigned, bad frames dropped and counted",
     },
     Design {
         name: "ferroce_rx_64",
         config: Config::TenG,
+        scope: Scope::Assembly,
         summary: "RX path: MAC receive (FCS, ICRC, store and forward) and RX parser",
     },
     Design {
         name: "ferroce_tx_64",
         config: Config::TenG,
+        scope: Scope::Assembly,
         summary: "TX framing path: header builder, ICRC insert, Ethernet padding, FCS",
     },
     Design {
         name: "ferroce_requester_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "RC requester: doorbells, QP scheduler, WQE fetch, RDMA WRITE cut at the PMTU into packet records and payload reads",
     },
     Design {
         name: "ferroce_responder_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "RC responder: received packets checked (QP, PSN, message order, length, remote key and range), RDMA WRITE payload to DMA writes, coalesced ACKs and NAKs, received ACKs for the completer",
     },
     Design {
         name: "ferroce_completer_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "RC completer: ACKs retire sent work requests in order, fatal NAKs fail them, CQEs by DMA with owner bits",
     },
     Design {
         name: "ferroce_tx_arb_64",
         config: Config::TenG,
+        scope: Scope::Block,
         summary: "TX arbiter: requester packets and responder ACKs onto the TX path, records alternating",
     },
     Design {
         name: "ferroce_nic_64",
         config: Config::TenG,
+        scope: Scope::Assembly,
         summary: "The whole NIC: BAR0, requester, responder, completer, DMA read and write engines, TX and RX paths",
     },
     Design {
         name: "ferroce_nic_10g",
         config: Config::TenG,
+        scope: Scope::Assembly,
         summary: "The whole 10G NIC with its XGMII face: ferroce_nic_64 with XGMII transmit and receive",
     },
 ];
@@ -216,7 +257,21 @@ pub fn find(name: &str) -> Option<&'static Design> {
 }
 
 /// Elaborate and emit a design by name.
+///
+/// The whole NIC's rust-hdl structures are large, and elaborating it recurses deeply: it runs
+/// on a thread of its own with a 256 MiB stack, not on the caller's (a test thread has 2 MiB).
 pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
+    let owned = name.to_string();
+    std::thread::Builder::new()
+        .name(format!("emit {name}"))
+        .stack_size(256 << 20)
+        .spawn(move || emit_design_here(&owned))
+        .map_err(|e| EmitError::Thread(format!("starting the emitter for {name}: {e}")))?
+        .join()
+        .map_err(|_| EmitError::Thread(format!("the emitter panicked on {name}")))?
+}
+
+fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
     match name {
         "ferroce_crc32_64" => emit(&mut Crc32::<64, 8>::new(), name),
         "ferroce_crc32_512" => emit(&mut Crc32::<512, 64>::new(), name),
@@ -258,5 +313,123 @@ pub fn bar0_params(c: Config) -> Bar0Params {
     Bar0Params {
         datapath_width: c.data_width() as u32,
         clock_khz: c.clock_khz(),
+    }
+}
+
+/// `docs/ports.md`: every design of the registry with its configuration, scope, summary and
+/// ports (read from the emitted top module), grouped by prefix. `ferroce docs` writes it; a
+/// test fails when the checked-in page is stale.
+pub fn ports_page() -> Result<String, EmitError> {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "<!-- Generated from the design registry (hdl/src/designs.rs) by `cargo run --bin ferroce -- docs`; do not edit. -->\n\n\
+         # Designs and their ports\n\n\
+         `cargo run --release --bin ferroce -- verilog --out DIR [--config 10g|100g|all]` writes each design to \
+         `DIR/<design>/`: one `<module>.v` per module and the filelist `<design>.f`, leaves first. \
+         Module names are `<design>` and `<design>__<instance path>`, never `top`.\n\n\
+         Every design has `clk` (the core clock: 156.25 MHz at 10g, 250 MHz at 100g) and `rst` \
+         (synchronous, active high). Streams follow one convention: data moves when `tvalid` and \
+         `tready` are both high; `s_` ports enter the design, `m_` ports leave it. Ports are \
+         grouped by prefix: `s_axis_{tdata[63:0],tlast}` is `s_axis_tdata` (64 bits) and \
+         `s_axis_tlast` (1 bit). Counters are 32 bits and wrap; a 256-bit counter port holds \
+         eight of them, priority p at bits 32p. *Block* designs are synthesized by the test \
+         suite, *assemblies* by `ferroce perf` (their blocks are gated one by one).\n\n\
+         | design | config | scope | modules | ports in | ports out |\n|---|---|---|---|---|---|\n",
+    );
+    let mut details = String::new();
+    for d in DESIGNS {
+        let e = emit_design(d.name)?;
+        let ports = e.ports();
+        let count = |input: bool| ports.iter().filter(|p| p.input == input).count();
+        let scope = match d.scope {
+            Scope::Block => "block",
+            Scope::Assembly => "assembly",
+        };
+        let _ = writeln!(
+            s,
+            "| [`{}`](#{}) | {} | {scope} | {} | {} | {} |",
+            d.name,
+            d.name,
+            d.config.name(),
+            e.modules.len(),
+            count(true),
+            count(false)
+        );
+        let _ = writeln!(
+            details,
+            "\n## {}\n\n{}.\n",
+            d.name,
+            d.summary.trim_end_matches('.')
+        );
+        for (label, input) in [("in", true), ("out", false)] {
+            let groups = group_ports(ports.iter().filter(|p| p.input == input));
+            let _ = writeln!(details, "- **{label}**: {}", groups.join(", "));
+        }
+    }
+    s.push_str(&details);
+    Ok(s)
+}
+
+/// Consecutive ports sharing a prefix (all but the last `_` part) in one brace group.
+fn group_ports<'a>(ports: impl Iterator<Item = &'a crate::emit::PortDecl>) -> Vec<String> {
+    let item = |p: &crate::emit::PortDecl, name: &str| {
+        if p.width > 1 {
+            format!("{name}[{}:0]", p.width - 1)
+        } else {
+            name.to_string()
+        }
+    };
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for p in ports {
+        let (prefix, rest) = match p.name.rsplit_once('_') {
+            Some((a, b)) if a.contains('_') || b.starts_with('t') => (a.to_string(), b),
+            _ => (String::new(), p.name.as_str()),
+        };
+        match groups.last_mut() {
+            Some((g, items)) if !prefix.is_empty() && *g == prefix => items.push(item(p, rest)),
+            _ => groups.push((prefix, vec![item(p, rest)])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(prefix, items)| match (prefix.is_empty(), items.len()) {
+            (true, _) => format!("`{}`", items.join("")),
+            (false, 1) => format!("`{prefix}_{}`", items[0]),
+            (false, _) => format!("`{prefix}_{{{}}}`", items.join(",")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The checked-in `docs/ports.md` must equal what the registry generates now.
+    #[test]
+    fn checked_in_ports_page_is_current() -> Result<(), EmitError> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/ports.md");
+        let on_disk = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            on_disk == ports_page()?,
+            "{} is stale: run `cargo run --bin ferroce -- docs` and commit it",
+            path.display()
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn every_design_emits_and_has_clock_and_reset() -> Result<(), EmitError> {
+        for d in DESIGNS {
+            let ports = emit_design(d.name)?.ports();
+            assert!(ports.len() > 3, "{}: {} ports", d.name, ports.len());
+            assert!(
+                ports
+                    .iter()
+                    .any(|p| p.name == "clk" && p.input && p.width == 1),
+                "{}: no clk",
+                d.name
+            );
+        }
+        Ok(())
     }
 }

@@ -27,6 +27,8 @@ pub enum EmitError {
     },
     #[error("{top}: signal {name:?} is a reserved word in (System)Verilog; rename the field")]
     Keyword { top: String, name: String },
+    #[error("{0}")]
+    Thread(String),
     #[error("writing {path}: {source}")]
     Io {
         path: PathBuf,
@@ -71,6 +73,41 @@ impl Emitted {
         let f = dir.join(format!("{}.f", self.top));
         write_if_changed(&f, &list).map_err(io(&f))?;
         Ok(f)
+    }
+}
+
+/// A top-level port as the emitted module declares it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortDecl {
+    pub name: String,
+    pub input: bool,
+    pub width: usize,
+}
+
+impl Emitted {
+    /// The top module's ports, in declaration order.
+    pub fn ports(&self) -> Vec<PortDecl> {
+        let Some(top) = self.modules.iter().find(|m| m.name == self.top) else {
+            return Vec::new();
+        };
+        top.text
+            .lines()
+            .map(str::trim)
+            .take_while(|l| !l.starts_with("// Constant") && !l.starts_with("// Stub"))
+            .filter_map(|l| {
+                let input = l.starts_with("input ");
+                if !input && !l.starts_with("output ") {
+                    return None;
+                }
+                let decl = l.trim_end_matches(';');
+                let name = decl.split_whitespace().last()?.to_string();
+                let width = match (decl.find('['), decl.find(':')) {
+                    (Some(a), Some(b)) if a < b => decl[a + 1..b].trim().parse::<usize>().ok()? + 1,
+                    _ => 1,
+                };
+                Some(PortDecl { name, input, width })
+            })
+            .collect()
     }
 }
 
@@ -436,7 +473,7 @@ const SV_KEYWORDS: &[&str] = &[
 
 /// rust-hdl writes `bit_cast::<M, _>(x)` (and `bits::<M>(x)`) as `((x) & M'hff..f)`: a mask,
 /// not a resize. In Verilog the result then takes the width of its context, so a narrowing
-/// cast keeps the carry of `a + b` (RUST-HDL-NOTES) and a widening one draws a WIDTH warning.
+/// cast keeps the carry of `a + b` (`docs/rust-hdl.md`) and a widening one draws a WIDTH warning.
 /// This pass rewrites every such mask into the SystemVerilog size cast `(M'(x))`, which is
 /// exactly M bits wide as in rust-hdl's simulator: narrowing truncates, widening zero-extends,
 /// and both are explicit, so Verilator's WIDTH lint stays meaningful for everything else.

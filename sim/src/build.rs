@@ -3,15 +3,21 @@
 //! A build runs `verilator --cc` on the filelist, then compiles the generated C++ with a small
 //! generated shim (a C ABI listing every top-level port with its width, direction and address)
 //! into a shared library. The cache key is a SHA-256 of the Verilog text, the top name, the
-//! options and the shim's version, so an unchanged design is never rebuilt.
+//! options, the shim's version and the Verilator and g++ versions, so an unchanged design is
+//! never rebuilt; the cache is [`crate::cache`]'s `models/` (outside the clone by default).
+//!
+//! The C++ files of one model compile in parallel, at most one compiler a core across all of
+//! this process's threads ([`crate::cache::job`]), and Verilator's own runtime
+//! (`verilated.cpp`, ...) is compiled once per Verilator version and options, not once per
+//! model.
 
+use crate::cache::{io_err, job, Cache, Key};
 use crate::{Result, SimError};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Bump when the generated shim changes, to invalidate cached libraries.
-const SHIM_VERSION: u32 = 1;
+/// Bump when the generated shim or the compile steps change, to invalidate cached libraries.
+const SHIM_VERSION: u32 = 2;
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -19,7 +25,7 @@ pub struct BuildOptions {
     pub trace: bool,
     /// C++ optimisation level for the model (`-O1` builds fast, `-O2` runs faster).
     pub opt: &'static str,
-    /// Where cached builds live; default `<workspace>/target/verilator`, or
+    /// Where cached builds live; default [`crate::cache::root`]`/models`, or
     /// `$FERROCE_VERILATOR_CACHE`.
     pub cache_dir: Option<PathBuf>,
 }
@@ -42,29 +48,19 @@ pub struct ModelLibrary {
     pub trace: bool,
 }
 
-fn default_cache_dir() -> PathBuf {
+fn model_cache(opts: &BuildOptions) -> Result<Cache> {
+    if let Some(d) = &opts.cache_dir {
+        return Cache::at(d.clone());
+    }
     if let Some(d) = std::env::var_os("FERROCE_VERILATOR_CACHE") {
-        return PathBuf::from(d);
+        return Cache::at(PathBuf::from(d));
     }
-    if let Some(d) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(d).join("verilator");
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("verilator")
-}
-
-fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
-    move |source| SimError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+    Cache::open("models")
 }
 
 fn run(cmd: &mut Command, log: &Path) -> Result<()> {
     let desc = format!("{cmd:?}");
-    let out = cmd.output().map_err(|source| SimError::Spawn {
+    let out = job(|| cmd.output()).map_err(|source| SimError::Spawn {
         cmd: desc.clone(),
         source,
     })?;
@@ -87,104 +83,153 @@ fn verilator_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/usr/share/verilator"))
 }
 
+/// The compiler flags every object of a model shares.
+fn cxx(opts: &BuildOptions, includes: &[&Path]) -> Command {
+    let mut cc = Command::new("g++");
+    cc.args(["-fPIC", "-std=c++17", opts.opt, "-w"])
+        .args(["-DVM_COVERAGE=0", "-DVM_SC=0"])
+        .arg(format!("-DVM_TRACE={}", u8::from(opts.trace)));
+    for i in includes {
+        cc.arg("-I").arg(i);
+    }
+    cc
+}
+
+/// Compile `sources` to objects in `dir`, in parallel (one compiler a core).
+fn compile_all(
+    opts: &BuildOptions,
+    includes: &[&Path],
+    sources: &[PathBuf],
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = sources
+            .iter()
+            .map(|src| {
+                s.spawn(move || -> Result<PathBuf> {
+                    let stem = src
+                        .file_stem()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let obj = dir.join(format!("{stem}.o"));
+                    let mut cc = cxx(opts, includes);
+                    cc.arg("-c").arg(src).arg("-o").arg(&obj);
+                    run(&mut cc, &dir.join(format!("{stem}.log")))?;
+                    Ok(obj)
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                j.join()
+                    .map_err(|_| SimError::Design("a compile thread panicked".into()))?
+            })
+            .collect()
+    })
+}
+
+/// Verilator's runtime (`verilated.cpp`, `verilated_threads.cpp`, and the VCD writer when
+/// tracing) as objects, compiled once per Verilator version and options.
+fn runtime_objects(cache: &Cache, opts: &BuildOptions) -> Result<Vec<PathBuf>> {
+    let inc = verilator_root().join("include");
+    let mut names = vec!["verilated", "verilated_threads"];
+    if opts.trace {
+        names.push("verilated_vcd_c");
+    }
+    let key = Key::new("verilator-runtime")
+        .text(&format!("{}\0{}\0{SHIM_VERSION}", opts.trace, opts.opt))
+        .tool("verilator", "--version")?
+        .tool("g++", "--version")?
+        .hex();
+    let entry = format!("runtime-{key}");
+    let objs =
+        |dir: &Path| -> Vec<PathBuf> { names.iter().map(|n| dir.join(format!("{n}.o"))).collect() };
+    cache.once(&entry, || {
+        let dir = cache.dir.join(&entry);
+        if dir.exists() {
+            return Ok(objs(&dir));
+        }
+        let tmp = cache.scratch(&entry)?;
+        let sources: Vec<PathBuf> = names.iter().map(|n| inc.join(format!("{n}.cpp"))).collect();
+        compile_all(opts, &[&inc, &inc.join("vltstd")], &sources, &tmp)?;
+        let dir = cache.publish(&tmp, &entry)?;
+        Ok(objs(&dir))
+    })
+}
+
 /// Build (or find in the cache) the Verilator model of `top` from `files`.
 pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelLibrary> {
-    let mut hasher = Sha256::new();
-    hasher.update(format!(
-        "{top}\0{}\0{}\0{SHIM_VERSION}\0",
-        opts.trace, opts.opt
-    ));
-    for f in files {
-        hasher.update(std::fs::read(f).map_err(io_err(f))?);
-        hasher.update([0u8]);
-    }
-    let hash = hasher
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>();
-    let cache = opts.cache_dir.clone().unwrap_or_else(default_cache_dir);
-    let dir = cache.join(format!("{top}-{hash}"));
-    let lib = dir.join(format!("lib{top}.so"));
-    if lib.exists() {
-        return Ok(ModelLibrary {
-            top: top.to_string(),
-            path: lib,
-            trace: opts.trace,
-        });
-    }
-    // Build in a scratch directory and rename, so a crashed build never looks cached.
-    static SCRATCH: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = SCRATCH.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = cache.join(format!("{top}-{hash}.tmp{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&tmp);
-    std::fs::create_dir_all(&tmp).map_err(io_err(&tmp))?;
-    let mut v = Command::new("verilator");
-    v.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
-        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
-        .arg("--top-module")
-        .arg(top)
-        .arg("-Mdir")
-        .arg(&tmp);
-    if opts.trace {
-        v.arg("--trace");
-    }
-    v.args(files);
-    run(&mut v, &tmp.join("verilator.log"))?;
-    let header = tmp.join(format!("V{top}.h"));
-    let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
-    if ports.is_empty() {
-        return Err(SimError::NoPorts(header));
-    }
-    let shim = tmp.join("ferroce_shim.cpp");
-    std::fs::write(&shim, shim_source(top, &ports, opts.trace)).map_err(io_err(&shim))?;
-    let root = verilator_root();
-    let inc = root.join("include");
-    let mut sources: Vec<PathBuf> = std::fs::read_dir(&tmp)
-        .map_err(io_err(&tmp))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "cpp")
-                && p.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with('V'))
-        })
-        .collect();
-    sources.sort();
-    sources.push(inc.join("verilated.cpp"));
-    sources.push(inc.join("verilated_threads.cpp"));
-    if opts.trace {
-        sources.push(inc.join("verilated_vcd_c.cpp"));
-    }
-    let out = tmp.join(format!("lib{top}.so"));
-    let mut cc = Command::new("g++");
-    cc.args(["-shared", "-fPIC", "-std=c++17", opts.opt, "-w"])
-        .args(["-DVM_COVERAGE=0", "-DVM_SC=0"])
-        .arg(format!("-DVM_TRACE={}", u8::from(opts.trace)))
-        .arg("-I")
-        .arg(&tmp)
-        .arg("-I")
-        .arg(&inc)
-        .arg("-I")
-        .arg(inc.join("vltstd"))
-        .args(&sources)
-        .arg(&shim)
-        .arg("-o")
-        .arg(&out)
-        .arg("-lpthread");
-    run(&mut cc, &tmp.join("cc.log"))?;
-    match std::fs::rename(&tmp, &dir) {
-        Ok(()) => {}
-        // Another process built the same model first: use its copy.
-        Err(_) if lib.exists() => {
-            let _ = std::fs::remove_dir_all(&tmp);
-        }
-        Err(e) => return Err(io_err(&dir)(e)),
-    }
-    Ok(ModelLibrary {
+    let hash = Key::new("verilator-model")
+        .text(&format!(
+            "{top}\0{}\0{}\0{SHIM_VERSION}",
+            opts.trace, opts.opt
+        ))
+        .tool("verilator", "--version")?
+        .tool("g++", "--version")?
+        .files(files)?
+        .hex();
+    let cache = model_cache(opts)?;
+    let entry = format!("{top}-{hash}");
+    let found = |dir: &Path| ModelLibrary {
         top: top.to_string(),
-        path: lib,
+        path: dir.join(format!("lib{top}.so")),
         trace: opts.trace,
+    };
+    cache.once(&entry, || {
+        let dir = cache.dir.join(&entry);
+        if dir.join(format!("lib{top}.so")).exists() {
+            return Ok(found(&dir));
+        }
+        // Build in a scratch directory and rename, so a crashed build never looks cached.
+        let tmp = cache.scratch(&entry)?;
+        let mut v = Command::new("verilator");
+        v.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
+            .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+            .arg("--top-module")
+            .arg(top)
+            .arg("-Mdir")
+            .arg(&tmp);
+        if opts.trace {
+            v.arg("--trace");
+        }
+        v.args(files);
+        run(&mut v, &tmp.join("verilator.log"))?;
+        let header = tmp.join(format!("V{top}.h"));
+        let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
+        if ports.is_empty() {
+            return Err(SimError::NoPorts(header));
+        }
+        let shim = tmp.join("ferroce_shim.cpp");
+        std::fs::write(&shim, shim_source(top, &ports, opts.trace)).map_err(io_err(&shim))?;
+        let inc = verilator_root().join("include");
+        let mut sources: Vec<PathBuf> = std::fs::read_dir(&tmp)
+            .map_err(io_err(&tmp))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.extension().is_some_and(|x| x == "cpp")
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with('V'))
+            })
+            .collect();
+        sources.sort();
+        sources.push(shim);
+        let runtime = runtime_objects(&cache, opts)?;
+        let objs = compile_all(opts, &[&tmp, &inc, &inc.join("vltstd")], &sources, &tmp)?;
+        let out = tmp.join(format!("lib{top}.so"));
+        let mut ld = Command::new("g++");
+        ld.arg("-shared")
+            .args(&objs)
+            .args(&runtime)
+            .arg("-o")
+            .arg(&out)
+            .arg("-lpthread");
+        run(&mut ld, &tmp.join("link.log"))?;
+        // Keep the library and the logs; the objects and generated C++ are only build inputs.
+        for p in objs.iter().chain(sources.iter()) {
+            let _ = std::fs::remove_file(p);
+        }
+        let dir = cache.publish(&tmp, &entry)?;
+        Ok(found(&dir))
     })
 }
 

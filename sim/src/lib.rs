@@ -1,20 +1,39 @@
-//! ferroce simulation: Verilator models of the emitted Verilog, driven from Rust.
+//! ferroce simulation: Verilator models of the emitted Verilog, the models around them (AXI
+//! streams, Ethernet and XGMII links, a PCIe root complex with host memory), the driver's
+//! simulator backend, and the `ferroce` command's demo and benchmarks.
 //!
-//! - [`build`]: compile a Verilog filelist with Verilator into a shared library, cached under
-//!   `target/verilator/` and rebuilt only when the Verilog (or the build options) change.
-//! - [`model`]: load such a library; set and get ports by name, evaluate, trace to VCD.
-//! - [`tb`]: a cocotb-like testbench: a clock, rising edges, N cycles, and components.
-//! - [`axis`]: AXI-stream `AxisSource` / `AxisSink` / `AxisMonitor` with pause generators.
-//! - [`record`]: ready/valid streams of named fields (commands, doorbells) with pause generators.
-//! - [`pcie`]: PCIe root complex model: host memory of driver-allocated buffers, MMIO to BAR0,
-//!   and the NIC's DMA reads and writes with latency, MPS/MRRS/RCB rules and fault checks.
+//! Building and checking the Verilog:
+//! - [`designs`]: emit a design from the registry and open its model or testbench in one call.
+//! - [`build`]: compile a Verilog filelist with Verilator into a shared library, in parallel,
+//!   cached by content in [`cache`].
+//! - [`cache`]: the result cache outside the clone (models, lint verdicts, Yosys results),
+//!   keyed by a hash of everything that decides each entry.
+//! - [`synth`]: the lint and synthesis gates (`verilator --lint-only -Wall`, Yosys
+//!   `synth_ice40` / `synth_xilinx`), cached.
+//! - [`model`]: load a model; set and get ports by name at any width, evaluate, trace to VCD.
+//!
+//! Driving it, cocotb-style:
+//! - [`tb`]: a testbench: a clock, rising edges, N cycles, and components that sample and
+//!   drive at each edge.
+//! - [`axis`]: AXI-stream `AxisSource` / `AxisSink` / `AxisMonitor`; [`pause`]: their pause
+//!   generators; [`record`]: ready/valid streams of named fields (commands, doorbells).
+//! - [`roce`]: RoCEv2 frames for stimulus (headers, payload, ICRC from `spec`).
+//!
+//! The world around a NIC:
+//! - [`link`]: an Ethernet link between two models' frame faces at a line rate, with a pcap
+//!   tap, fault injection and a traffic generator for MAC control frames; [`xgmii`] and
+//!   [`xgmii_link`]: the same at the XGMII (clause 46 encoder and checker, lane faults).
+//! - [`pcie`]: the PCIe root complex: host memory of driver-allocated buffers, MMIO to BAR0, the
+//!   NIC's DMA reads and writes with latency, MPS/MRRS/RCB rules and fault checks.
 //! - [`host`]: the driver's simulator backend: `Bar` and `DmaMemory` over a NIC model and its
 //!   root complex; NICs joined to step together.
-//! - [`traffic`]: streams of RDMA WRITEs between the world's hosts, checked and timed.
-//! - [`world`]: two hosts, each with a whole NIC and the driver, joined by a link each way.
+//! - [`world`]: two hosts, each with a whole NIC and the driver, joined by a link each way;
+//!   [`traffic`]: streams of RDMA WRITEs between them, checked and timed.
+//! - [`demo`] and [`perf`]: `ferroce demo` and `ferroce perf`.
 
 pub mod axis;
 pub mod build;
+pub mod cache;
 pub mod demo;
 pub mod designs;
 pub mod host;

@@ -1,12 +1,15 @@
-//! `ferroce perf`: benchmark figures for the README. Nothing here asserts a speed; it
-//! measures and prints.
+//! `ferroce perf`: the benchmark figures of `docs/performance.md` and the README. Nothing here
+//! asserts a speed; it measures and prints Markdown tables (`--write PAGE` also writes them
+//! to a page).
 //!
 //! - Throughput: frames sent back to back at full rate (no idle, no back-pressure); the
 //!   fraction of cycles that carried a beat, against a ceiling of one beat per clock.
 //! - Simulation speed: Verilator cycles per wall-clock second through the Rust harness, and
 //!   through the Python harness (`python -m ferroce.bench` in `.venv`, one `await RisingEdge`
 //!   per cycle) when `.ci/setup` has built it.
-//! - Resources: Yosys `synth_xilinx` and `synth_ice40`, flattened.
+//! - Resources: Yosys `synth_xilinx` and `synth_ice40`, flattened, of every design: the
+//!   blocks the test suite gates and the assemblies (whole MACs, whole NICs) only perf
+//!   synthesizes. Results come from the cache when the Verilog is unchanged.
 //! - The whole NIC ([`nic`]): RDMA WRITE goodput between two simulated NICs against the
 //!   RoCEv2 goodput ceiling at 10 Gb/s, the latency of a 64-byte WRITE, simulation speed.
 
@@ -14,15 +17,16 @@ use crate::axis::AxisSource;
 use crate::build::BuildOptions;
 use crate::designs::{emit_to, open_tb, verilog_dir};
 use crate::roce::RoceFrame;
-use crate::synth::{synth, Target};
+use crate::synth::{synth, Resources, Target};
 use crate::traffic::{Bench, SIZES};
 use anyhow::{ensure, Context, Result};
-use ferroce_hdl::designs::DESIGNS;
+use ferroce_hdl::designs::{Scope, DESIGNS};
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
 use ferroce_spec::opcodes::opcode;
 use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -48,11 +52,16 @@ fn frame(icrc: bool, len: usize, r: &mut ChaCha8Rng) -> Result<Vec<u8>> {
     .build())
 }
 
-/// Cycles/s per design through the Python harness, if `.venv` has it.
+/// Cycles/s of the CRC-32 and ICRC taps through the Python harness, if `.venv` has it.
 fn python_speeds() -> std::collections::HashMap<String, f64> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let taps = DESIGNS
+        .iter()
+        .filter(|d| d.name.contains("crc"))
+        .map(|d| d.name);
     let out = Command::new(root.join(".venv/bin/python"))
         .args(["-m", "ferroce.bench"])
+        .args(taps)
         .current_dir(&root)
         .output();
     match out {
@@ -63,7 +72,15 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
                 Some((d.to_string(), v.trim().parse().ok()?))
             })
             .collect(),
-        _ => {
+        Ok(o) => {
+            let err = String::from_utf8_lossy(&o.stderr);
+            eprintln!(
+                "perf: the Python harness's benchmark failed, skipping it: {}",
+                err.lines().last().unwrap_or("")
+            );
+            Default::default()
+        }
+        Err(_) => {
             eprintln!("perf: no Python harness in .venv (run `bash .ci/setup`); skipping it");
             Default::default()
         }
@@ -72,7 +89,8 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
 
 /// RDMA WRITE goodput, latency and simulation speed of two `ferroce_nic_64` (see
 /// [`crate::traffic::Bench`]); prints a Markdown table.
-pub fn nic() -> Result<()> {
+pub fn nic() -> Result<String> {
+    let mut out = String::new();
     let bench = Bench {
         pmtu: 4096,
         reorder_seed: None,
@@ -88,12 +106,11 @@ pub fn nic() -> Result<()> {
         bar.set_position(done[..k].iter().sum::<u64>() + b)
     })?;
     bar.finish_and_clear();
-    println!("RDMA WRITE host a -> host b, one RC QP, path MTU 4096, 10 Gb/s link, PCIe reads 500 ns (completions in order)");
-    println!();
-    println!("| WRITE size | WRITEs | simulated cycles | Gb/s | RoCEv2 goodput ceiling, Gb/s | of ceiling | Verilator cycles/s (2 NICs) |");
-    println!("|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "| WRITE size (bytes) | WRITEs | simulated cycles | Gb/s | RoCEv2 goodput ceiling, Gb/s | of ceiling | Verilator cycles/s (2 NICs) |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     for w in &r.runs {
-        println!(
+        let _ = writeln!(
+            out,
             "| {} | {} | {} | {:.3} | {:.3} | {:.1}% | {:.0} k |",
             w.size,
             w.count,
@@ -104,13 +121,14 @@ pub fn nic() -> Result<()> {
             w.cycles_per_s() / 1e3
         );
     }
-    println!();
-    println!(
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
         "64-byte WRITE, doorbell to completion seen by poll_cq: {} cycles = {:.0} ns",
         r.latency_64,
         (r.latency_64 * r.period_ps) as f64 / 1000.0
     );
-    Ok(())
+    Ok(out)
 }
 
 /// The 100G MAC (`ferroce_mac_512`) at full rate: RoCEv2 frames back to back into its transmit
@@ -119,11 +137,10 @@ pub fn nic() -> Result<()> {
 /// Prints beats per clock on the wire (ceiling 1.0), frames out of MAC receive per frame in
 /// (1.0: it keeps up), and the frame rate at 250 MHz against the 100 Gb/s line's (20 bytes of
 /// preamble and gap per frame).
-pub fn mac() -> Result<()> {
-    println!("100G MAC (`ferroce_mac_512`, 512-bit beats at 250 MHz), frames back to back, wire looped back to receive");
-    println!();
-    println!("| frame on the wire (bytes, FCS included) | beats per frame | frames | transmit beats/cycle (ceiling 1.0) | receive: frames out per frame in | frame rate / 100 Gb/s line rate | Verilator cycles/s |");
-    println!("|---|---|---|---|---|---|---|");
+pub fn mac() -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(out, "| frame on the wire (bytes, FCS included) | beats per frame | frames | transmit beats/cycle (ceiling 1.0) | receive: frames out per frame in | frame rate / 100 Gb/s line rate | Verilator cycles/s |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     let mut r = ChaCha8Rng::seed_from_u64(7);
     for want in [64usize, 66, 512, 1500, 9000] {
         let mut tb = open_tb("ferroce_mac_512", &BuildOptions::default())?;
@@ -208,7 +225,8 @@ pub fn mac() -> Result<()> {
         let keeps_up = rate(frames, rx_span) / (tx_rate / beats as f64);
         let mac_fps = 250e6 * tx_rate / beats as f64;
         let line_fps = 100e9 / ((on_wire + 20) * 8) as f64;
-        println!(
+        let _ = writeln!(
+            out,
             "| {on_wire} | {beats} | {n} | {:.4} | {:.4} | {:.2} | {:.0} k |",
             tx_rate,
             keeps_up,
@@ -216,31 +234,102 @@ pub fn mac() -> Result<()> {
             (tb.cycle() - c0) as f64 / secs / 1e3
         );
     }
+    Ok(out)
+}
+
+/// Which parts of the benchmark to run.
+pub struct Parts {
+    pub nic: bool,
+    pub mac: bool,
+    pub taps: bool,
+    pub synth: bool,
+}
+
+/// Run the chosen parts, printing each table as it is measured; with `page`, also write them
+/// all to that Markdown file.
+pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
+    type Section = (bool, &'static str, &'static str, fn() -> Result<String>);
+    let sections: [Section; 4] = [
+        (
+            parts.nic,
+            "The whole NIC: RDMA WRITE between two NICs",
+            NIC_NOTE,
+            nic,
+        ),
+        (parts.mac, "100G MAC: one beat per clock", MAC_NOTE, mac),
+        (parts.taps, "CRC-32 and ICRC taps", TAPS_NOTE, taps),
+        (
+            parts.synth,
+            "Resources (Yosys, flattened)",
+            SYNTH_NOTE,
+            synth_table,
+        ),
+    ];
+    let mut doc = String::from(PAGE_HEAD);
+    for (on, title, note, f) in sections {
+        if !on {
+            continue;
+        }
+        let table = f().with_context(|| format!("measuring: {title}"))?;
+        println!("## {title}\n\n{table}");
+        let _ = write!(doc, "\n## {title}\n\n{note}\n\n{table}");
+    }
+    if let Some(path) = page {
+        let versions = format!(
+            "\nMeasured with {}, {} and {} (`ferroce perf`).\n",
+            crate::cache::tool_version("verilator", "--version")?,
+            crate::cache::tool_version("yosys", "-V")?,
+            crate::cache::tool_version("g++", "--version")?,
+        );
+        doc.push_str(&versions);
+        std::fs::write(path, doc).with_context(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }
 
-pub fn run(with_synth: bool, taps: bool, nic_traffic: bool, mac_traffic: bool) -> Result<()> {
-    if nic_traffic {
-        nic()?;
-        println!();
-    }
-    if mac_traffic {
-        mac()?;
-        println!();
-    }
-    if taps {
-        self::taps()?;
-    }
-    if with_synth {
-        synth_table()?;
-    }
-    Ok(())
-}
+const PAGE_HEAD: &str = "<!-- Written by `cargo run --release --bin ferroce -- perf --write docs/performance.md`; rerun it to refresh. -->\n\n\
+# Performance\n\n\
+Every throughput and latency figure is simulated time on the Verilator model of the emitted \
+Verilog; simulation speeds are wall-clock on the machine that ran it (2 cores). \
+`--no-nic`, `--no-mac`, `--no-taps` and `--no-synth` skip parts.\n";
 
-fn taps() -> Result<()> {
+const NIC_NOTE: &str =
+    "Host a to host b, one RC QP, path MTU 4096, 10 Gb/s link (156.25 MHz x 64 bits), PCIe \
+reads 500 ns with completions in request order, the send queue kept full; throughput from the \
+first doorbell to the last completion seen by `poll_cq`, every byte checked. The ceiling is \
+what the wire allows for back-to-back WRITEs of that size (`spec::wire`: Ethernet + IPv4 + \
+UDP + BTH, RETH on the first packet, pad, ICRC, FCS, 64-byte minimum frame, 8 bytes of \
+preamble and SFD, 12 bytes of gap). Small WRITEs are limited by the requester, which fetches \
+the next WQE only after the current work request's payload reads are issued \
+([ARCHITECTURE.md](ARCHITECTURE.md), \"Where the time goes\").";
+
+const MAC_NOTE: &str =
+    "`ferroce_mac_512` (the whole MAC at 512 bits, 250 MHz) fed RoCEv2 frames back to back, \
+its wire face looped back into its receive face through one register (`tx_axis_tready` \
+always high, as a hard MAC that always takes), the received frames taken at once. Sizes are \
+the nearest a RoCEv2 frame has (58 bytes of headers and ICRC, a payload of whole words, FCS); \
+66 is the two-beat case. The frame-rate column is beats at 250 MHz against the 100 Gb/s line \
+with 20 bytes of preamble and gap per frame: one frame per 512-bit beat falls short of the \
+line only for 65-79 and 129-byte frames, a limit of the interface.";
+
+const TAPS_NOTE: &str =
+    "Frames back to back, no idle. At 10g a 64-bit beat per 6.4 ns clock is 10 Gb/s, the line \
+rate; at 100g 512 bits per 4 ns is 128 Gb/s. The ICRC frames are RoCEv2 SENDs over IPv4 of \
+the nearest size a 4-byte-padded payload allows. The Python column is a cocotb-shaped loop \
+(`python -m ferroce.bench`): one `await RisingEdge` per cycle while the Rust AXI-stream \
+source streams.";
+
+const SYNTH_NOTE: &str =
+    "Yosys 0.23 `synth_xilinx` and `synth_ice40`, flattened, out of context (no I/O \
+buffers). Blocks are synthesized by the test suite too; assemblies only here. iCE40 \
+synthesis is a gate, not a fit: the whole NIC needs more block RAM than any iCE40 has.";
+
+fn taps() -> Result<String> {
+    let mut out = String::new();
     let py = python_speeds();
-    println!("| design | frame bytes | beats/cycle (ceiling 1.0) | latency, last beat to result | Verilator cycles/s, Rust harness | Python harness |");
-    println!("|---|---|---|---|---|---|");
+    let _ = writeln!(out, "| design | frame bytes | beats/cycle (ceiling 1.0) | latency, last beat to result | Verilator cycles/s, Rust harness | Python harness |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|");
     for d in DESIGNS {
         for len in [64usize, 1500, 9000] {
             let mut tb = open_tb(d.name, &BuildOptions::default())?;
@@ -285,7 +374,8 @@ fn taps() -> Result<()> {
             let py = py
                 .get(d.name)
                 .map_or("-".to_string(), |v| format!("{:.2} M", v / 1e6));
-            println!(
+            let _ = writeln!(
+                out,
                 "| {} | {len} | {:.3} | {latency} cycles | {:.2} M | {py} |",
                 d.name,
                 beats as f64 / cycles as f64,
@@ -293,35 +383,61 @@ fn taps() -> Result<()> {
             );
         }
     }
-    Ok(())
+    Ok(out)
 }
 
-fn synth_table() -> Result<()> {
-    {
-        println!();
-        println!("| design | synth_xilinx LUT | FF | MUXF7/8 | RAMB18/36 | synth_ice40 SB_LUT4 | SB_DFF* | SB_RAM40_4K |");
-        println!("|---|---|---|---|---|---|---|---|");
-        let scratch = verilog_dir().join("synth");
-        for d in DESIGNS {
-            let files = emit_to(d.name, &verilog_dir())?;
-            let x = synth(d.name, &files, Target::Xilinx, &scratch)?
-                .map_err(anyhow::Error::msg)
-                .context("yosys synth_xilinx")?;
-            let i = synth(d.name, &files, Target::Ice40, &scratch)?
-                .map_err(anyhow::Error::msg)
-                .context("yosys synth_ice40")?;
-            println!(
-                "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                d.name,
-                x.luts(),
-                x.ffs(),
-                x.muxf(),
-                x.brams(),
-                i.luts(),
-                i.ffs(),
-                i.brams()
-            );
-        }
+fn synth_table() -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| design | scope | synth_xilinx LUT | FF | MUXF7/8 | RAMB18/36 | synth_ice40 SB_LUT4 | SB_DFF* | SB_RAM40_4K |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    let scratch = verilog_dir().join("synth");
+    let files = DESIGNS
+        .iter()
+        .map(|d| emit_to(d.name, &verilog_dir()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    // Every (design, target) pair on its own thread; `cache::job` keeps one Yosys per core.
+    let results = std::thread::scope(|s| {
+        let jobs: Vec<_> = DESIGNS
+            .iter()
+            .zip(&files)
+            .flat_map(|(d, f)| [Target::Xilinx, Target::Ice40].map(|t| (d, f, t)))
+            .map(|(d, f, t)| {
+                let scratch = &scratch;
+                s.spawn(move || -> Result<Resources> {
+                    synth(d.name, f, t, scratch)?
+                        .map_err(anyhow::Error::msg)
+                        .with_context(|| format!("yosys {} on {}", t.command(), d.name))
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|j| {
+                j.join()
+                    .map_err(|_| anyhow::anyhow!("a synthesis thread panicked"))?
+            })
+            .collect::<Result<Vec<_>>>()
+    })?;
+    for (d, r) in DESIGNS.iter().zip(results.chunks(2)) {
+        let (x, i) = (&r[0], &r[1]);
+        let scope = match d.scope {
+            Scope::Block => "block",
+            Scope::Assembly => "assembly",
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {scope} | {} | {} | {} | {} | {} | {} | {} |",
+            d.name,
+            x.luts(),
+            x.ffs(),
+            x.muxf(),
+            x.brams(),
+            i.luts(),
+            i.ffs(),
+            i.brams()
+        );
     }
-    Ok(())
+    Ok(out)
 }

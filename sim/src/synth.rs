@@ -1,6 +1,11 @@
 //! Lint and synthesis gates over emitted Verilog: Verilator `--lint-only -Wall` with the one
 //! waiver file, and Yosys `synth_ice40` / `synth_xilinx` with cell counts.
+//!
+//! Both remember their passing results in [`crate::cache`] (`lint/`, `synth/`), keyed by the
+//! Verilog text, the waivers or script and the tool's version: an unchanged design is neither
+//! linted nor synthesized again. Failures are never cached.
 
+use crate::cache::{job, Cache, Key};
 use crate::{Result, SimError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,13 +28,29 @@ fn output(cmd: &mut Command) -> Result<std::process::Output> {
 
 /// `verilator --lint-only -Wall`; returns the diagnostics when it fails.
 pub fn lint(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), String>> {
-    let out = output(
-        Command::new("verilator")
-            .args(["--lint-only", "-Wall", "--top-module", top])
-            .arg(lint_waivers())
-            .args(files),
-    )?;
+    let cache = Cache::open("lint")?;
+    let entry = format!(
+        "{top}-{}.ok",
+        Key::new("verilator-lint")
+            .text(top)
+            .tool("verilator", "--version")?
+            .file(&lint_waivers())?
+            .files(files)?
+            .hex()
+    );
+    if cache.get_text(&entry).is_some() {
+        return Ok(Ok(()));
+    }
+    let out = job(|| {
+        output(
+            Command::new("verilator")
+                .args(["--lint-only", "-Wall", "--top-module", top])
+                .arg(lint_waivers())
+                .args(files),
+        )
+    })?;
     if out.status.success() {
+        cache.put_text(&entry, "lint clean\n")?;
         Ok(Ok(()))
     } else {
         Ok(Err(String::from_utf8_lossy(&out.stderr).into_owned()))
@@ -85,25 +106,41 @@ impl Resources {
 }
 
 /// Synthesize `top` for `target` (flattened) and return its resources, or Yosys' complaint.
+/// A design synthesized before with the same Verilog and Yosys version is read from the cache.
 pub fn synth(
     top: &str,
     files: &[PathBuf],
     target: Target,
     scratch: &Path,
 ) -> Result<std::result::Result<Resources, String>> {
+    let cache = Cache::open("synth")?;
+    let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    let script = |stat: &Path| {
+        format!(
+            "read_verilog -sv {}; {} -flatten -top {top}; tee -q -o {} stat",
+            list.join(" "),
+            target.command(),
+            stat.display()
+        )
+    };
+    let entry = format!(
+        "{top}.{}-{}.stat",
+        target.command(),
+        Key::new("yosys-synth")
+            .text(&script(Path::new("STAT")))
+            .tool("yosys", "-V")?
+            .files(files)?
+            .hex()
+    );
+    if let Some(text) = cache.get_text(&entry) {
+        return Ok(Ok(parse_stat(&text)));
+    }
     std::fs::create_dir_all(scratch).map_err(|source| SimError::Io {
         path: scratch.to_path_buf(),
         source,
     })?;
     let stat = scratch.join(format!("{top}.{}.stat", target.command()));
-    let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    let script = format!(
-        "read_verilog -sv {}; {} -flatten -top {top}; tee -q -o {} stat",
-        list.join(" "),
-        target.command(),
-        stat.display()
-    );
-    let out = output(Command::new("yosys").args(["-q", "-p", &script]))?;
+    let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script(&stat)])))?;
     if !out.status.success() {
         let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
         msg.push_str(&String::from_utf8_lossy(&out.stderr));
@@ -113,6 +150,12 @@ pub fn synth(
         path: stat.clone(),
         source,
     })?;
+    cache.put_text(&entry, &text)?;
+    Ok(Ok(parse_stat(&text)))
+}
+
+/// Cell counts from Yosys' `stat` report.
+fn parse_stat(text: &str) -> Resources {
     let mut res = Resources::default();
     for line in text.lines() {
         let mut it = line.split_whitespace();
@@ -124,5 +167,5 @@ pub fn synth(
             }
         }
     }
-    Ok(Ok(res))
+    res
 }

@@ -6,7 +6,7 @@ traffic class, flow label, hop limit), UDP to 4791 (random source port and check
 headers, a payload, and scapy's ICRC; padded to 60 bytes as a MAC would.
 
 ``python tests/py/scapy_frames.py`` rewrites ``tests/data/scapy_roce.pcap`` (seed 2026,
-1,200 frames), the set the Rust harness runs in ``tests/tests/icrc.rs``.
+1,200 frames), the set the Rust harness runs in ``tests/tests/blocks/icrc.rs``.
 """
 
 from __future__ import annotations

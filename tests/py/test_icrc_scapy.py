@@ -12,8 +12,9 @@ import ferroce
 from ferroce import AxisSink, AxisSource, ClockCycles
 
 import scapy_frames
+from soak import soak
 
-N_FRAMES = 1200
+N_FRAMES = soak(1200)
 
 
 def seed(test: str) -> int:

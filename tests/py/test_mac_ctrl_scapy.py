@@ -11,6 +11,7 @@ from scapy.all import Ether, raw
 from scapy.contrib.mac_control import MACControlClassBasedFlowControl, MACControlPause
 
 from ferroce import _native
+from soak import soak
 
 DST = "01:80:c2:00:00:01"
 
@@ -23,7 +24,7 @@ def test_pfc_and_pause_frames_match_scapy():
     seed = int(os.environ.get("FERROCE_SEED", random.randrange(1 << 32)))
     print(f"test_pfc_and_pause_frames_match_scapy: seed {seed} (rerun with FERROCE_SEED={seed})")
     rng = random.Random(seed)
-    for _ in range(500):
+    for _ in range(soak(500)):
         src = bytes([2]) + rng.randbytes(5)
         enable = rng.randrange(256)
         times = [rng.choice([0, 1, 0xFFFF, rng.randrange(1 << 16)]) for _ in range(8)]

@@ -1,5 +1,6 @@
 //! Shared helpers for ferroce's tests.
 
+pub mod diff;
 pub mod rx;
 pub mod tx;
 pub mod wire;
@@ -19,8 +20,29 @@ pub fn seed(test: &str) -> u64 {
                 .map(|d| d.as_nanos() as u64)
                 .unwrap_or(1)
         });
-    println!("{test}: seed {seed} (rerun with FERROCE_SEED={seed})");
+    let soak = soak_factor();
+    if soak > 1 {
+        println!("{test}: seed {seed}, soak x{soak} (rerun with FERROCE_SEED={seed} FERROCE_SOAK={soak})");
+    } else {
+        println!("{test}: seed {seed} (rerun with FERROCE_SEED={seed})");
+    }
     seed
+}
+
+/// The soak factor, `$FERROCE_SOAK` (default 1). Every random test multiplies its random
+/// counts (cycles, frames, work requests) by it: the default sizes fit the CI budget, and
+/// `FERROCE_SOAK=20 cargo test --workspace` runs twenty times as much of every random test.
+pub fn soak_factor() -> usize {
+    std::env::var("FERROCE_SOAK")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n: &usize| n > 0)
+        .unwrap_or(1)
+}
+
+/// `n` times the soak factor: the size of a random run.
+pub fn soak(n: usize) -> usize {
+    n * soak_factor()
 }
 
 pub fn rng(seed: u64) -> ChaCha8Rng {
@@ -163,16 +185,27 @@ pub fn read_pcap(path: &std::path::Path) -> Result<Vec<Vec<u8>>> {
     Ok(frames)
 }
 
-/// The Soft-RoCE captures in `../shared/vectors/rxe`, in name order.
+/// The tests' data directory, `tests/data` (inside the repository: `tests/data/README.md`).
+pub fn data_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data")
+}
+
+/// The Soft-RoCE captures in `tests/data/rxe`, in name order.
 pub fn rxe_pcaps() -> Result<Vec<std::path::PathBuf>> {
     use anyhow::Context;
-    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/vectors/rxe");
+    let dir = data_dir().join("rxe");
     let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
         .collect();
     paths.sort();
+    ensure!(
+        paths.len() == 9,
+        "{}: expected the 9 Soft-RoCE captures, found {}",
+        dir.display(),
+        paths.len()
+    );
     Ok(paths)
 }
 

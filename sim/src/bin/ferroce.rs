@@ -1,7 +1,15 @@
-//! `ferroce`: emit the NIC's Verilog, run the demo.
+//! `ferroce`: the project's one command.
 //!
-//! This binary lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` (and later
-//! `perf`) run the Verilator model; `verilog` uses only the HDL crate.
+//! - `verilog`: write every design's Verilog (one file per module, a filelist per design).
+//! - `demo`: two simulated hosts, each with a whole NIC under Verilator, its PCIe root complex
+//!   model and the Rust driver, exchanging RDMA WRITEs; every byte checked, figures printed.
+//! - `perf`: the benchmarks (throughput against the goodput ceiling, latency, simulation
+//!   speed, Yosys resources of every design); `--write` also writes `docs/performance.md`.
+//! - `docs`: the generated pages (opcodes, registers, formats, designs and ports).
+//! - `cache`: where the result cache is, how big, and `--clear` to empty it.
+//!
+//! It lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` and `perf` run the
+//! Verilator models and the driver; `verilog` and `docs` use only the HDL and spec crates.
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -67,8 +75,9 @@ enum Cmd {
         #[arg(long)]
         reorder: bool,
     },
-    /// Write the generated documentation pages (opcode table, register map, formats) from the
-    /// spec tables. A test fails when the checked-in pages are stale.
+    /// Write the generated documentation pages (opcode table, register map, formats, designs
+    /// and ports) from the spec tables and the design registry. A test fails when the
+    /// checked-in pages are stale.
     Docs {
         /// Output directory.
         #[arg(long, default_value = "docs")]
@@ -89,6 +98,17 @@ enum Cmd {
         /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
         #[arg(long)]
         no_mac: bool,
+        /// Also write the tables to this Markdown page (the repository's is
+        /// `docs/performance.md`).
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
+    /// The result cache (Verilator models, lint verdicts, Yosys results, keyed by the
+    /// Verilog's hash): print its path and size, or empty it.
+    Cache {
+        /// Delete everything in it.
+        #[arg(long)]
+        clear: bool,
     },
 }
 
@@ -118,7 +138,11 @@ fn main() -> Result<()> {
         }
         Cmd::Docs { out } => {
             std::fs::create_dir_all(&out).with_context(|| format!("creating {}", out.display()))?;
-            for (name, text) in ferroce_spec::docs::pages() {
+            let ports = ferroce_hdl::designs::ports_page().context("emitting the designs")?;
+            let pages = ferroce_spec::docs::pages()
+                .into_iter()
+                .chain([("ports.md", ports)]);
+            for (name, text) in pages {
                 let path = out.join(name);
                 std::fs::write(&path, text)
                     .with_context(|| format!("writing {}", path.display()))?;
@@ -137,6 +161,30 @@ fn main() -> Result<()> {
             no_taps,
             no_nic,
             no_mac,
-        } => ferroce_sim::perf::run(!no_synth, !no_taps, !no_nic, !no_mac),
+            write,
+        } => ferroce_sim::perf::run(
+            &ferroce_sim::perf::Parts {
+                synth: !no_synth,
+                taps: !no_taps,
+                nic: !no_nic,
+                mac: !no_mac,
+            },
+            write.as_deref(),
+        ),
+        Cmd::Cache { clear } => {
+            let root = ferroce_sim::cache::root();
+            let (bytes, entries) = ferroce_sim::cache::usage();
+            println!(
+                "{}: {entries} entries, {:.1} MiB (override with FERROCE_CACHE)",
+                root.display(),
+                bytes as f64 / (1 << 20) as f64
+            );
+            if clear && root.exists() {
+                std::fs::remove_dir_all(&root)
+                    .with_context(|| format!("removing {}", root.display()))?;
+                println!("cleared");
+            }
+            Ok(())
+        }
     }
 }

@@ -1,0 +1,311 @@
+//! The BAR0 completer under Verilator, driven by the real driver through the root complex
+//! model: device discovery, register access, QP/CQ contexts and the QP state machine,
+//! object-command errors, refused TLPs, and doorbells, with random back-pressure on the
+//! completion and doorbell streams.
+
+use anyhow::{ensure, Context, Result};
+use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState, Vlan};
+use ferroce_sim::designs::open_tb;
+use ferroce_sim::host::{SimBar, SimMem, SimNic};
+use ferroce_sim::model::{Model, Port};
+use ferroce_sim::pcie::{PcieConfig, ReadResult};
+use ferroce_sim::{BuildOptions, Component, PauseGenerator};
+use ferroce_spec::queues::QP_CTX;
+use ferroce_spec::regs::{self, BLOCKS};
+use ferroce_spec::tlp::{self, Header};
+use ferroce_tests::{rng, seed, soak};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+const DESIGN: &str = "ferroce_bar0_64";
+
+/// Takes doorbells with a random ready.
+struct Doorbells {
+    qpn: Port,
+    pi: Port,
+    valid: Port,
+    ready: Port,
+    rng: ChaCha8Rng,
+    ready_now: bool,
+    got: Vec<(u32, u16)>,
+}
+
+impl Component for Doorbells {
+    fn sample(&mut self, m: &Model) {
+        if self.ready_now && m.get(self.valid) == 1 {
+            self.got
+                .push((m.get(self.qpn) as u32, m.get(self.pi) as u16));
+        }
+    }
+    fn drive(&mut self, m: &mut Model) -> ferroce_sim::Result<()> {
+        self.ready_now = self.rng.gen_bool(0.3);
+        m.set(self.ready, self.ready_now.into())
+    }
+}
+
+type SimDevice = Device<SimBar, SimMem>;
+type Opened = (SimDevice, Rc<RefCell<SimNic>>, Rc<RefCell<Doorbells>>);
+
+fn open(seed: u64) -> Result<Opened> {
+    let tb = open_tb(DESIGN, &BuildOptions::default())?;
+    let m = tb.model_ref();
+    let db = Rc::new(RefCell::new(Doorbells {
+        qpn: m.port("m_db_qpn")?,
+        pi: m.port("m_db_pi")?,
+        valid: m.port("m_db_tvalid")?,
+        ready: m.port("m_db_tready")?,
+        rng: rng(seed),
+        ready_now: false,
+        got: vec![],
+    }));
+    let nic = SimNic::new(tb, PcieConfig::default())?;
+    nic.borrow()
+        .rc
+        .borrow_mut()
+        .set_backpressure_generator(PauseGenerator::random(seed + 1, 0.3));
+    nic.borrow_mut().tb.add(db.clone());
+    // The context tables clear themselves after reset (256 cycles).
+    nic.borrow_mut().run(300)?;
+    let dev = Device::open(SimBar(nic.clone()), SimMem(nic.clone())).context("opening")?;
+    Ok((dev, nic, db))
+}
+
+#[test]
+fn the_driver_discovers_the_device_and_its_blocks() -> Result<()> {
+    let (mut dev, _, _) = open(1)?;
+    ensure!(dev.info.datapath_width == 64 && dev.info.num_qps == 256 && dev.info.num_cqs == 256);
+    ensure!(dev.info.clock_khz == 156_250);
+    ensure!((dev.info.db_offset, dev.info.db_stride) == (regs::DB_OFFSET, regs::DB_STRIDE));
+    // Every register of every block reads its table reset value.
+    for b in BLOCKS {
+        for r in b.all_regs() {
+            if let regs::Reset::Value(v) = r.reset {
+                let got = dev.bar.read32(b.base + r.offset)?;
+                ensure!(
+                    got == v,
+                    "{}.{} = {got:#x}, table says {v:#x}",
+                    b.name,
+                    r.name
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn registers_hold_what_is_written() -> Result<()> {
+    let s = seed("registers_hold_what_is_written");
+    let mut r = rng(s);
+    let (mut dev, nic, _) = open(s)?;
+    for _ in 0..50 {
+        let (a, b, c) = (r.gen::<u32>(), r.gen::<u32>(), r.gen::<u32>());
+        dev.bar.write32(regs::addr("ID", "SCRATCH"), a)?;
+        dev.bar.write32(regs::addr("PORT", "MAC_LO"), b)?;
+        dev.bar.write32(regs::addr("PORT", "IPV4"), c)?;
+        ensure!(dev.bar.read32(regs::addr("ID", "SCRATCH"))? == a);
+        ensure!(dev.bar.read32(regs::addr("PORT", "MAC_LO"))? == b);
+        ensure!(dev.bar.read32(regs::addr("PORT", "IPV4"))? == c);
+        ensure!(nic.borrow().tb.get("local_ipv4")? == u64::from(c));
+    }
+    // A 2-DW write lands in two registers; a 2-DW read returns both.
+    let v: u64 = r.gen();
+    nic.borrow()
+        .rc
+        .borrow_mut()
+        .write64(regs::addr("PORT", "MAC_LO"), v);
+    let tag = nic
+        .borrow()
+        .rc
+        .borrow_mut()
+        .read(regs::addr("PORT", "MAC_LO"), 2);
+    let mut n = nic.borrow_mut();
+    let rc = n.rc.clone();
+    let mut res = ReadResult::Pending;
+    n.tb.run_until(1000, "2-DW read", |_| {
+        res = rc.borrow_mut().result(tag);
+        res != ReadResult::Pending
+    })?;
+    ensure!(res == ReadResult::Done(v), "{res:?} != {v:#x}");
+    ensure!(n.tb.get("local_mac")? == v & 0xFFFF_FFFF_FFFF);
+    ensure!(rc.borrow().errors.is_empty(), "{:?}", rc.borrow().errors);
+    Ok(())
+}
+
+#[test]
+fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
+    let s = seed("qps_walk_reset_init_rtr_rts_and_read_back");
+    let mut r = rng(s);
+    let (mut dev, _, _) = open(s)?;
+    let cq = dev.create_cq(64)?;
+    let pd = dev.alloc_pd()?;
+    let mut qps = Vec::new();
+    for _ in 0..8 {
+        let mut qp = dev.create_qp(&pd, &cq, r.gen_range(1..1024))?;
+        ensure!(dev.query_qp(&qp)?.state == Some(QpState::Reset));
+        // RTR before INIT is refused by the driver; RTR without its attributes too.
+        ensure!(matches!(
+            dev.modify_qp(&mut qp, QpState::Rtr, QpAttr::default()),
+            Err(DriverError::BadTransition { .. })
+        ));
+        dev.modify_qp(&mut qp, QpState::Init, QpAttr::default())?;
+        ensure!(matches!(
+            dev.modify_qp(&mut qp, QpState::Rtr, QpAttr::default()),
+            Err(DriverError::MissingAttr { .. })
+        ));
+        let attr = QpAttr {
+            path_mtu: Some(256 << r.gen_range(0..5)),
+            dest_qpn: Some(r.gen_range(0..1 << 24)),
+            rq_psn: Some(r.gen_range(0..1 << 24)),
+            sq_psn: Some(r.gen_range(0..1 << 24)),
+            remote_mac: Some(r.gen()),
+            remote_ipv4: Some(r.gen()),
+            vlan: r.gen::<bool>().then(|| Vlan {
+                pcp: r.gen_range(0..8),
+                vid: r.gen_range(0..4095),
+            }),
+        };
+        // An 802.1Q tag out of range is refused before anything is written.
+        for bad in [Vlan { pcp: 8, vid: 1 }, Vlan { pcp: 3, vid: 4095 }] {
+            let wrong = QpAttr {
+                vlan: Some(bad),
+                ..attr
+            };
+            ensure!(matches!(
+                dev.modify_qp(&mut qp, QpState::Rtr, wrong),
+                Err(DriverError::Invalid(_))
+            ));
+        }
+        dev.modify_qp(&mut qp, QpState::Rtr, attr)?;
+        dev.modify_qp(&mut qp, QpState::Rts, QpAttr::default())?;
+        qps.push((qp, attr));
+    }
+    for (qp, attr) in &qps {
+        let c = dev.query_qp(qp)?;
+        ensure!(c.state == Some(QpState::Rts), "QP {}: {c:?}", qp.qpn);
+        ensure!(c.remote_qpn == attr.dest_qpn.unwrap_or(0));
+        ensure!(c.epsn == attr.rq_psn.unwrap_or(0) && c.sq_psn == attr.sq_psn.unwrap_or(0));
+        ensure!(c.sq_base == qp.sq.addr);
+        ensure!(ferroce_spec::queues::mtu_bytes(c.pmtu) == attr.path_mtu);
+        let mac = attr.remote_mac.unwrap_or_default();
+        ensure!(c.remote_mac == mac.iter().fold(0u64, |a, b| a << 8 | u64::from(*b)));
+        ensure!(c.remote_ip == u32::from_be_bytes(attr.remote_ipv4.unwrap_or_default()).into());
+        ensure!(c.vlan == attr.vlan, "QP {}: {c:?}", qp.qpn);
+    }
+    // Bits no field names are not stored: all-ones in, only field bits out.
+    let ones = vec![0xFFu8; QP_CTX.len];
+    dev.write_context(regs::TABLE_QP, 200, &ones)?;
+    let back = dev.read_context(regs::TABLE_QP, 200, QP_CTX.len)?;
+    let mut expect = vec![0u8; QP_CTX.len];
+    for f in QP_CTX.fields {
+        QP_CTX.set(f, &mut expect, u128::MAX);
+    }
+    ensure!(back == expect, "reserved context bits were stored");
+    Ok(())
+}
+
+#[test]
+fn bad_object_commands_fail_with_their_reason() -> Result<()> {
+    let (mut dev, _, _) = open(2)?;
+    for (table, index, want) in [
+        (regs::TABLE_QP, 256, "index out of range"),
+        (7, 0, "bad table"),
+    ] {
+        match dev.write_context(table, index, &[0; 4]) {
+            Err(DriverError::Command { reason, .. }) => ensure!(reason == want, "{reason}"),
+            other => anyhow::bail!("table {table} index {index}: {other:?}"),
+        }
+    }
+    let before = dev.bar.read32(regs::addr("OBJECT", "COMMANDS"))?;
+    dev.write_context(regs::TABLE_CQ, 255, &[1; 16])?;
+    ensure!(dev.bar.read32(regs::addr("OBJECT", "COMMANDS"))? == before + 1);
+    Ok(())
+}
+
+#[test]
+fn refused_requests_are_counted_and_reads_get_completer_abort() -> Result<()> {
+    let (mut dev, nic, _) = open(3)?;
+    let scratch = regs::addr("ID", "SCRATCH");
+    dev.bar.write32(scratch, 0x1234_5678)?;
+    let base = Header {
+        ty: tlp::TYPE_MEM,
+        requester_id: 0x42,
+        addr: scratch.into(),
+        ..Header::default()
+    };
+    let bad = [
+        // 3-DW read, read with partial byte enables, 3-DW write, write with partial enables.
+        Header {
+            fmt: tlp::FMT_3DW_NO_DATA,
+            length: 3,
+            be: 0xFF,
+            tag: 0xA0,
+            ..base
+        },
+        Header {
+            fmt: tlp::FMT_3DW_NO_DATA,
+            length: 1,
+            be: 0x03,
+            tag: 0xA1,
+            ..base
+        },
+        Header {
+            fmt: tlp::FMT_3DW_DATA,
+            length: 3,
+            be: 0xFF,
+            ..base
+        },
+        Header {
+            fmt: tlp::FMT_3DW_DATA,
+            length: 1,
+            be: 0x01,
+            ..base
+        },
+    ];
+    {
+        let n = nic.borrow();
+        let mut rc = n.rc.borrow_mut();
+        for h in bad {
+            rc.raw(h, [0xDEAD_BEEF, 0xDEAD_BEEF]);
+        }
+    }
+    for tag in [0xA0, 0xA1] {
+        let mut n = nic.borrow_mut();
+        let rc = n.rc.clone();
+        let mut res = ReadResult::Pending;
+        n.tb.run_until(1000, "completer abort", |_| {
+            res = rc.borrow_mut().result(tag);
+            res != ReadResult::Pending
+        })?;
+        ensure!(
+            res == ReadResult::Failed(tlp::CPL_CA),
+            "tag {tag:#x}: {res:?}"
+        );
+    }
+    ensure!(
+        dev.bar.read32(scratch)? == 0x1234_5678,
+        "a refused write changed a register"
+    );
+    ensure!(dev.bar.read32(regs::addr("COUNTERS", "MMIO_BAD"))? == 4);
+    ensure!(nic.borrow().rc.borrow().errors.is_empty());
+    Ok(())
+}
+
+#[test]
+fn doorbells_come_out_in_order_under_back_pressure() -> Result<()> {
+    let s = seed("doorbells_come_out_in_order_under_back_pressure");
+    let mut r = rng(s);
+    let (mut dev, nic, db) = open(s)?;
+    let want: Vec<(u32, u16)> = (0..soak(200))
+        .map(|_| (r.gen_range(0..256), r.gen()))
+        .collect();
+    for (qpn, pi) in &want {
+        dev.ring_sq_doorbell(*qpn, *pi)?;
+    }
+    nic.borrow_mut().flush()?;
+    nic.borrow_mut().run(50)?;
+    ensure!(db.borrow().got == want, "doorbells differ");
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! Differential test of the RC requester: the same random stimulus on rust-hdl's simulator and
+//! on the Verilator model, every output compared after every clock edge (the 512-bit record and
+//! the 256-bit SENT record byte by byte). The stimulus plays BAR0 and the DMA read engine:
+//! context writes for eight QPs (RTS or not, every PMTU code including invalid ones, some
+//! rewritten while the QP is served), doorbells (some for QP numbers the NIC does not have),
+//! and for every read command its bytes, WQE-shaped (mostly RDMA WRITEs of 0..5000 bytes, some
+//! other opcodes, some failed reads), with random idle cycles and back-pressure everywhere.
+//! It also plays the transmit queues' credits: per priority, `tx_used` wanders between empty
+//! and full, so QPs wait for credit, yield mid-message and resume (some contexts carry a
+//! resume point `sq_pkts`, a few of them past the WQE's end).
+
+use anyhow::Result;
+use ferroce_hdl::prelude::*;
+use ferroce_hdl::rc::Requester;
+use ferroce_hdl::util::bits_from_u64;
+use ferroce_sim::designs::open_tb;
+use ferroce_sim::BuildOptions;
+use ferroce_spec::queues::{QP_CTX, WQE};
+use ferroce_tests::diff::Outputs;
+use ferroce_tests::{hdl_edge, rng, seed, soak, wander_credits, wide};
+use rand::Rng;
+use std::collections::VecDeque;
+
+/// A QP context; QP 7 always has a path MTU code that is not 256..4096.
+fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
+    let mut img = vec![0u8; 64];
+    let mut put = |name: &str, v: u128| QP_CTX.set(&QP_CTX.field(name), &mut img, v);
+    put(
+        "state",
+        if r.gen_bool(0.85) {
+            3
+        } else {
+            r.gen_range(0..7)
+        },
+    );
+    let pmtu = if qp == 7 {
+        [0, 6, 9, 15][r.gen_range(0..4)]
+    } else {
+        r.gen_range(1..=5)
+    };
+    put("pmtu", pmtu);
+    put("sq_log_size", r.gen_range(1..6));
+    put("remote_qpn", r.gen_range(0..1 << 24));
+    put("sq_cqn", r.gen_range(0..256));
+    put("sq_psn", r.gen_range(0..1 << 24));
+    put("sq_ci", r.gen_range(0..4));
+    put("remote_mac", r.gen_range(0..1 << 48));
+    put("remote_ip", r.gen_range(0..1 << 32));
+    put("vlan", r.gen_range(0..2));
+    put("pcp", r.gen_range(0..8));
+    put("vid", r.gen_range(0..4095));
+    if r.gen_ratio(1, 4) {
+        put("sq_pkts", r.gen_range(0..20));
+    }
+    put("sq_base", u128::from(r.gen::<u64>() & !63));
+    img
+}
+
+fn wqe_bytes(r: &mut impl Rng) -> Vec<u8> {
+    let mut img: Vec<u8> = (0..64).map(|_| r.gen()).collect();
+    let mut put = |name: &str, v: u128| WQE.set(&WQE.field(name), &mut img, v);
+    put(
+        "opcode",
+        if r.gen_bool(0.9) {
+            0
+        } else {
+            r.gen_range(1..7)
+        },
+    );
+    let len = match r.gen_range(0..10) {
+        0 => 0,
+        1 => r.gen_range((1 << 31) + 1..1 << 32),
+        2 | 3 => r.gen_range(0..5000),
+        _ => r.gen_range(0..600),
+    };
+    put("length", len);
+    img
+}
+
+#[test]
+fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
+    let mut r = rng(seed("requester_64_rust_hdl_matches_verilator"));
+    let mut hdl = Requester::<64, 8>::new();
+    hdl.connect_all();
+    let mut tb = open_tb("ferroce_requester_64", &BuildOptions::default())?;
+    let edge = |b: &mut Requester<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    hdl.rst.next = true;
+    for _ in 0..3 {
+        edge(&mut hdl);
+    }
+    hdl.rst.next = false;
+    edge(&mut hdl);
+    let (mac, ip) = (0x0212_3456_789a_u64, 0x0a00_0001u64);
+    hdl.local_mac.next = bits_from_u64(mac);
+    hdl.local_ipv4.next = bits_from_u64(ip);
+    tb.set("local_mac", mac)?;
+    tb.set("local_ipv4", ip)?;
+    let outs = Outputs::new(&hdl, tb.model_ref())?;
+    let qpw_data = tb.model_ref().port("s_qpw_data")?;
+    // Read commands taken, and the beats of the one being answered.
+    let mut cmds: VecDeque<u64> = VecDeque::new();
+    let mut beats: VecDeque<(u64, u64, bool, bool)> = VecDeque::new();
+    let mut pis = [0u16; 8];
+    // Credits: the requester may fill `cap` beats of each queue.
+    let cap = 700u64;
+    let mut used = [0u64; 8];
+    let used_port = tb.model_ref().port("tx_used")?;
+    tb.set("tx_cap", cap)?;
+    hdl.tx_cap.next = bits_from_u64(cap);
+    let (mut packets, mut records, mut doorbells) = (0, 0, 0);
+    let cycles = soak(30_000);
+    for cycle in 0..cycles {
+        // Context writes: all eight QPs at the start, then now and then.
+        let qpw = if cycle < 8 {
+            Some((cycle as u64, context(&mut r, cycle as u64)))
+        } else if r.gen_ratio(1, 400) {
+            let q = r.gen_range(0..8);
+            Some((q, context(&mut r, q)))
+        } else {
+            None
+        };
+        let db = if r.gen_bool(0.05) {
+            let q = r.gen_range(0..8usize);
+            pis[q] = pis[q].wrapping_add(r.gen_range(0..4));
+            let qpn = if r.gen_ratio(1, 30) {
+                r.gen_range(256..1 << 24)
+            } else {
+                q as u64
+            };
+            Some((qpn, pis[q]))
+        } else {
+            None
+        };
+        if beats.is_empty() {
+            if let Some(len) = cmds.pop_front() {
+                let bytes = if len == 64 {
+                    wqe_bytes(&mut r)
+                } else {
+                    (0..len).map(|_| r.gen()).collect()
+                };
+                let n = bytes.len().div_ceil(8).max(1);
+                let fail = r.gen_ratio(1, 50);
+                for i in 0..n {
+                    let chunk = &bytes[(8 * i).min(bytes.len())..(8 * i + 8).min(bytes.len())];
+                    let mut w = [0u8; 8];
+                    w[..chunk.len()].copy_from_slice(chunk);
+                    let keep = (1u64 << chunk.len()) - 1;
+                    beats.push_back((u64::from_le_bytes(w), keep, i + 1 == n, fail && i + 1 == n));
+                }
+            }
+        }
+        let rd_valid = !beats.is_empty() && r.gen_bool(0.8);
+        let (data, keep, last, user) = beats.front().copied().unwrap_or_default();
+        let (rd_ready, meta_ready, pay_ready, sent_ready) = (
+            r.gen_bool(0.7),
+            r.gen_bool(0.7),
+            r.gen_bool(0.8),
+            r.gen_bool(0.6),
+        );
+        let (qpw_en, qpw_index, qpw_bytes) = match &qpw {
+            Some((i, b)) => (true, *i, b.clone()),
+            None => (false, 0, vec![0u8; 64]),
+        };
+        let (db_valid, (db_qpn, db_pi)) = (db.is_some(), db.unwrap_or_default());
+        let used_bytes = wander_credits(&mut r, &mut used, cap, 20);
+        hdl.tx_used.next = wide(&used_bytes);
+
+        hdl.s_qpw_en.next = qpw_en;
+        hdl.s_qpw_index.next = bits_from_u64(qpw_index);
+        hdl.s_qpw_data.next = wide(&qpw_bytes);
+        hdl.s_db_qpn.next = bits_from_u64(db_qpn);
+        hdl.s_db_pi.next = bits_from_u64(db_pi.into());
+        hdl.s_db_tvalid.next = db_valid;
+        hdl.m_rd_tready.next = rd_ready;
+        hdl.s_rd_tdata.next = bits_from_u64(data);
+        hdl.s_rd_tkeep.next = bits_from_u64(keep);
+        hdl.s_rd_tlast.next = last;
+        hdl.s_rd_tuser.next = user;
+        hdl.s_rd_tvalid.next = rd_valid;
+        hdl.m_meta_tready.next = meta_ready;
+        hdl.m_pay_tready.next = pay_ready;
+        hdl.m_sent_tready.next = sent_ready;
+        assert!(simulate(&mut hdl, 200));
+        let cmd = (hdl.m_rd_tvalid.val() && rd_ready).then(|| hdl.m_rd_len.val().to_u64());
+        let beat_taken = rd_valid && hdl.s_rd_tready.val();
+        packets += usize::from(hdl.m_meta_tvalid.val() && meta_ready);
+        records += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
+        doorbells += usize::from(db_valid && hdl.s_db_tready.val());
+        edge(&mut hdl);
+
+        tb.set("s_qpw_en", qpw_en.into())?;
+        tb.set("s_qpw_index", qpw_index)?;
+        tb.model().set_bytes(qpw_data, &qpw_bytes)?;
+        tb.set("s_db_qpn", db_qpn)?;
+        tb.set("s_db_pi", db_pi.into())?;
+        tb.set("s_db_tvalid", db_valid.into())?;
+        tb.set("m_rd_tready", rd_ready.into())?;
+        tb.set("s_rd_tdata", data)?;
+        tb.set("s_rd_tkeep", keep)?;
+        tb.set("s_rd_tlast", last.into())?;
+        tb.set("s_rd_tuser", user.into())?;
+        tb.set("s_rd_tvalid", rd_valid.into())?;
+        tb.set("m_meta_tready", meta_ready.into())?;
+        tb.set("m_pay_tready", pay_ready.into())?;
+        tb.set("m_sent_tready", sent_ready.into())?;
+        tb.model().set_bytes(used_port, &used_bytes)?;
+        tb.rising_edge()?;
+
+        if let Some(len) = cmd {
+            cmds.push_back(len);
+        }
+        if beat_taken {
+            beats.pop_front();
+        }
+        outs.check(&hdl, tb.model_ref(), cycle as u64)?;
+    }
+    let counters: Vec<u64> = ["bad_db", "bad_qp", "bad_wqe", "dma_err", "yields"]
+        .iter()
+        .map(|c| tb.get(c))
+        .collect::<Result<_, _>>()?;
+    assert!(
+        packets > 200 && records > 40 && counters.iter().all(|&c| c > 0),
+        "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}"
+    );
+    println!(
+        "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}, all {} outputs equal", outs.len()
+    );
+    Ok(())
+}

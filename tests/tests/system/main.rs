@@ -1,0 +1,12 @@
+//! System tests: whole NICs on Verilator, each driven by the Rust driver through the simulated
+//! BAR and root complex, joined by link models; frames judged from the wire's pcap by outside
+//! tools. Run one with `cargo test -p ferroce-tests --test system <module>`.
+
+mod loopback;
+mod nic_send;
+mod pfc;
+mod pfc_classes;
+mod pfc_timing;
+mod throughput;
+mod two_nics;
+mod xgmii_nic;
