@@ -105,6 +105,40 @@ impl Resources {
     }
 }
 
+/// The cache entry of a synthesis. The key names the files by their base names: the same
+/// Verilog in another clone (another directory) is the same design.
+fn synth_entry(top: &str, files: &[PathBuf], target: Target) -> Result<String> {
+    let names: Vec<String> = files
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+        })
+        .collect();
+    Ok(format!(
+        "{top}.{}-{}.stat",
+        target.command(),
+        Key::new("yosys-synth")
+            .text(&format!(
+                "read_verilog -sv {}; {} -flatten -top {top}; stat",
+                names.join(" "),
+                target.command()
+            ))
+            .tool("yosys", "-V")?
+            .files(files)?
+            .hex()
+    ))
+}
+
+/// The resources of an earlier synthesis of the same Verilog, if the cache has them (Yosys is
+/// not run).
+pub fn synth_cached(top: &str, files: &[PathBuf], target: Target) -> Result<Option<Resources>> {
+    let entry = synth_entry(top, files, target)?;
+    Ok(Cache::open("synth")?
+        .get_text(&entry)
+        .map(|t| parse_stat(&t)))
+}
+
 /// Synthesize `top` for `target` (flattened) and return its resources, or Yosys' complaint.
 /// A design synthesized before with the same Verilog and Yosys version is read from the cache.
 pub fn synth(
@@ -123,15 +157,7 @@ pub fn synth(
             stat.display()
         )
     };
-    let entry = format!(
-        "{top}.{}-{}.stat",
-        target.command(),
-        Key::new("yosys-synth")
-            .text(&script(Path::new("STAT")))
-            .tool("yosys", "-V")?
-            .files(files)?
-            .hex()
-    );
+    let entry = synth_entry(top, files, target)?;
     if let Some(text) = cache.get_text(&entry) {
         return Ok(Ok(parse_stat(&text)));
     }

@@ -143,11 +143,6 @@ impl Outputs {
         self.ports.is_empty()
     }
 
-    /// The compared outputs' names.
-    pub fn names(&self) -> Vec<&str> {
-        self.ports.iter().map(|(n, _)| n.as_str()).collect()
-    }
-
     /// Compare every output; on a difference, fail naming each differing output with both
     /// values (hex, most significant byte first).
     pub fn check(&self, block: &dyn Block, model: &Model, cycle: u64) -> Result<()> {
@@ -182,20 +177,6 @@ impl Outputs {
             bad.join("\n  ")
         );
         Ok(())
-    }
-
-    /// An output's value on the rust-hdl side, as a number (for the bits a test needs to steer
-    /// by, such as `tvalid`).
-    pub fn hdl_u64(block: &dyn Block, name: &str) -> Result<u64> {
-        let outs = hdl_outputs(block)?;
-        let (_, _, b) = outs
-            .iter()
-            .find(|(n, _, _)| n == name)
-            .ok_or_else(|| anyhow::anyhow!("no output {name}"))?;
-        Ok(b.iter()
-            .take(8)
-            .enumerate()
-            .fold(0u64, |v, (i, x)| v | u64::from(*x) << (8 * i)))
     }
 }
 

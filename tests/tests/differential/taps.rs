@@ -243,3 +243,41 @@ fn icrc_512_rust_hdl_matches_verilator() -> Result<()> {
         roce_or_spoiled,
     )
 }
+
+/// The comparer is only worth something if it fails: a block paired with another design's
+/// model is refused, and a difference on any output is reported with the output's name.
+#[test]
+fn the_comparer_refuses_other_ports_and_catches_a_difference() -> Result<()> {
+    let mut crc = Crc32::<64, 8>::new();
+    crc.connect_all();
+    let icrc_tb = open_tb("ferroce_icrc_64", &BuildOptions::default())?;
+    let refused = Outputs::new(&crc, icrc_tb.model_ref());
+    assert!(
+        refused.is_err_and(|e| e.to_string().contains("m_crc_tdata")),
+        "a CRC-32 block was paired with the ICRC model"
+    );
+    // Same design, but only the Verilator side gets a frame: the CRC result must differ.
+    let mut tb = open_tb("ferroce_crc32_64", &BuildOptions::default())?;
+    let outs = Outputs::new(&crc, tb.model_ref())?;
+    crc.rst.next = true;
+    for _ in 0..3 {
+        hdl_edge(&mut crc, |b, c| b.clk.next = c.into());
+    }
+    crc.rst.next = false;
+    hdl_edge(&mut crc, |b, c| b.clk.next = c.into());
+    outs.check(&crc, tb.model_ref(), 0)?;
+    ferroce_tests::beat(&mut tb, &[0x5a; 8], 0xff, true)?;
+    hdl_edge(&mut crc, |b, c| b.clk.next = c.into());
+    let mut caught = None;
+    for cycle in 1..6 {
+        tb.rising_edge()?;
+        hdl_edge(&mut crc, |b, c| b.clk.next = c.into());
+        if let Err(e) = outs.check(&crc, tb.model_ref(), cycle) {
+            caught = Some(e.to_string());
+            break;
+        }
+    }
+    let msg = caught.expect("a frame seen by one side only went unnoticed");
+    assert!(msg.contains("m_crc_tvalid"), "{msg}");
+    Ok(())
+}

@@ -13,7 +13,7 @@ mod repo;
 use anyhow::{Context, Result};
 use ferroce_hdl::designs::{Design, Scope, DESIGNS};
 use ferroce_sim::designs::{emit_to, verilog_dir};
-use ferroce_sim::synth::{lint, synth, Target};
+use ferroce_sim::synth::{lint, synth, synth_cached, Target};
 use std::path::PathBuf;
 
 /// Run `f` over `items` on the machine's cores (the tools themselves are single-threaded).
@@ -126,5 +126,20 @@ fn lint_catches_a_real_warning() -> Result<()> {
             "lint missed a WIDTH warning"
         );
     }
+    Ok(())
+}
+
+/// A result is keyed by the Verilog, not by where it lies: the same design emitted into another
+/// directory (another clone) is found in the cache.
+#[test]
+fn synthesis_results_are_reused_from_another_directory() -> Result<()> {
+    let name = "ferroce_rq_mux_64";
+    let scratch = verilog_dir().join("synth");
+    let here = emit_to(name, &verilog_dir().join("clone-a"))?;
+    let there = emit_to(name, &verilog_dir().join("clone-b"))?;
+    let first = synth(name, &here, Target::Ice40, &scratch)?.map_err(anyhow::Error::msg)?;
+    let second = synth_cached(name, &there, Target::Ice40)?
+        .context("the same Verilog in another directory missed the cache")?;
+    assert_eq!(first.cells, second.cells);
     Ok(())
 }
