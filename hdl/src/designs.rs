@@ -59,8 +59,8 @@ pub enum Scope {
     /// One block (or a small wrapper of one): linted and synthesized by the test suite.
     Block,
     /// An assembly of blocks that are each gated on their own (a datapath, a whole MAC, the
-    /// whole NIC): linted by the test suite, synthesized by `ferroce perf`, since one Yosys run
-    /// of it takes minutes.
+    /// whole NIC): linted and checked by Yosys in the test suite, synthesized by `ferroce
+    /// perf`, since one Yosys synthesis of it takes minutes.
     Assembly,
 }
 
@@ -332,8 +332,9 @@ pub fn ports_page() -> Result<String, EmitError> {
          `tready` are both high; `s_` ports enter the design, `m_` ports leave it. Ports are \
          grouped by prefix: `s_axis_{tdata[63:0],tlast}` is `s_axis_tdata` (64 bits) and \
          `s_axis_tlast` (1 bit). Counters are 32 bits and wrap; a 256-bit counter port holds \
-         eight of them, priority p at bits 32p. *Block* designs are synthesized by the test \
-         suite, *assemblies* by `ferroce perf` (their blocks are gated one by one).\n\n\
+         eight of them, priority p at bits 32p. Every design is linted and checked by Yosys in \
+         the test suite; *blocks* are synthesized there too, *assemblies* by `ferroce perf` \
+         (their blocks are gated one by one).\n\n\
          | design | config | scope | modules | ports in | ports out |\n|---|---|---|---|---|---|\n",
     );
     let mut details = String::new();

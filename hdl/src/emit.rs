@@ -113,11 +113,18 @@ impl Emitted {
 
 /// Leave a file's timestamp alone when its content is unchanged, so builds keyed on it stay
 /// cached.
+/// The write goes to a temporary file renamed into place, so a reader in another thread or
+/// process (tests emit the same design at once) never sees half a file.
 fn write_if_changed(path: &Path, text: &str) -> std::io::Result<()> {
     if std::fs::read_to_string(path).ok().as_deref() == Some(text) {
         return Ok(());
     }
-    std::fs::write(path, text)
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}-{n}", std::process::id()));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
 }
 
 fn is_ident(s: &str) -> bool {

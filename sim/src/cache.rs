@@ -111,7 +111,11 @@ fn poisoned() -> SimError {
     SimError::Design("a thread panicked while holding the cache's lock".into())
 }
 
-/// One directory of the cache (`models`, `synth`, `lint`, ...).
+/// The cache's directories under [`root`]: Verilator models, lint verdicts, Yosys checks and
+/// synthesis results.
+pub const DIRS: [&str; 4] = ["models", "lint", "check", "synth"];
+
+/// One directory of the cache ([`DIRS`]).
 pub struct Cache {
     pub dir: PathBuf,
 }
@@ -123,6 +127,7 @@ impl Cache {
     }
     pub fn at(dir: PathBuf) -> Result<Cache> {
         std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        sweep(&dir);
         Ok(Cache { dir })
     }
 
@@ -181,7 +186,11 @@ impl Cache {
 
     /// Write a small text entry atomically.
     pub fn put_text(&self, entry: &str, text: &str) -> Result<PathBuf> {
-        let tmp = self.dir.join(format!("{entry}.tmp{}", std::process::id()));
+        static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = self
+            .dir
+            .join(format!("{entry}.tmp{}-t{n}", std::process::id()));
         std::fs::write(&tmp, text).map_err(io_err(&tmp))?;
         self.publish(&tmp, entry)
     }
@@ -191,8 +200,44 @@ impl Cache {
     }
 }
 
+/// Remove scratch entries (`<entry>.tmp<pid>-<n>`) left by processes that no longer run: a
+/// build that failed keeps its scratch for its logs until then. Once per directory per process.
+fn sweep(dir: &Path) {
+    static SWEPT: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let swept = SWEPT.get_or_init(Default::default);
+    let first = swept
+        .lock()
+        .map(|mut s| s.insert(dir.to_path_buf()))
+        .unwrap_or(false);
+    if !first {
+        return;
+    }
+    // Whether a process runs is read from /proc; without it, sweep nothing.
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some((_, rest)) = name.rsplit_once(".tmp") else {
+            continue;
+        };
+        let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let p = e.path();
+            let _ = std::fs::remove_dir_all(&p);
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
 /// The cache's size in bytes and its number of entries (files and directories directly under
-/// each cache directory).
+/// each of [`DIRS`]).
 pub fn usage() -> (u64, usize) {
     fn size(p: &Path) -> u64 {
         match std::fs::symlink_metadata(p) {
@@ -204,14 +249,12 @@ pub fn usage() -> (u64, usize) {
         }
     }
     let r = root();
-    let entries = std::fs::read_dir(&r)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| std::fs::read_dir(e.path()).map_or(0, |d| d.count()))
-                .sum()
+    DIRS.iter()
+        .map(|d| r.join(d))
+        .fold((0, 0), |(bytes, n), d| {
+            let entries = std::fs::read_dir(&d).map_or(0, |rd| rd.count());
+            (bytes + size(&d), n + entries)
         })
-        .unwrap_or(0);
-    (size(&r), entries)
 }
 
 /// Bound the number of compiler and synthesis processes this process runs at once (the

@@ -321,7 +321,7 @@ the nearest size a 4-byte-padded payload allows. The Python column is a cocotb-s
 source streams.";
 
 const SYNTH_NOTE: &str =
-    "Yosys 0.23 `synth_xilinx` and `synth_ice40`, flattened, out of context (no I/O \
+    "Yosys `synth_xilinx` and `synth_ice40`, flattened, out of context (no I/O \
 buffers). Blocks are synthesized by the test suite too; assemblies only here. iCE40 \
 synthesis is a gate, not a fit: the whole NIC needs more block RAM than any iCE40 has.";
 
@@ -393,7 +393,6 @@ fn synth_table() -> Result<String> {
         "| design | scope | synth_xilinx LUT | FF | MUXF7/8 | RAMB18/36 | synth_ice40 SB_LUT4 | SB_DFF* | SB_RAM40_4K |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
-    let scratch = verilog_dir().join("synth");
     let files = DESIGNS
         .iter()
         .map(|d| emit_to(d.name, &verilog_dir()))
@@ -405,9 +404,8 @@ fn synth_table() -> Result<String> {
             .zip(&files)
             .flat_map(|(d, f)| [Target::Xilinx, Target::Ice40].map(|t| (d, f, t)))
             .map(|(d, f, t)| {
-                let scratch = &scratch;
                 s.spawn(move || -> Result<Resources> {
-                    synth(d.name, f, t, scratch)?
+                    synth(d.name, f, t)?
                         .map_err(anyhow::Error::msg)
                         .with_context(|| format!("yosys {} on {}", t.command(), d.name))
                 })

@@ -1,7 +1,8 @@
 //! Lint and synthesis gates over emitted Verilog: Verilator `--lint-only -Wall` with the one
-//! waiver file, and Yosys `synth_ice40` / `synth_xilinx` with cell counts.
+//! waiver file, Yosys' structural check, and Yosys `synth_ice40` / `synth_xilinx` with cell
+//! counts.
 //!
-//! Both remember their passing results in [`crate::cache`] (`lint/`, `synth/`), keyed by the
+//! All remember their passing results in [`crate::cache`] (`lint/`, `check/`, `synth/`), keyed by the
 //! Verilog text, the waivers or script and the tool's version: an unchanged design is neither
 //! linted nor synthesized again. Failures are never cached.
 
@@ -26,12 +27,16 @@ fn output(cmd: &mut Command) -> Result<std::process::Output> {
         .map_err(|source| SimError::Spawn { cmd: desc, source })
 }
 
+/// Verilator's lint flags (part of every lint verdict's cache key).
+const LINT_ARGS: [&str; 2] = ["--lint-only", "-Wall"];
+
 /// `verilator --lint-only -Wall`; returns the diagnostics when it fails.
 pub fn lint(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), String>> {
     let cache = Cache::open("lint")?;
     let entry = format!(
         "{top}-{}.ok",
         Key::new("verilator-lint")
+            .text(&LINT_ARGS.join(" "))
             .text(top)
             .tool("verilator", "--version")?
             .file(&lint_waivers())?
@@ -44,7 +49,8 @@ pub fn lint(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), Stri
     let out = job(|| {
         output(
             Command::new("verilator")
-                .args(["--lint-only", "-Wall", "--top-module", top])
+                .args(LINT_ARGS)
+                .args(["--top-module", top])
                 .arg(lint_waivers())
                 .args(files),
         )
@@ -105,6 +111,39 @@ impl Resources {
     }
 }
 
+/// Yosys' structural check, cheap enough for every design, assemblies included: read the
+/// files, `hierarchy -check` (every module found, ports matching), `proc`, `flatten` and
+/// `check -assert` (no multiple drivers, no undriven wires used, no logic loops). Cached like
+/// the rest; returns Yosys' complaint when it fails.
+pub fn check(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), String>> {
+    let cache = Cache::open("check")?;
+    let steps = format!("hierarchy -check -top {top}; proc; flatten; opt_clean; check -assert");
+    let entry = format!(
+        "{top}-{}.ok",
+        Key::new("yosys-check")
+            .text(&steps)
+            .tool("yosys", "-V")?
+            .files(files)?
+            .hex()
+    );
+    cache.once(&entry, || {
+        if cache.get_text(&entry).is_some() {
+            return Ok(Ok(()));
+        }
+        let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+        let script = format!("read_verilog -sv {}; {steps}", list.join(" "));
+        let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script])))?;
+        if out.status.success() {
+            cache.put_text(&entry, "yosys check clean\n")?;
+            Ok(Ok(()))
+        } else {
+            let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
+            msg.push_str(&String::from_utf8_lossy(&out.stderr));
+            Ok(Err(msg))
+        }
+    })
+}
+
 /// The cache entry of a synthesis. The key names the files by their base names: the same
 /// Verilog in another clone (another directory) is the same design.
 fn synth_entry(top: &str, files: &[PathBuf], target: Target) -> Result<String> {
@@ -145,7 +184,6 @@ pub fn synth(
     top: &str,
     files: &[PathBuf],
     target: Target,
-    scratch: &Path,
 ) -> Result<std::result::Result<Resources, String>> {
     let cache = Cache::open("synth")?;
     let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
@@ -158,26 +196,29 @@ pub fn synth(
         )
     };
     let entry = synth_entry(top, files, target)?;
-    if let Some(text) = cache.get_text(&entry) {
-        return Ok(Ok(parse_stat(&text)));
-    }
-    std::fs::create_dir_all(scratch).map_err(|source| SimError::Io {
-        path: scratch.to_path_buf(),
-        source,
-    })?;
-    let stat = scratch.join(format!("{top}.{}.stat", target.command()));
-    let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script(&stat)])))?;
-    if !out.status.success() {
-        let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
-        msg.push_str(&String::from_utf8_lossy(&out.stderr));
-        return Ok(Err(msg));
-    }
-    let text = std::fs::read_to_string(&stat).map_err(|source| SimError::Io {
-        path: stat.clone(),
-        source,
-    })?;
-    cache.put_text(&entry, &text)?;
-    Ok(Ok(parse_stat(&text)))
+    // One Yosys per entry in this process; each run writes its report in its own scratch
+    // directory, so two runs never read each other's half-written file.
+    cache.once(&entry, || {
+        if let Some(text) = cache.get_text(&entry) {
+            return Ok(Ok(parse_stat(&text)));
+        }
+        let tmp = cache.scratch(&entry)?;
+        let stat = tmp.join("stat.txt");
+        let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script(&stat)])))?;
+        let text = std::fs::read_to_string(&stat).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&tmp);
+        let res = parse_stat(&text);
+        if !out.status.success() || !text.contains("Number of cells") || res.cells.is_empty() {
+            let mut msg = String::from_utf8_lossy(&out.stdout).into_owned();
+            msg.push_str(&String::from_utf8_lossy(&out.stderr));
+            if out.status.success() {
+                msg.push_str("\n(Yosys succeeded but wrote no cell counts)");
+            }
+            return Ok(Err(msg));
+        }
+        cache.put_text(&entry, &text)?;
+        Ok(Ok(res))
+    })
 }
 
 /// Cell counts from Yosys' `stat` report.

@@ -57,7 +57,7 @@ def test_scapy_frames(design):
     async def body(dut):
         return await run_frames(dut, frames, random.Random(s))
 
-    idle, stall = ferroce.run(body, design, timeout_cycles=2_000_000)
+    idle, stall = ferroce.run(body, design, timeout_cycles=soak(2_000_000))
     print(f"{design}: {len(frames)} scapy frames match (idle {idle}, back-pressure {stall})")
 
 

@@ -159,7 +159,10 @@ impl Outputs {
         };
         let mut bad = Vec::new();
         for ((name, _, want), (pname, port)) in outs.iter().zip(&self.ports) {
-            debug_assert_eq!(name, pname);
+            ensure!(
+                name == pname,
+                "the block's outputs changed order ({name}, {pname})"
+            );
             let got = model.get_bytes(*port);
             if &got != want {
                 bad.push(format!(

@@ -45,6 +45,12 @@ pub fn soak(n: usize) -> usize {
     n * soak_factor()
 }
 
+/// A cycle limit for a random run, scaled by the soak factor like the run itself: `n` cycles
+/// at the default size.
+pub fn budget(n: u64) -> u64 {
+    n * soak_factor() as u64
+}
+
 pub fn rng(seed: u64) -> ChaCha8Rng {
     ChaCha8Rng::seed_from_u64(seed)
 }

@@ -179,9 +179,15 @@ fn main() -> Result<()> {
                 root.display(),
                 bytes as f64 / (1 << 20) as f64
             );
-            if clear && root.exists() {
-                std::fs::remove_dir_all(&root)
-                    .with_context(|| format!("removing {}", root.display()))?;
+            if clear {
+                // Only the cache's own directories: the root may be a directory the user named.
+                for sub in ferroce_sim::cache::DIRS {
+                    let d = root.join(sub);
+                    if d.exists() {
+                        std::fs::remove_dir_all(&d)
+                            .with_context(|| format!("removing {}", d.display()))?;
+                    }
+                }
                 println!("cleared");
             }
             Ok(())

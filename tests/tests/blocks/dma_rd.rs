@@ -8,7 +8,7 @@ use anyhow::{ensure, Context, Result};
 use ferroce_sim::pcie::{PcieConfig, RootComplex};
 use ferroce_sim::{AxisSink, PauseGenerator, RecordSource, Tb};
 use ferroce_spec::tlp::{DMA_MAX_LEN, DMA_READ_REQUEST};
-use ferroce_tests::{open_with_root_complex, random_buffer, rng, seed, soak};
+use ferroce_tests::{budget, open_with_root_complex, random_buffer, rng, seed, soak};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -99,7 +99,7 @@ fn random_reads_come_back_byte_exact_in_order() -> Result<()> {
         b.cmd.borrow_mut().send(vec![addr, len as u64]);
         reads.push((addr, len));
     }
-    run_reads(&mut b, &reads, 2_000_000)?;
+    run_reads(&mut b, &reads, budget(2_000_000))?;
     let stats = b.rc.borrow().dma_stats();
     let want: usize = reads.iter().map(|r| r.1).sum();
     assert_eq!(stats.read_bytes, want as u64, "bytes requested");

@@ -9,7 +9,7 @@ use anyhow::{ensure, Result};
 use ferroce_sim::pcie::{Buffer, PcieConfig, RootComplex};
 use ferroce_sim::{AxisSource, PauseGenerator, RecordSource, Tb};
 use ferroce_spec::tlp::{DMA_MAX_LEN, DMA_WRITE_PAYLOAD, PAGE};
-use ferroce_tests::{open_with_root_complex, random_buffer, rng, seed, soak};
+use ferroce_tests::{budget, open_with_root_complex, random_buffer, rng, seed, soak};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -95,7 +95,7 @@ fn random_writes_land_byte_exact_and_nothing_else_changes() -> Result<()> {
         b.data.borrow_mut().send(data);
         bytes += len;
     }
-    wait_idle(&mut b, 3_000_000)?;
+    wait_idle(&mut b, budget(3_000_000))?;
     check(&b, &bufs)?;
     let stats = b.rc.borrow().dma_stats();
     assert_eq!(stats.write_bytes, bytes as u64);

@@ -231,7 +231,7 @@ fn frames_cross(name: &str, xgmii: bool) -> Result<()> {
         wire.inject((k + 1) * 2_000 * period, &other(&mut r, len, 0));
     }
     // Both ends in lockstep until every frame has crossed the wire and the far end is quiet.
-    let (mut quiet, mut last, mut budget) = (0, 0, 4_000_000u64);
+    let (mut quiet, mut last, mut budget) = (0, 0, ferroce_tests::budget(4_000_000));
     let total = frames.len() as u64 + 8;
     while !(wire.stats().frames == total && wire.idle() && quiet > 300) {
         budget = budget.checked_sub(1).context("frames did not all cross")?;

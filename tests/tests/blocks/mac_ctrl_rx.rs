@@ -19,7 +19,7 @@ use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::mac_ctrl::{self, MacCtrl, Malformed, MAC_CTRL_DST, PRIORITIES};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{bytes_of, hdl_edge, rng, seed, soak, wide};
+use ferroce_tests::{budget, bytes_of, hdl_edge, rng, seed, soak, wide};
 use rand::Rng;
 use std::collections::{HashMap, VecDeque};
 
@@ -266,7 +266,7 @@ fn run<const DW: usize>(name: &str, frames_wanted: usize, period_ps: u64) -> Res
                 break;
             }
         }
-        ensure!(cycle < 2_000_000, "{name}: did not finish");
+        ensure!(cycle < budget(2_000_000), "{name}: did not finish");
     }
     let got = Counts {
         pause: hdl.pause_rx.val().to_u64() as u32,

@@ -16,7 +16,7 @@ use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::mac_ctrl::{self, MacCtrl, PRIORITIES};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{bytes_of, hdl_edge, rng, seed, soak};
+use ferroce_tests::{hdl_edge, rng, seed, soak};
 use rand::Rng;
 
 const NAME: &str = "ferroce_pfc_gen_64";
@@ -148,14 +148,7 @@ fn pfc_gen_peer_follows_xoff_with_refresh() -> Result<()> {
             m.get_bytes(xs),
             m.get_bytes(xn),
         );
-        let want_hdl = (
-            bytes_of(hdl.m_ctrl_tdata.val()),
-            hdl.m_ctrl_tvalid.val(),
-            bytes_of(hdl.xoff_sent.val()),
-            bytes_of(hdl.xon_sent.val()),
-        );
         outs.check(&hdl, m, t)?;
-        ensure!(got.0 == want_hdl.0 && got.1 == want_hdl.1);
         (rec, valid) = (got.0, got.1);
         if t == cycles - 1 {
             let c = |b: &[u8]| -> Vec<u32> {

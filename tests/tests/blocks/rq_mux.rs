@@ -12,7 +12,7 @@ use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{hdl_edge, rng, seed, soak};
+use ferroce_tests::{budget, hdl_edge, rng, seed, soak};
 use rand::Rng;
 use std::collections::VecDeque;
 
@@ -77,7 +77,7 @@ fn run(name: &str, n: usize, idle: f64, stall: f64) -> Result<Outcome> {
     let names = ["s_a", "s_b"];
     while expect.iter().any(|e| !e.is_empty()) {
         ensure!(
-            cycles < 100_000,
+            cycles < budget(100_000),
             "stuck: {} and {} TLPs left",
             expect[0].len(),
             expect[1].len()

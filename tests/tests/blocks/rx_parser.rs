@@ -11,7 +11,7 @@ use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSink, Tb};
 use ferroce_spec::meta::RX_META;
 use ferroce_tests::rx::{be, diff, record, record_of};
 use ferroce_tests::tx::TxPacket;
-use ferroce_tests::{read_pcap, rng, rxe_pcaps, seed, soak};
+use ferroce_tests::{budget, read_pcap, rng, rxe_pcaps, seed, soak};
 use rand::Rng;
 use std::cell::RefCell;
 use std::process::Command;
@@ -65,7 +65,7 @@ fn run(b: &mut Bench, frames: &[Vec<u8>]) -> Result<Out> {
         b.src.borrow_mut().send(f.clone());
     }
     let src = b.src.clone();
-    b.tb.run_until(5_000_000, "input", |_| src.borrow().idle())?;
+    b.tb.run_until(budget(5_000_000), "input", |_| src.borrow().idle())?;
     let (mut quiet, mut last) = (0, (0, 0));
     while quiet < 300 {
         b.tb.rising_edge()?;

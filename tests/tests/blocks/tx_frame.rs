@@ -8,7 +8,7 @@ use anyhow::{ensure, Context, Result};
 use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
 use ferroce_tests::tx::{by_wire_order, TxPacket};
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
-use ferroce_tests::{rng, seed, soak};
+use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
 use std::path::PathBuf;
 
@@ -20,7 +20,7 @@ fn open(name: &str) -> Result<Tb> {
 }
 
 fn collect(tb: &mut Tb, out: &std::cell::RefCell<AxisSink>, n: usize) -> Result<Vec<Vec<u8>>> {
-    tb.run_until(3_000_000, "frames", |_| out.borrow().count() >= n)?;
+    tb.run_until(budget(3_000_000), "frames", |_| out.borrow().count() >= n)?;
     tb.clock_cycles(50)?;
     ensure!(
         out.borrow().violations().is_empty(),
@@ -288,7 +288,7 @@ fn one_beat_per_clock(name: &str, design: &str, out: &str) -> Result<()> {
     let mut got: Vec<Vec<u8>> = Vec::new();
     let mut cur: Option<Vec<u8>> = None;
     let mut ready = true;
-    let mut budget = 3_000_000u64;
+    let mut budget = ferroce_tests::budget(3_000_000);
     while got.len() < frames.len() {
         budget = budget
             .checked_sub(1)

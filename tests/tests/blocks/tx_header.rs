@@ -8,7 +8,7 @@ use anyhow::{ensure, Context, Result};
 use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
 use ferroce_spec::meta::TX_META;
 use ferroce_tests::tx::TxPacket;
-use ferroce_tests::{rng, seed, soak};
+use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
 
 struct Bench {
@@ -42,7 +42,9 @@ fn send(b: &Bench, p: &TxPacket, payload: Vec<u8>) {
 
 fn run(b: &mut Bench, frames: usize) -> Result<Vec<Vec<u8>>> {
     let out = b.out.clone();
-    b.tb.run_until(2_000_000, "frames", |_| out.borrow().count() >= frames)?;
+    b.tb.run_until(budget(2_000_000), "frames", |_| {
+        out.borrow().count() >= frames
+    })?;
     b.tb.clock_cycles(50)?;
     ensure!(
         out.borrow().violations().is_empty(),

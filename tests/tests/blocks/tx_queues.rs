@@ -25,7 +25,7 @@ use ferroce_sim::model::Port;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::mac_ctrl::{self, PAUSE, PFC, PRIORITIES};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{full_keep, hdl_edge, rng, seed, soak, wide};
+use ferroce_tests::{budget, full_keep, hdl_edge, rng, seed, soak, wide};
 use rand::Rng;
 use std::collections::VecDeque;
 
@@ -366,7 +366,10 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
             paused ^= 1 << r.gen_range(0..8);
         }
         run.cycle(r.gen_bool(0.2), paused, r.gen_bool(0.7))?;
-        ensure!(run.d.cycle < 3_000_000, "{name}: input never drained");
+        ensure!(
+            run.d.cycle < budget(3_000_000),
+            "{name}: input never drained"
+        );
     }
     // Let everything out.
     let total: usize = sent.iter().map(Vec::len).sum::<usize>() + ctrl_want.len();

@@ -26,7 +26,7 @@ use ferroce_spec::xgmii::{
     dic_next_start, ERROR, IDLE, IFG, IFG_MIN, SEQUENCE, SFD, START, TERMINATE,
 };
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{hdl_edge, rng, seed, soak};
+use ferroce_tests::{budget, hdl_edge, rng, seed, soak};
 use rand::Rng;
 
 /// Transmitter and receiver, rust-hdl and Verilator, compared every cycle.
@@ -211,7 +211,7 @@ fn frames_cross_tx_to_rx_and_the_wire_keeps_clause_46() -> Result<()> {
     let mut word = (0x0707_0707_0707_0707u64, 0xFFu64);
     let mut quiet = 0;
     while quiet < 40 {
-        ensure!(p.cycle < 2_000_000, "no end");
+        ensure!(p.cycle < budget(2_000_000), "no end");
         let beat = if fi < n && wait == 0 {
             Some(beats_in[fi][bi])
         } else {

@@ -1,11 +1,12 @@
 //! Gates over the emitted Verilog and the repository itself:
 //! - every design lints clean under `verilator --lint-only -Wall` with only the listed waivers;
+//! - every design passes Yosys' structural check (`hierarchy -check`, `check -assert`);
 //! - every block (`Scope::Block` in the design registry) synthesizes with Yosys for iCE40 and
 //!   Xilinx; the assemblies of those blocks (datapaths, whole MACs, whole NICs) are synthesized
 //!   by `ferroce perf`, which prints their resources;
 //! - the repository stands on its own (`repo`).
 //!
-//! Lint verdicts and synthesis results are cached by the Verilog's hash (`ferroce_sim::cache`),
+//! Lint verdicts, checks and synthesis results are cached by the Verilog's hash (`ferroce_sim::cache`),
 //! so an unchanged design costs nothing on the next run.
 
 mod repo;
@@ -13,12 +14,14 @@ mod repo;
 use anyhow::{Context, Result};
 use ferroce_hdl::designs::{Design, Scope, DESIGNS};
 use ferroce_sim::designs::{emit_to, verilog_dir};
-use ferroce_sim::synth::{lint, synth, synth_cached, Target};
+use ferroce_sim::synth::{check, lint, synth, synth_cached, Target};
 use std::path::PathBuf;
 
 /// Run `f` over `items` on the machine's cores (the tools themselves are single-threaded).
+/// After a failure the workers stop taking items.
 fn par<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut out: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
     let slots = std::sync::Mutex::new(&mut out);
@@ -27,11 +30,16 @@ fn par<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> Result<R> + Sync) -> Res
             .map(|_| {
                 s.spawn(|| -> Result<()> {
                     loop {
+                        if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Ok(());
+                        }
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(item) = items.get(i) else {
                             return Ok(());
                         };
-                        let r = f(item)?;
+                        let r = f(item).inspect_err(|_| {
+                            failed.store(true, std::sync::atomic::Ordering::Relaxed)
+                        })?;
                         slots.lock().map_err(|_| anyhow::anyhow!("poisoned"))?[i] = Some(r);
                     }
                 })
@@ -72,11 +80,30 @@ fn every_design_lints_clean() -> Result<()> {
     Ok(())
 }
 
+/// Every design, assemblies included, passes Yosys' structural check (a few seconds even for
+/// the whole NIC, so the assemblies that only `ferroce perf` synthesizes are still read,
+/// elaborated and checked by Yosys here).
+#[test]
+fn every_design_passes_yosys_check() -> Result<()> {
+    let designs = emitted()?;
+    let verdicts = par(&designs, |(d, files)| Ok((d.name, check(d.name, files)?)))?;
+    let failed: Vec<String> = verdicts
+        .into_iter()
+        .filter_map(|(name, v)| v.err().map(|diag| format!("{name}:\n{diag}")))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "yosys check failed on {} designs:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+    Ok(())
+}
+
 /// Every block for both targets, the longest first so the two cores finish together.
 #[test]
 fn every_block_synthesizes_for_ice40_and_xilinx() -> Result<()> {
     let designs = emitted()?;
-    let scratch = verilog_dir().join("synth");
     let mut jobs: Vec<(&Design, &Vec<PathBuf>, Target)> = designs
         .iter()
         .filter(|(d, _)| d.scope == Scope::Block)
@@ -86,7 +113,7 @@ fn every_block_synthesizes_for_ice40_and_xilinx() -> Result<()> {
     jobs.sort_by_key(|(d, _, _)| std::cmp::Reverse(d.config.data_width()));
     let results = par(&jobs, |(d, files, target)| {
         let t0 = std::time::Instant::now();
-        let res = synth(d.name, files, *target, &scratch)
+        let res = synth(d.name, files, *target)
             .with_context(|| format!("running yosys on {}", d.name))?
             .map_err(|e| anyhow::anyhow!("yosys {} on {}:\n{e}", target.command(), d.name))?;
         Ok((d.name, target.command(), res, t0.elapsed().as_secs_f64()))
@@ -134,12 +161,27 @@ fn lint_catches_a_real_warning() -> Result<()> {
 #[test]
 fn synthesis_results_are_reused_from_another_directory() -> Result<()> {
     let name = "ferroce_rq_mux_64";
-    let scratch = verilog_dir().join("synth");
     let here = emit_to(name, &verilog_dir().join("clone-a"))?;
     let there = emit_to(name, &verilog_dir().join("clone-b"))?;
-    let first = synth(name, &here, Target::Ice40, &scratch)?.map_err(anyhow::Error::msg)?;
+    let first = synth(name, &here, Target::Ice40)?.map_err(anyhow::Error::msg)?;
     let second = synth_cached(name, &there, Target::Ice40)?
         .context("the same Verilog in another directory missed the cache")?;
     assert_eq!(first.cells, second.cells);
+    Ok(())
+}
+
+#[test]
+fn yosys_check_catches_two_drivers() -> Result<()> {
+    let dir = verilog_dir().join("check-selftest");
+    std::fs::create_dir_all(&dir)?;
+    let f = dir.join("two_drivers.v");
+    std::fs::write(
+        &f,
+        "module two_drivers(input wire a, input wire b, output wire y);\nassign y = a;\nassign y = b;\nendmodule\n",
+    )?;
+    for _ in 0..2 {
+        let r = check("two_drivers", std::slice::from_ref(&f))?;
+        assert!(r.is_err(), "yosys check passed a wire with two drivers");
+    }
     Ok(())
 }

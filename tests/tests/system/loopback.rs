@@ -14,7 +14,7 @@ use ferroce_sim::{
 use ferroce_spec::meta::RX_META;
 use ferroce_tests::rx::{be, diff, record_of};
 use ferroce_tests::tx::{wire_prio, TxPacket};
-use ferroce_tests::{rng, seed, soak};
+use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
 
 const LOCAL_MAC: [u8; 6] = [0x02, 0x00, 0x5E, 0x10, 0x20, 0x30];
@@ -95,7 +95,7 @@ fn packets_cross_the_wire_byte_exact_and_damaged_frames_are_dropped() -> Result<
         tx.rising_edge()?;
         rx.rising_edge()?;
         cycles += 1;
-        ensure!(cycles < 2_000_000, "no end after {cycles} cycles");
+        ensure!(cycles < budget(2_000_000), "no end after {cycles} cycles");
         let now = (pay_out.borrow().beats(), meta_out.borrow().count());
         let idle = meta_in.borrow().idle() && pay_in.borrow().idle() && link.idle();
         quiet = if idle && now == last { quiet + 1 } else { 0 };

@@ -17,7 +17,7 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS};
 use ferroce_tests::wire::{scapy_check, tshark_fields};
-use ferroce_tests::{rng, seed, soak};
+use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashMap, VecDeque};
@@ -281,7 +281,7 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
     let max_cycles: u64 = std::env::var("FERROCE_MAX_CYCLES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000_000);
+        .unwrap_or(budget(20_000_000));
     let mut done = 0;
     while done < total {
         done += pump(&mut w.a, &mut qa, &mut r).with_context(|| format!("seed {s}: host a"))?;
