@@ -325,7 +325,7 @@ pub fn ports_page() -> Result<String, EmitError> {
         "<!-- Generated from the design registry (hdl/src/designs.rs) by `cargo run --bin ferroce -- docs`; do not edit. -->\n\n\
          # Designs and their ports\n\n\
          `cargo run --release --bin ferroce -- verilog --out DIR [--config 10g|100g|all]` writes each design to \
-         `DIR/<design>/`: one `<module>.v` per module and the filelist `<design>.f`, leaves first. \
+         `DIR/<design>/`: one `<module>.sv` per module and the filelist `<design>.f` (its header names each tool's flags), leaves first. \
          Module names are `<design>` and `<design>__<instance path>`, never `top`.\n\n\
          Every design has `clk` (the core clock: 156.25 MHz at 10g, 250 MHz at 100g) and `rst` \
          (synchronous, active high). Streams follow one convention: data moves when `tvalid` and \

@@ -56,16 +56,31 @@ impl Emitted {
         self.modules.iter().map(|m| m.text.as_str()).collect()
     }
 
-    /// Write `<name>.v` for every module and the filelist `<top>.f`; return the filelist's path.
+    /// Write `<name>.sv` for every module and the filelist `<top>.f`; return the filelist's
+    /// path. The filelist's header comment says how each tool reads the files
+    /// ([`FILELIST_FLAGS`]).
     pub fn write_to(&self, dir: &Path) -> Result<PathBuf, EmitError> {
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| EmitError::Io { path, source }
         };
         std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let mut list = String::new();
+        let top = &self.top;
+        let mut list = format!(
+            "// {top}: {} modules, one per file, leaves first; the top module is {top}.\n\
+             // SystemVerilog (IEEE 1800-2012): the files use size casts, N'(x), and nothing else\n\
+             // beyond Verilog-2005. Each tool reads them with these flags and no others:\n",
+            self.modules.len()
+        );
+        for (tool, flags) in FILELIST_FLAGS {
+            let _ = writeln!(list, "// {tool}: {flags}");
+        }
+        let _ = writeln!(
+            list,
+            "// e.g. iverilog -g2012 -s {top} -c {top}.f; verilator --lint-only -f {top}.f"
+        );
         for m in &self.modules {
-            let file = format!("{}.v", m.name);
+            let file = format!("{}.{EXT}", m.name);
             let path = dir.join(&file);
             write_if_changed(&path, &m.text).map_err(io(&path))?;
             let _ = writeln!(list, "{file}");
@@ -75,6 +90,18 @@ impl Emitted {
         Ok(f)
     }
 }
+
+/// The emitted files' extension: they are SystemVerilog (size casts `N'(x)` come from
+/// rust-hdl's code generator), named so that every tool picks its SystemVerilog reader.
+pub const EXT: &str = "sv";
+
+/// How each tool reads the emitted files, as every filelist's header states it (a test reads
+/// the flags from the header and runs each tool with exactly those).
+pub const FILELIST_FLAGS: [(&str, &str); 3] = [
+    ("verilator", "(none: .sv files are SystemVerilog)"),
+    ("iverilog", "-g2012"),
+    ("yosys", "read_verilog -sv"),
+];
 
 /// A top-level port as the emitted module declares it.
 #[derive(Clone, Debug, PartialEq, Eq)]

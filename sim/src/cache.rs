@@ -111,9 +111,9 @@ fn poisoned() -> SimError {
     SimError::Design("a thread panicked while holding the cache's lock".into())
 }
 
-/// The cache's directories under [`root`]: Verilator models, lint verdicts, Yosys checks and
-/// synthesis results.
-pub const DIRS: [&str; 4] = ["models", "lint", "check", "synth"];
+/// The cache's directories under [`root`]: Verilator models, lint verdicts, Yosys checks,
+/// synthesis results and ECP5 place-and-route reports.
+pub const DIRS: [&str; 5] = ["models", "lint", "check", "synth", "pnr"];
 
 /// One directory of the cache ([`DIRS`]).
 pub struct Cache {

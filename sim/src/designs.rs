@@ -5,6 +5,7 @@ use crate::model::Model;
 use crate::tb::Tb;
 use crate::{Result, SimError};
 use ferroce_hdl::designs::{emit_design, find};
+use ferroce_hdl::emit::PortDecl;
 use std::path::{Path, PathBuf};
 
 /// Where emitted Verilog for tests and the demo goes: `<workspace>/target/ferroce-verilog`.
@@ -21,16 +22,22 @@ pub fn verilog_dir() -> PathBuf {
 
 /// Emit `name` into `dir/<name>/` and return its files, leaves first.
 pub fn emit_to(name: &str, dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(emit_with_ports(name, dir)?.0)
+}
+
+/// Emit `name` into `dir/<name>/`; its files (leaves first) and its top module's ports.
+pub fn emit_with_ports(name: &str, dir: &Path) -> Result<(Vec<PathBuf>, Vec<PortDecl>)> {
     let emitted = emit_design(name).map_err(|e| SimError::Design(e.to_string()))?;
     let out = dir.join(name);
     emitted
         .write_to(&out)
         .map_err(|e| SimError::Design(e.to_string()))?;
-    Ok(emitted
+    let files = emitted
         .modules
         .iter()
-        .map(|m| out.join(format!("{}.v", m.name)))
-        .collect())
+        .map(|m| out.join(format!("{}.{}", m.name, ferroce_hdl::emit::EXT)))
+        .collect();
+    Ok((files, emitted.ports()))
 }
 
 /// Emit, build (cached) and load the Verilator model of design `name`.

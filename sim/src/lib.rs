@@ -10,6 +10,8 @@
 //!   keyed by a hash of everything that decides each entry.
 //! - [`synth`]: the lint and synthesis gates (`verilator --lint-only -Wall`, Yosys
 //!   `synth_ice40` / `synth_xilinx`), cached.
+//! - [`pnr`]: ECP5 place and route with the open flow (YoWASP Yosys and nextpnr), out of
+//!   context in a wrapper that registers the ports; Fmax, critical path and resources, cached.
 //! - [`model`]: load a model; set and get ports by name at any width, evaluate, trace to VCD.
 //!
 //! Driving it, cocotb-style:
@@ -42,6 +44,7 @@ pub mod model;
 pub mod pause;
 pub mod pcie;
 pub mod perf;
+pub mod pnr;
 pub mod record;
 pub mod roce;
 pub mod synth;
@@ -101,6 +104,8 @@ pub enum SimError {
     DriveOutput(String),
     #[error("design: {0}")]
     Design(String),
+    #[error("`{tool}` not found: {hint}")]
+    NoTool { tool: String, hint: String },
     #[error("XGMII lane {lane}: {what}")]
     Xgmii { lane: usize, what: String },
     #[error("DMA fault: {0}")]

@@ -12,6 +12,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// How Yosys reads the emitted files: the `yosys` entry of the filelists' header
+/// (`ferroce_hdl::emit::FILELIST_FLAGS`).
+pub fn yosys_read() -> &'static str {
+    ferroce_hdl::emit::FILELIST_FLAGS
+        .iter()
+        .find(|(tool, _)| *tool == "yosys")
+        .map_or("read_verilog -sv", |(_, flags)| flags)
+}
+
 /// The lint waiver file (`hdl/lint/waivers.vlt`): the only place lint is relaxed.
 pub fn lint_waivers() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -131,7 +140,7 @@ pub fn check(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), Str
             return Ok(Ok(()));
         }
         let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-        let script = format!("read_verilog -sv {}; {steps}", list.join(" "));
+        let script = format!("{} {}; {steps}", yosys_read(), list.join(" "));
         let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script])))?;
         if out.status.success() {
             cache.put_text(&entry, "yosys check clean\n")?;
@@ -159,7 +168,8 @@ fn synth_entry(top: &str, files: &[PathBuf], target: Target) -> Result<String> {
         target.command(),
         Key::new("yosys-synth")
             .text(&format!(
-                "read_verilog -sv {}; {} -flatten -top {top}; stat",
+                "{} {}; {} -flatten -top {top}; stat",
+                yosys_read(),
                 names.join(" "),
                 target.command()
             ))
@@ -189,7 +199,8 @@ pub fn synth(
     let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     let script = |stat: &Path| {
         format!(
-            "read_verilog -sv {}; {} -flatten -top {top}; tee -q -o {} stat",
+            "{} {}; {} -flatten -top {top}; tee -q -o {} stat",
+            yosys_read(),
             list.join(" "),
             target.command(),
             stat.display()
@@ -223,16 +234,32 @@ pub fn synth(
 
 /// Cell counts from Yosys' `stat` report.
 fn parse_stat(text: &str) -> Resources {
-    let mut res = Resources::default();
+    Resources {
+        cells: stat_cells(text),
+    }
+}
+
+/// The `<cell> <count>` lines of a Yosys `stat` report (Yosys 0.23 writes the name first,
+/// later versions the count first; both are read).
+pub(crate) fn stat_cells(text: &str) -> BTreeMap<String, u64> {
+    let mut cells = BTreeMap::new();
+    // Cell types are upper case (LUT4, SB_LUT4, FDRE); `wires`, `cells`, `ports` are totals.
+    let is_name = |s: &str| {
+        s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && s.chars().any(|c| c.is_ascii_uppercase())
+    };
     for line in text.lines() {
         let mut it = line.split_whitespace();
-        if let (Some(name), Some(n), None) = (it.next(), it.next(), it.next()) {
-            if let Ok(n) = n.parse::<u64>() {
-                if name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    res.cells.insert(name.to_string(), n);
-                }
+        if let (Some(a), Some(b), None) = (it.next(), it.next(), it.next()) {
+            let pair = match (a.parse::<u64>(), b.parse::<u64>()) {
+                (Err(_), Ok(n)) if is_name(a) => Some((a, n)),
+                (Ok(n), Err(_)) if is_name(b) => Some((b, n)),
+                _ => None,
+            };
+            if let Some((name, n)) = pair {
+                cells.insert(name.to_string(), n);
             }
         }
     }
-    res
+    cells
 }

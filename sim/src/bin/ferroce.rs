@@ -6,6 +6,8 @@
 //! - `perf`: the benchmarks (throughput against the goodput ceiling, latency, simulation
 //!   speed, Yosys resources of every design); `--write` also writes `docs/performance.md`.
 //! - `docs`: the generated pages (opcodes, registers, formats, designs and ports).
+//! - `pnr`: synthesize, place and route designs on ECP5 with the open flow (YoWASP Yosys and
+//!   nextpnr-ecp5), out of context; resources, Fmax per clock and the critical path.
 //! - `cache`: where the result cache is, how big, and `--clear` to empty it.
 //!
 //! It lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` and `perf` run the
@@ -103,6 +105,33 @@ enum Cmd {
         #[arg(long)]
         write: Option<PathBuf>,
     },
+    /// Place and route on ECP5 with Yosys and nextpnr (the YoWASP builds .ci/setup installs),
+    /// out of context in a wrapper that registers every port; print resources, Fmax against
+    /// the configuration's clock (constraints/<config>/clocks.lpf) and the critical path.
+    /// Results are cached by the Verilog's hash.
+    Pnr {
+        /// A design name (`ferroce verilog` lists them), or `all`.
+        #[arg(long)]
+        design: String,
+        /// nextpnr's ECP5 device (`um5g-85k` is the LFE5UM5G-85F).
+        #[arg(long, default_value = "um5g-85k")]
+        device: String,
+        /// Package.
+        #[arg(long, default_value = "CABGA381")]
+        package: String,
+        /// Speed grade (6, 7 or 8).
+        #[arg(long, default_value_t = 8)]
+        speed: u8,
+        /// Target clock in MHz (default: the configuration's LPF, 156.25 at 10g, 250 at 100g).
+        #[arg(long)]
+        freq: Option<f64>,
+        /// nextpnr's placement seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u32,
+        /// Also write the table to this Markdown file.
+        #[arg(long)]
+        write: Option<PathBuf>,
+    },
     /// The result cache (Verilator models, lint verdicts, Yosys results, keyed by the
     /// Verilog's hash): print its path and size, or empty it.
     Cache {
@@ -171,6 +200,23 @@ fn main() -> Result<()> {
             },
             write.as_deref(),
         ),
+        Cmd::Pnr {
+            design,
+            device,
+            package,
+            speed,
+            freq,
+            seed,
+            write,
+        } => pnr(
+            &design,
+            device,
+            package,
+            speed,
+            freq,
+            seed,
+            write.as_deref(),
+        ),
         Cmd::Cache { clear } => {
             let root = ferroce_sim::cache::root();
             let (bytes, entries) = ferroce_sim::cache::usage();
@@ -193,4 +239,92 @@ fn main() -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn pnr(
+    design: &str,
+    device: String,
+    package: String,
+    speed: u8,
+    freq: Option<f64>,
+    seed: u32,
+    write: Option<&std::path::Path>,
+) -> Result<()> {
+    use ferroce_sim::pnr;
+    let names: Vec<&str> = if design == "all" {
+        DESIGNS.iter().map(|d| d.name).collect()
+    } else {
+        let d = ferroce_hdl::designs::find(design).with_context(|| {
+            let known: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
+            format!("no design {design:?}; known: all, {}", known.join(", "))
+        })?;
+        vec![d.name]
+    };
+    if !(6..=8).contains(&speed) {
+        bail!("--speed {speed}: ECP5 speed grades are 6, 7 and 8");
+    }
+    let part = pnr::Part {
+        device,
+        package,
+        speed,
+    };
+    // Designs run side by side (the cache's job limit keeps to the cores); each is printed
+    // when it finishes, and the table at the end keeps the registry's order.
+    let results: Vec<(String, std::result::Result<pnr::PnrReport, String>)> =
+        std::thread::scope(|s| {
+            let handles: Vec<_> = names
+                .iter()
+                .map(|&name| {
+                    let part = &part;
+                    s.spawn(move || {
+                        let r = pnr::design(name, part, freq, seed);
+                        let r = match r {
+                            Ok(r) => r,
+                            Err(e) => Err(format!("{e}")),
+                        };
+                        match &r {
+                            Ok(rep) => eprintln!(
+                                "{name}: {:.1} MHz, {} LUT4, {} FF ({:.0} s)",
+                                rep.fmax().unwrap_or(0.0),
+                                rep.luts(),
+                                rep.ffs(),
+                                rep.seconds
+                            ),
+                            Err(e) => eprintln!("{name}: FAILED\n{e}"),
+                        }
+                        (name.to_string(), r)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| ("?".into(), Err("thread panicked".into())))
+                })
+                .collect()
+        });
+    let cmd = format!(
+        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}",
+        part.device,
+        part.package,
+        freq.map_or(String::new(), |f| format!(" --freq {f}"))
+    );
+    let table = pnr::table(&results);
+    println!("{table}\nReproduce: `{cmd}` (seed {seed}).");
+    if let Some(path) = write {
+        let text = format!(
+            "<!-- Written by `{cmd}`; do not edit. -->\n\n{table}\nReproduce: `{cmd}` (seed {seed}).\n"
+        );
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let failed: Vec<&str> = results
+        .iter()
+        .filter(|(_, r)| r.is_err())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !failed.is_empty() {
+        bail!("place and route failed for {}", failed.join(", "));
+    }
+    Ok(())
 }

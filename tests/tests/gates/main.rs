@@ -4,9 +4,12 @@
 //! - every block (`Scope::Block` in the design registry) synthesizes with Yosys for iCE40 and
 //!   Xilinx; the assemblies of those blocks (datapaths, whole MACs, whole NICs) are synthesized
 //!   by `ferroce perf`, which prints their resources;
+//! - every design is read by Icarus Verilog and Yosys with the flags its filelist names;
+//! - the timing-critical leaf blocks, placed and routed on ECP5 with nextpnr, hold the Fmax
+//!   recorded in `constraints/fmax-ecp5.txt` (`ferroce pnr` places any design on demand);
 //! - the repository stands on its own (`repo`).
 //!
-//! Lint verdicts, checks and synthesis results are cached by the Verilog's hash (`ferroce_sim::cache`),
+//! Lint verdicts, checks, synthesis and P&R results are cached by the Verilog's hash (`ferroce_sim::cache`),
 //! so an unchanged design costs nothing on the next run.
 
 mod repo;
@@ -183,5 +186,130 @@ fn yosys_check_catches_two_drivers() -> Result<()> {
         let r = check("two_drivers", std::slice::from_ref(&f))?;
         assert!(r.is_err(), "yosys check passed a wire with two drivers");
     }
+    Ok(())
+}
+
+/// The flags a filelist's header gives a tool (`// <tool>: <flags>`).
+fn filelist_flags(list: &str, tool: &str) -> Option<String> {
+    let tag = format!("// {tool}: ");
+    list.lines()
+        .find_map(|l| l.strip_prefix(&tag))
+        .map(|f| f.trim().to_string())
+}
+
+/// Every emitted design is read by Icarus Verilog and by Yosys with exactly the flags its
+/// filelist's header names (Verilator, with none, is the lint gate above). Icarus elaborates
+/// the whole hierarchy (`-s <top>`), so a module missing from the filelist fails here too.
+#[test]
+fn every_design_reads_in_icarus_and_yosys_with_its_filelists_flags() -> Result<()> {
+    let designs = emitted()?;
+    let results = par(&designs, |(d, _)| {
+        let dir = verilog_dir().join(d.name);
+        let list_path = dir.join(format!("{}.f", d.name));
+        let list = std::fs::read_to_string(&list_path)
+            .with_context(|| format!("reading {}", list_path.display()))?;
+        let iverilog = filelist_flags(&list, "iverilog")
+            .with_context(|| format!("{}: no `// iverilog:` line", list_path.display()))?;
+        let yosys = filelist_flags(&list, "yosys")
+            .with_context(|| format!("{}: no `// yosys:` line", list_path.display()))?;
+        // The Yosys check gate reads every design with this command.
+        anyhow::ensure!(
+            yosys == ferroce_sim::synth::yosys_read(),
+            "{}: the filelist says `{yosys}`, the Yosys gates use `{}`",
+            d.name,
+            ferroce_sim::synth::yosys_read()
+        );
+        let out = std::process::Command::new("iverilog")
+            .args(iverilog.split_whitespace())
+            .args(["-s", d.name, "-o", "/dev/null", "-c"])
+            .arg(format!("{}.f", d.name))
+            .current_dir(&dir)
+            .output()
+            .context("running iverilog (.ci/setup installs it)")?;
+        Ok((
+            d.name,
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ))
+    })?;
+    let failed: Vec<String> = results
+        .iter()
+        .filter(|(_, ok, _)| !ok)
+        .map(|(n, _, e)| {
+            format!(
+                "{n}:\n{}",
+                e.lines().take(10).collect::<Vec<_>>().join("\n")
+            )
+        })
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "iverilog rejected {} designs:\n{}",
+        failed.len(),
+        failed.join("\n")
+    );
+    assert_eq!(results.len(), DESIGNS.len());
+    Ok(())
+}
+
+/// The recorded Fmax table: `<design> <recorded MHz> <floor MHz>` per line.
+fn fmax_table() -> Result<Vec<(String, f64, f64)>> {
+    let path = ferroce_sim::cache::workspace()
+        .join("constraints")
+        .join("fmax-ecp5.txt");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            anyhow::ensure!(f.len() == 3, "{}: bad line {l:?}", path.display());
+            Ok((f[0].to_string(), f[1].parse()?, f[2].parse()?))
+        })
+        .collect()
+}
+
+/// The timing-critical leaf blocks, placed and routed on the LFE5UM5G-85F (speed 8) out of
+/// context, each hold the Fmax floor recorded in `constraints/fmax-ecp5.txt`: the CRC-32 tap
+/// its clock, the others what they reached when recorded (less placement noise). Cached by
+/// the Verilog's hash, so an unchanged block costs nothing.
+#[test]
+fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
+    let table = fmax_table()?;
+    for must in [
+        "ferroce_crc32_64",
+        "ferroce_icrc_64",
+        "ferroce_mac_tx_64",
+        "ferroce_mac_rx_64",
+    ] {
+        assert!(
+            table.iter().any(|(n, _, _)| n == must),
+            "{must} is not in constraints/fmax-ecp5.txt"
+        );
+    }
+    let part = ferroce_sim::pnr::Part::default();
+    let results = par(&table, |(name, recorded, floor)| {
+        let r = ferroce_sim::pnr::design(name, &part, None, 1)
+            .with_context(|| format!("place and route of {name}"))?
+            .map_err(|e| anyhow::anyhow!("place and route of {name}:\n{e}"))?;
+        Ok((name.clone(), *recorded, *floor, r))
+    })?;
+    let mut low = Vec::new();
+    for (name, recorded, floor, r) in &results {
+        let fmax = r.fmax().context("no clock in the report")?;
+        let path = r.paths.first().map_or(String::new(), |p| {
+            format!("{} -> {} ({} levels)", p.from, p.to, p.levels)
+        });
+        println!(
+            "{name}: {fmax:.1} MHz (recorded {recorded}, floor {floor}), {} LUT4, {} FF; {path}",
+            r.luts(),
+            r.ffs()
+        );
+        if fmax < *floor {
+            low.push(format!("{name}: {fmax:.1} MHz < floor {floor} ({path})"));
+        }
+    }
+    assert!(low.is_empty(), "Fmax fell:\n{}", low.join("\n"));
     Ok(())
 }

