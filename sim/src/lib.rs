@@ -12,6 +12,8 @@
 //!   `synth_ice40` / `synth_xilinx`), cached.
 //! - [`pnr`]: ECP5 place and route with the open flow (YoWASP Yosys and nextpnr), out of
 //!   context in a wrapper that registers the ports; Fmax, critical path and resources, cached.
+//! - [`board`]: a board top (the ECP5-5G evaluation board with the 10G MAC looped back),
+//!   placed and routed with the board's pins, and its bitstream.
 //! - [`model`]: load a model; set and get ports by name at any width, evaluate, trace to VCD.
 //!
 //! Driving it, cocotb-style:
@@ -34,6 +36,7 @@
 //! - [`demo`] and [`perf`]: `ferroce demo` and `ferroce perf`.
 
 pub mod axis;
+pub mod board;
 pub mod build;
 pub mod cache;
 pub mod demo;

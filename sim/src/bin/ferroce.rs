@@ -8,6 +8,8 @@
 //! - `docs`: the generated pages (opcodes, registers, formats, designs and ports).
 //! - `pnr`: synthesize, place and route designs on ECP5 with the open flow (YoWASP Yosys and
 //!   nextpnr-ecp5), out of context; resources, Fmax per clock and the critical path.
+//! - `board`: the ECP5-5G evaluation board's top (the 10G MAC looped back on itself), placed
+//!   and routed with the board's pins, and its bitstream.
 //! - `cache`: where the result cache is, how big, and `--clear` to empty it.
 //!
 //! It lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` and `perf` run the
@@ -132,6 +134,14 @@ enum Cmd {
         #[arg(long)]
         write: Option<PathBuf>,
     },
+    /// Build the ECP5-5G evaluation board's top (constraints/ecp5-5g-evn): the 10G MAC with
+    /// its XGMII looped back, a frame generator and checker, LEDs; placed and routed with the
+    /// board's LPF, then a bitstream by ecppack. Not tried on hardware by the project.
+    Board {
+        /// Where to write the top's Verilog and the bitstream.
+        #[arg(long, default_value = "out/board")]
+        out: PathBuf,
+    },
     /// The result cache (Verilator models, lint verdicts, Yosys results, keyed by the
     /// Verilog's hash): print its path and size, or empty it.
     Cache {
@@ -217,6 +227,7 @@ fn main() -> Result<()> {
             seed,
             write.as_deref(),
         ),
+        Cmd::Board { out } => board(&out),
         Cmd::Cache { clear } => {
             let root = ferroce_sim::cache::root();
             let (bytes, entries) = ferroce_sim::cache::usage();
@@ -325,6 +336,50 @@ fn pnr(
         .collect();
     if !failed.is_empty() {
         bail!("place and route failed for {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+fn board(out: &std::path::Path) -> Result<()> {
+    use ferroce_sim::board;
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    let top = out.join(format!("{}.v", board::TOP));
+    std::fs::write(&top, board::top_verilog(board::CORE_MHZ)?)
+        .with_context(|| format!("writing {}", top.display()))?;
+    let (report, bit) = match board::build()? {
+        Ok(r) => r,
+        Err(e) => bail!("building the board top failed:\n{e}"),
+    };
+    let dst = out.join(format!("{}.bit", board::TOP));
+    std::fs::copy(&bit, &dst).with_context(|| format!("copying {}", bit.display()))?;
+    println!(
+        "{}: {} LUT4, {} CCU2C, {} FF, {} EBR on the LFE5UM5G-85F",
+        board::TOP,
+        report.luts(),
+        report.carries(),
+        report.cells.get("TRELLIS_FF").copied().unwrap_or(0),
+        report.ebrs()
+    );
+    for c in &report.clocks {
+        println!(
+            "  clock {}: {:.1} MHz (target {})",
+            c.clock, c.achieved_mhz, c.constraint_mhz
+        );
+    }
+    if let Some(p) = report.paths.first() {
+        println!(
+            "  critical path: {} -> {} ({} levels)",
+            p.from, p.to, p.levels
+        );
+    }
+    println!(
+        "  {} ({} bytes), top {}",
+        dst.display(),
+        report.bitstream_bytes,
+        top.display()
+    );
+    if !report.meets() {
+        bail!("the board top does not meet its clock constraints");
     }
     Ok(())
 }

@@ -313,3 +313,40 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
     assert!(low.is_empty(), "Fmax fell:\n{}", low.join("\n"));
     Ok(())
 }
+
+/// The ECP5-5G evaluation board's top (the 10G MAC looped back, `ferroce board`) synthesizes,
+/// places and routes with the board's LPF, meets its clocks, and `ecppack` writes a bitstream.
+/// Cached like every P&R result.
+#[test]
+fn board_top_builds_to_a_bitstream() -> Result<()> {
+    let (report, bit) = ferroce_sim::board::build()
+        .context("building the board top")?
+        .map_err(|e| anyhow::anyhow!("board top:\n{e}"))?;
+    for c in &report.clocks {
+        println!(
+            "{}: {:.1} MHz (target {})",
+            c.clock, c.achieved_mhz, c.constraint_mhz
+        );
+    }
+    assert!(
+        report.meets(),
+        "the board top misses a clock: {:?}",
+        report.clocks
+    );
+    assert!(
+        report
+            .clocks
+            .iter()
+            .any(|c| c.constraint_mhz >= ferroce_sim::board::CORE_MHZ),
+        "no clock constrained at the core clock: {:?}",
+        report.clocks
+    );
+    let len = std::fs::metadata(&bit)
+        .with_context(|| format!("{}", bit.display()))?
+        .len();
+    assert!(
+        len > 10_000 && len == report.bitstream_bytes,
+        "bitstream of {len} bytes"
+    );
+    Ok(())
+}
