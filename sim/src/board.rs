@@ -50,12 +50,22 @@ pub fn lpf() -> PathBuf {
         .join("board.lpf")
 }
 
-/// EHXPLLL settings for `fout` from `fin` (MHz): (CLKI_DIV, CLKFB_DIV, CLKOP_DIV, CLKOP_CPHASE,
-/// achieved MHz). Feedback from CLKOP: fout = fin * FB / CLKI, the VCO (fout * OP) within
-/// 400-800 MHz and the phase detector (fin / CLKI) within 3.125-400 MHz; the closest output
-/// wins, then the VCO nearest 600 MHz.
-pub fn pll(fin: f64, fout: f64) -> Option<(u32, u32, u32, u32, f64)> {
-    let mut best: Option<(f64, f64, (u32, u32, u32, u32, f64))> = None;
+/// An EHXPLLL setting (feedback from CLKOP).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pll {
+    pub clki_div: u32,
+    pub clkfb_div: u32,
+    pub clkop_div: u32,
+    pub clkop_cphase: u32,
+    /// The output it makes, MHz.
+    pub mhz: f64,
+}
+
+/// EHXPLLL settings for `fout` from `fin` (MHz). Feedback from CLKOP: fout = fin * FB / CLKI,
+/// the VCO (fout * OP) within 400-800 MHz and the phase detector (fin / CLKI) within
+/// 3.125-400 MHz; the closest output wins, then the VCO nearest 600 MHz.
+pub fn pll(fin: f64, fout: f64) -> Option<Pll> {
+    let mut best: Option<((f64, f64), Pll)> = None;
     for clki in 1..=128u32 {
         let pfd = fin / f64::from(clki);
         if !(3.125..=400.0).contains(&pfd) {
@@ -69,13 +79,22 @@ pub fn pll(fin: f64, fout: f64) -> Option<(u32, u32, u32, u32, f64)> {
                     continue;
                 }
                 let score = ((f - fout).abs(), (vco - 600.0).abs());
-                if best.as_ref().is_none_or(|b| score < (b.0, b.1)) {
-                    best = Some((score.0, score.1, (clki, fb, op, op / 2 - 1, f)));
+                if best.as_ref().is_none_or(|b| score < b.0) {
+                    best = Some((
+                        score,
+                        Pll {
+                            clki_div: clki,
+                            clkfb_div: fb,
+                            clkop_div: op,
+                            clkop_cphase: op / 2 - 1,
+                            mhz: f,
+                        },
+                    ));
                 }
             }
         }
     }
-    best.map(|b| b.2)
+    best.map(|b| b.1)
 }
 
 /// The frame the top sends: IPv4 without a VLAN tag, RC RDMA WRITE ONLY, 64 bytes of payload,
@@ -100,11 +119,12 @@ pub fn frame() -> Result<Vec<u8>> {
 
 /// The top's Verilog for a core clock of `core_mhz`.
 pub fn top_verilog(core_mhz: f64) -> Result<String> {
-    let (clki, fb, op, cphase, f) = pll(CLK_IN_MHZ, core_mhz).ok_or_else(|| {
+    let p = pll(CLK_IN_MHZ, core_mhz).ok_or_else(|| {
         SimError::Design(format!(
             "no EHXPLLL setting makes {core_mhz} MHz from 12 MHz"
         ))
     })?;
+    let (clki, fb, op, cphase, f) = (p.clki_div, p.clkfb_div, p.clkop_div, p.clkop_cphase, p.mhz);
     let bytes = frame()?;
     let beats = bytes.len().div_ceil(8);
     let mut rom = String::new();
@@ -329,14 +349,9 @@ mod tests {
     #[test]
     fn pll_settings_match_ecppll() {
         // What prjtrellis' ecppll chooses for the same requests.
-        assert_eq!(
-            pll(12.0, 156.25).map(|p| (p.0, p.1, p.2, p.3)),
-            Some((1, 13, 4, 1))
-        );
-        assert_eq!(
-            pll(12.0, 60.0).map(|p| (p.0, p.1, p.2, p.3)),
-            Some((1, 5, 10, 4))
-        );
+        let k = |p: Pll| (p.clki_div, p.clkfb_div, p.clkop_div, p.clkop_cphase);
+        assert_eq!(pll(12.0, 156.25).map(k), Some((1, 13, 4, 1)));
+        assert_eq!(pll(12.0, 60.0).map(k), Some((1, 5, 10, 4)));
     }
 
     #[test]
