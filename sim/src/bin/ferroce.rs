@@ -130,6 +130,10 @@ enum Cmd {
         /// nextpnr's placement seed.
         #[arg(long, default_value_t = 1)]
         seed: u32,
+        /// nextpnr's router: `router1` or `router2` (much faster on the whole NICs). Default:
+        /// nextpnr's own.
+        #[arg(long)]
+        router: Option<String>,
         /// Also write the table to this Markdown file.
         #[arg(long)]
         write: Option<PathBuf>,
@@ -217,14 +221,11 @@ fn main() -> Result<()> {
             speed,
             freq,
             seed,
+            router,
             write,
         } => pnr(
             &design,
-            device,
-            package,
-            speed,
-            freq,
-            seed,
+            &pnr_opts(device, package, speed, freq, seed, router),
             write.as_deref(),
         ),
         Cmd::Board { out } => board(&out),
@@ -252,16 +253,38 @@ fn main() -> Result<()> {
     }
 }
 
-fn pnr(
-    design: &str,
+/// `ferroce pnr`'s options.
+struct PnrOpts {
+    part: ferroce_sim::pnr::Part,
+    freq: Option<f64>,
+    seed: u32,
+    router: Option<String>,
+}
+
+fn pnr_opts(
     device: String,
     package: String,
     speed: u8,
     freq: Option<f64>,
     seed: u32,
-    write: Option<&std::path::Path>,
-) -> Result<()> {
+    router: Option<String>,
+) -> PnrOpts {
+    PnrOpts {
+        part: ferroce_sim::pnr::Part {
+            device,
+            package,
+            speed,
+        },
+        freq,
+        seed,
+        router,
+    }
+}
+
+fn pnr(design: &str, opts: &PnrOpts, write: Option<&std::path::Path>) -> Result<()> {
     use ferroce_sim::pnr;
+    let (part, freq, seed, speed) = (&opts.part, opts.freq, opts.seed, opts.part.speed);
+    let router = opts.router.as_deref();
     let names: Vec<&str> = if design == "all" {
         DESIGNS.iter().map(|d| d.name).collect()
     } else {
@@ -274,11 +297,6 @@ fn pnr(
     if !(6..=8).contains(&speed) {
         bail!("--speed {speed}: ECP5 speed grades are 6, 7 and 8");
     }
-    let part = pnr::Part {
-        device,
-        package,
-        speed,
-    };
     // Designs run side by side (the cache's job limit keeps to the cores); each is printed
     // when it finishes, and the table at the end keeps the registry's order.
     let results: Vec<(String, std::result::Result<pnr::PnrReport, String>)> =
@@ -286,9 +304,8 @@ fn pnr(
             let handles: Vec<_> = names
                 .iter()
                 .map(|&name| {
-                    let part = &part;
                     s.spawn(move || {
-                        let r = pnr::design(name, part, freq, seed);
+                        let r = pnr::design(name, part, freq, seed, router);
                         let r = match r {
                             Ok(r) => r,
                             Err(e) => Err(format!("{e}")),
@@ -316,10 +333,11 @@ fn pnr(
                 .collect()
         });
     let cmd = format!(
-        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}",
+        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}{}",
         part.device,
         part.package,
-        freq.map_or(String::new(), |f| format!(" --freq {f}"))
+        freq.map_or(String::new(), |f| format!(" --freq {f}")),
+        router.map_or(String::new(), |r| format!(" --router {r}"))
     );
     let table = pnr::table(&results);
     println!("{table}\nReproduce: `{cmd}` (seed {seed}).");

@@ -290,7 +290,7 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
     }
     let part = ferroce_sim::pnr::Part::default();
     let results = par(&table, |(name, recorded, floor)| {
-        let r = ferroce_sim::pnr::design(name, &part, None, 1)
+        let r = ferroce_sim::pnr::design(name, &part, None, 1, None)
             .with_context(|| format!("place and route of {name}"))?
             .map_err(|e| anyhow::anyhow!("place and route of {name}:\n{e}"))?;
         Ok((name.clone(), *recorded, *floor, r))
