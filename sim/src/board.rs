@@ -325,7 +325,7 @@ fn job<'a>(
         freq: None,
         part,
         seed: 1,
-        router: None,
+        flow: &pnr::Flow::DEFAULT,
     }
 }
 

@@ -50,6 +50,7 @@ pub mod perf;
 pub mod pnr;
 pub mod record;
 pub mod roce;
+pub mod sta;
 pub mod synth;
 pub mod tb;
 pub mod traffic;

@@ -72,9 +72,30 @@ pub struct Job<'a> {
     pub freq: Option<f64>,
     pub part: &'a Part,
     pub seed: u32,
-    /// nextpnr's router (`router1`, `router2`), or its default when `None`. `router2` is
-    /// much faster on large, congested designs such as the whole NIC.
-    pub router: Option<&'a str>,
+    pub flow: &'a Flow,
+}
+
+/// nextpnr's algorithm choices (`None`: nextpnr's default) and what the run also reports.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Flow {
+    /// `router1` or `router2`. `router2` is much faster on large, congested designs such as
+    /// the whole NIC.
+    pub router: Option<String>,
+    /// `heap`, `sa` or `static`. `static` (electrostatic) spreads cells more evenly, which
+    /// the congested whole NIC needs to route.
+    pub placer: Option<String>,
+    /// Report this many worst paths (distinct endpoints), from a timing analysis of the
+    /// routed design's SDF ([`crate::sta`]); nextpnr itself reports one per clock.
+    pub paths: usize,
+}
+
+impl Flow {
+    /// nextpnr's own choices, and no path report beyond its own.
+    pub const DEFAULT: Flow = Flow {
+        router: None,
+        placer: None,
+        paths: 0,
+    };
 }
 
 /// One clock's result.
@@ -109,6 +130,9 @@ pub struct PnrReport {
     pub seconds: f64,
     /// Size of the bitstream `ecppack` wrote (board tops only; 0 out of context).
     pub bitstream_bytes: u64,
+    /// The worst paths to distinct endpoint registers, when [`Flow::paths`] asks for them
+    /// (from the SDF kept in the cache, [`crate::sta`]).
+    pub worst: Vec<CriticalPath>,
 }
 
 impl PnrReport {
@@ -125,6 +149,18 @@ impl PnrReport {
     /// The design's flip-flops, without the wrapper's.
     pub fn ffs(&self) -> u64 {
         self.cell("TRELLIS_FF").saturating_sub(self.wrapper_ffs)
+    }
+    /// The complaint when the slowest clock is under `floor` MHz (or no clock was timed):
+    /// what the test suite's Fmax gate fails on.
+    pub fn under_floor(&self, floor: f64) -> Option<String> {
+        let path = self.paths.first().map_or(String::new(), |p| {
+            format!(" ({} -> {}, {} levels)", p.from, p.to, p.levels)
+        });
+        match self.fmax() {
+            Some(f) if f >= floor => None,
+            Some(f) => Some(format!("{f:.1} MHz < floor {floor}{path}")),
+            None => Some("no clock in the report".into()),
+        }
     }
     /// Block RAMs (DP16KD, 18 kbit).
     pub fn ebrs(&self) -> u64 {
@@ -207,6 +243,7 @@ impl PnrReport {
             paths,
             seconds: v["seconds"].as_f64().unwrap_or(0.0),
             bitstream_bytes: v["bitstream_bytes"].as_u64().unwrap_or(0),
+            worst: Vec::new(),
         })
     }
 }
@@ -373,8 +410,14 @@ fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
     if let Some(f) = job.freq {
         a.extend(["--freq".into(), format!("{f}")]);
     }
-    if let Some(r) = job.router {
-        a.extend(["--router".into(), r.to_string()]);
+    if let Some(r) = &job.flow.router {
+        a.extend(["--router".into(), r.clone()]);
+    }
+    if let Some(p) = &job.flow.placer {
+        a.extend(["--placer".into(), p.clone()]);
+    }
+    if job.flow.paths > 0 {
+        a.extend(["--sdf".into(), "design.sdf".into()]);
     }
     a
 }
@@ -401,6 +444,10 @@ fn entry(job: &Job<'_>) -> Result<String> {
 
 fn bit_entry(entry: &str) -> String {
     format!("{}.bit", entry.trim_end_matches(".json"))
+}
+
+fn sdf_entry(entry: &str) -> String {
+    format!("{}.sdf", entry.trim_end_matches(".json"))
 }
 
 /// Where the cache keeps a board job's bitstream (present once [`pnr`] has made it).
@@ -430,7 +477,7 @@ fn run_in(dir: &Path, cmd: &mut Command, what: &str) -> Result<std::process::Out
 pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
     let cache = Cache::open("pnr")?;
     let e = entry(job)?;
-    cache.once(&e, || {
+    let report = cache.once(&e, || {
         if let Some(r) = cache
             .get_text(&e)
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -444,6 +491,9 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
             if r.bitstream_bytes > 0 {
                 cache.publish(&tmp.join("design.bit"), &bit_entry(&e))?;
             }
+            if job.flow.paths > 0 {
+                cache.publish(&tmp.join("design.sdf"), &sdf_entry(&e))?;
+            }
             let _ = std::fs::remove_dir_all(&tmp);
         }
         let report = result?;
@@ -453,7 +503,17 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
             cache.put_text(&e, &text)?;
         }
         Ok(report)
-    })
+    })?;
+    let Ok(mut r) = report else {
+        return Ok(report);
+    };
+    if job.flow.paths > 0 {
+        let sdf = cache.dir.join(sdf_entry(&e));
+        let text = std::fs::read_to_string(&sdf).map_err(io_err(&sdf))?;
+        r.worst = crate::sta::worst_paths(&text, job.flow.paths)
+            .map_err(|m| SimError::Design(format!("{}: {m}", sdf.display())))?;
+    }
+    Ok(Ok(r))
 }
 
 fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, String>> {
@@ -472,7 +532,19 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
     let wrap = dir.join(format!("{}.v", req.top_module()));
     std::fs::write(&wrap, req.top_text()).map_err(io_err(&wrap))?;
     let lpf = dir.join("constraints.lpf");
-    std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
+    match (req.freq, &req.mode) {
+        // nextpnr's `--freq` yields to an LPF's FREQUENCY: the override goes in the LPF.
+        (Some(f), Mode::OutOfContext { .. }) => {
+            let text = format!(
+                "# ferroce pnr --freq {f}: replaces {}\nFREQUENCY PORT \"clk\" {f} MHZ;\n",
+                req.lpf.display()
+            );
+            std::fs::write(&lpf, text).map_err(io_err(&lpf))?;
+        }
+        _ => {
+            std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
+        }
+    }
     let names = base_names(req.files);
     let complaint = |what: &str, out: &std::process::Output, log: Option<&Path>| {
         let mut msg = format!("{what} failed in {}\n", dir.display());
@@ -556,6 +628,7 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         paths,
         seconds: busy.as_secs_f64(),
         bitstream_bytes,
+        worst: Vec::new(),
     }))
 }
 
@@ -638,7 +711,7 @@ pub fn design(
     part: &Part,
     freq: Option<f64>,
     seed: u32,
-    router: Option<&str>,
+    flow: &Flow,
 ) -> Result<std::result::Result<PnrReport, String>> {
     let d = ferroce_hdl::designs::find(name)
         .ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
@@ -652,7 +725,7 @@ pub fn design(
         freq,
         part,
         seed,
-        router,
+        flow,
     })
 }
 
@@ -672,6 +745,9 @@ pub fn table(rows: &[(String, std::result::Result<PnrReport, String>)]) -> Strin
                     .min_by(|a, b| a.achieved_mhz.total_cmp(&b.achieved_mhz))
                     .map_or((0.0, 0.0), |c| (c.achieved_mhz, c.constraint_mhz));
                 let mark = if fmax >= target { "" } else { " ✗" };
+                // nextpnr reports the constraint as it rounded it (300.0299987792969).
+                let target = format!("{target:.2}");
+                let target = target.trim_end_matches('0').trim_end_matches('.');
                 let path = r.paths.first().map_or(String::from("-"), |p| {
                     format!("`{}` → `{}` ({})", p.from, p.to, p.levels)
                 });
@@ -691,6 +767,37 @@ pub fn table(rows: &[(String, std::result::Result<PnrReport, String>)]) -> Strin
                 let _ = writeln!(s, "| `{name}` | failed: {first} | | | | | | | |");
             }
         }
+    }
+    s
+}
+
+/// A Markdown table of a design's worst paths ([`Flow::paths`]): delay, slack against the
+/// constraint, ends, logic levels and the split between logic and routing.
+pub fn paths_table(r: &PnrReport) -> String {
+    let target = r
+        .clocks
+        .iter()
+        .map(|c| c.constraint_mhz)
+        .fold(f64::INFINITY, f64::min);
+    let period = 1000.0 / target;
+    let mut s = String::from(
+        "| # | from | to | levels | delay ns (logic + routing) | slack ns | MHz |\n\
+         |--:|---|---|--:|--:|--:|--:|\n",
+    );
+    for (i, p) in r.worst.iter().enumerate() {
+        let d = p.logic_ns + p.routing_ns;
+        let _ = writeln!(
+            s,
+            "| {} | `{}` | `{}` | {} | {d:.2} ({:.2} + {:.2}) | {:.2} | {:.1} |",
+            i + 1,
+            p.from,
+            p.to,
+            p.levels,
+            p.logic_ns,
+            p.routing_ns,
+            period - d,
+            1000.0 / d
+        );
     }
     s
 }
@@ -736,6 +843,29 @@ mod tests {
         assert!(w.contains("wrap_o__y <= wrap_w__y;"));
         assert!(w.contains(".a(wrap_i__a)"));
         assert!(!w.contains("wrap_i__clk"));
+    }
+
+    #[test]
+    fn the_fmax_gate_fails_under_its_floor() {
+        let mut r = PnrReport {
+            cells: BTreeMap::new(),
+            wrapper_ffs: 0,
+            clocks: vec![ClockFmax {
+                clock: "clk".into(),
+                achieved_mhz: 150.0,
+                constraint_mhz: 156.25,
+            }],
+            paths: Vec::new(),
+            seconds: 0.0,
+            bitstream_bytes: 0,
+            worst: Vec::new(),
+        };
+        assert!(r.under_floor(156.25).is_some_and(|m| m.contains("150.0")));
+        assert_eq!(r.under_floor(149.0), None);
+        r.clocks[0].achieved_mhz = 156.25;
+        assert_eq!(r.under_floor(156.25), None);
+        r.clocks.clear();
+        assert!(r.under_floor(1.0).is_some());
     }
 
     #[test]

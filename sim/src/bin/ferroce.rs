@@ -18,6 +18,7 @@
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use ferroce_hdl::designs::{emit_design, Config, DESIGNS};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -115,25 +116,8 @@ enum Cmd {
         /// A design name (`ferroce verilog` lists them), or `all`.
         #[arg(long)]
         design: String,
-        /// nextpnr's ECP5 device (`um5g-85k` is the LFE5UM5G-85F).
-        #[arg(long, default_value = "um5g-85k")]
-        device: String,
-        /// Package.
-        #[arg(long, default_value = "CABGA381")]
-        package: String,
-        /// Speed grade (6, 7 or 8).
-        #[arg(long, default_value_t = 8)]
-        speed: u8,
-        /// Target clock in MHz (default: the configuration's LPF, 156.25 at 10g, 250 at 100g).
-        #[arg(long)]
-        freq: Option<f64>,
-        /// nextpnr's placement seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u32,
-        /// nextpnr's router: `router1` or `router2` (much faster on the whole NICs). Default:
-        /// nextpnr's own.
-        #[arg(long)]
-        router: Option<String>,
+        #[command(flatten)]
+        opts: PnrArgs,
         /// Also write the table to this Markdown file.
         #[arg(long)]
         write: Option<PathBuf>,
@@ -216,18 +200,9 @@ fn main() -> Result<()> {
         ),
         Cmd::Pnr {
             design,
-            device,
-            package,
-            speed,
-            freq,
-            seed,
-            router,
+            opts,
             write,
-        } => pnr(
-            &design,
-            &pnr_opts(device, package, speed, freq, seed, router),
-            write.as_deref(),
-        ),
+        } => pnr(&design, &opts, write.as_deref()),
         Cmd::Board { out } => board(&out),
         Cmd::Cache { clear } => {
             let root = ferroce_sim::cache::root();
@@ -253,38 +228,51 @@ fn main() -> Result<()> {
     }
 }
 
-/// `ferroce pnr`'s options.
-struct PnrOpts {
-    part: ferroce_sim::pnr::Part,
-    freq: Option<f64>,
-    seed: u32,
-    router: Option<String>,
-}
-
-fn pnr_opts(
+/// `ferroce pnr`'s part, clock and nextpnr options.
+#[derive(clap::Args)]
+struct PnrArgs {
+    /// nextpnr's ECP5 device (`um5g-85k` is the LFE5UM5G-85F).
+    #[arg(long, default_value = "um5g-85k")]
     device: String,
+    /// Package.
+    #[arg(long, default_value = "CABGA381")]
     package: String,
+    /// Speed grade (6, 7 or 8).
+    #[arg(long, default_value_t = 8)]
     speed: u8,
+    /// Target clock in MHz (default: the configuration's LPF, 156.25 at 10g, 250 at 100g).
+    #[arg(long)]
     freq: Option<f64>,
+    /// nextpnr's placement seed.
+    #[arg(long, default_value_t = 1)]
     seed: u32,
+    /// nextpnr's router: `router1` or `router2` (much faster on the whole NICs). Default:
+    /// nextpnr's own.
+    #[arg(long)]
     router: Option<String>,
-) -> PnrOpts {
-    PnrOpts {
-        part: ferroce_sim::pnr::Part {
-            device,
-            package,
-            speed,
-        },
-        freq,
-        seed,
-        router,
-    }
+    /// nextpnr's placer: `heap`, `sa` or `static` (spreads cells; the whole NICs need it to
+    /// route). Default: nextpnr's own.
+    #[arg(long)]
+    placer: Option<String>,
+    /// Also list this many worst paths (distinct endpoints), from a timing analysis of the
+    /// routed design's delays (SDF); nextpnr reports one per clock.
+    #[arg(long, default_value_t = 0)]
+    paths: usize,
 }
 
-fn pnr(design: &str, opts: &PnrOpts, write: Option<&std::path::Path>) -> Result<()> {
+fn pnr(design: &str, opts: &PnrArgs, write: Option<&std::path::Path>) -> Result<()> {
     use ferroce_sim::pnr;
-    let (part, freq, seed, speed) = (&opts.part, opts.freq, opts.seed, opts.part.speed);
-    let router = opts.router.as_deref();
+    let part = &pnr::Part {
+        device: opts.device.clone(),
+        package: opts.package.clone(),
+        speed: opts.speed,
+    };
+    let (freq, seed, speed) = (opts.freq, opts.seed, opts.speed);
+    let flow = &pnr::Flow {
+        router: opts.router.clone(),
+        placer: opts.placer.clone(),
+        paths: opts.paths,
+    };
     let names: Vec<&str> = if design == "all" {
         DESIGNS.iter().map(|d| d.name).collect()
     } else {
@@ -305,7 +293,7 @@ fn pnr(design: &str, opts: &PnrOpts, write: Option<&std::path::Path>) -> Result<
                 .iter()
                 .map(|&name| {
                     s.spawn(move || {
-                        let r = pnr::design(name, part, freq, seed, router);
+                        let r = pnr::design(name, part, freq, seed, flow);
                         let r = match r {
                             Ok(r) => r,
                             Err(e) => Err(format!("{e}")),
@@ -332,14 +320,29 @@ fn pnr(design: &str, opts: &PnrOpts, write: Option<&std::path::Path>) -> Result<
                 })
                 .collect()
         });
+    let opt = |name: &str, v: &Option<String>| {
+        v.as_ref()
+            .map_or(String::new(), |v| format!(" --{name} {v}"))
+    };
     let cmd = format!(
-        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}{}",
+        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}{}{}{}",
         part.device,
         part.package,
-        freq.map_or(String::new(), |f| format!(" --freq {f}")),
-        router.map_or(String::new(), |r| format!(" --router {r}"))
+        opt("freq", &freq.map(|f| f.to_string())),
+        opt("router", &flow.router),
+        opt("placer", &flow.placer),
+        opt("paths", &(flow.paths > 0).then(|| flow.paths.to_string())),
     );
-    let table = pnr::table(&results);
+    let mut table = pnr::table(&results);
+    for (name, r) in &results {
+        if let Some(r) = r.as_ref().ok().filter(|r| !r.worst.is_empty()) {
+            let _ = write!(
+                table,
+                "\nWorst paths of `{name}` (one per endpoint register, from the routed design's SDF):\n\n{}",
+                pnr::paths_table(r)
+            );
+        }
+    }
     println!("{table}\nReproduce: `{cmd}` (seed {seed}).");
     if let Some(path) = write {
         let text = format!(
