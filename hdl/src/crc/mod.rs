@@ -14,4 +14,4 @@ pub mod xor_matrix;
 
 pub use crc32::Crc32;
 pub use crc_core::CrcCore;
-pub use icrc::Icrc;
+pub use icrc::{Icrc, ICRC_LATENCY};

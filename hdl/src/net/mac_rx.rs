@@ -1,7 +1,8 @@
 //! `MacRx`: the receive side of the MAC at the frame level, store and forward. A frame from
 //! the wire (FCS included, no back-pressure: the wire does not wait) is written into a block
-//! RAM buffer while a `Crc32` tap checks its FCS and an `Icrc` tap checks its ICRC; two cycles
-//! after its last beat both verdicts are in and the frame is either released to `m_axis_*`
+//! RAM buffer while a `Crc32` tap checks its FCS and an `Icrc` tap checks its ICRC;
+//! [`ICRC_LATENCY`] cycles after its last beat both verdicts are in (the FCS's, two cycles after
+//! it, waits for the ICRC's) and the frame is either released to `m_axis_*`
 //! (without its FCS) or dropped and counted by reason. So nothing downstream (the parser, the
 //! responder, host memory) ever sees a byte of a corrupted frame.
 //!
@@ -16,8 +17,9 @@
 //!   `not_roce` (not IPv4/6 +
 //!   UDP 4791, or IPv4 options), `bad_len` (IP length disagrees with the frame, or bad
 //!   `tkeep`), `icrc_err` (ICRC wrong), `overflow` (no room: buffer or frame records full).
-//! - `self_check`: cycles where a tap's verdict did not come exactly two cycles after a last
-//!   beat (a bug counter; the tests assert it stays zero).
+//! - `self_check`: cycles where a tap's verdict did not come exactly when due after a last
+//!   beat (two cycles for the FCS, [`ICRC_LATENCY`] for the ICRC; a bug counter, the tests
+//!   assert it stays zero).
 //! - MAC control (a `MacCtrlRx` tap, see its docs): MAC control frames (EtherType 0x8808) with
 //!   a good FCS are consumed, never forwarded and never counted above; `paused` (one bit per
 //!   priority), `pause_rx`, `pfc_rx`, `paused_cycles`, `ctrl_bad_dst`, `ctrl_bad_opcode`,
@@ -33,7 +35,7 @@
 //!
 //! How: beats go to RAM at the write pointer; a frame that runs out of room is rolled back
 //! (the write pointer returns to its first beat) and counted, so a partial frame never
-//! occupies the buffer. The frame's beat and byte counts travel two cycles alongside the taps'
+//! occupies the buffer. The frame's beat and byte counts travel alongside the taps'
 //! pipelines and become a record (beats, bytes, drop, priority) in a 512-entry record queue
 //! in block RAM (one record per 64 bytes of a 32 KiB buffer: minimum-size frames fill the
 //! buffer, and so raise XOFF, before they run out of records; with a larger buffer, as the
@@ -50,7 +52,7 @@
 //! after a dropped one (one cycle). The wire does not wait: when the reader is slower than the
 //! wire for longer than the buffer lasts, whole frames are dropped and counted.
 
-use crate::crc::{Crc32, Icrc};
+use crate::crc::{Crc32, Icrc, ICRC_LATENCY};
 use crate::host::k;
 use crate::net::mac_ctrl_rx::{line_bits_per_cycle, MacCtrlRx, PRIO_COUNTERS_W};
 use crate::net::vlan_tag::tag_match;
@@ -67,6 +69,13 @@ const RECS: usize = 512;
 const REC_W: usize = 36;
 /// The CRC-32 of a frame followed by its correct FCS (the CRC-32 residue).
 const FCS_RESIDUE: u64 = 0x2144_DF1C;
+/// Cycles the FCS side of a frame's verdict waits for the ICRC tap's: `Crc32` answers two
+/// cycles after the last beat, `Icrc` [`ICRC_LATENCY`].
+const VD: usize = ICRC_LATENCY - 2;
+/// The FCS side of a verdict as it waits: flags (bit 0 valid, 1 overflow, 2 code error, 3 FCS
+/// bad, 4 runt, 5 too long, 6 MAC control, 7 consumed, 8 the FCS tap's keep error, 9-11 the
+/// priority), the frame's beats and bytes.
+const VW: usize = 12;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum MacRxRead {
@@ -131,6 +140,10 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     p2_bytes: DFF<Bits<16>>,
     p2_ovf: DFF<Bit>,
     p2_code: DFF<Bit>,
+    /// The FCS side of the verdict, waiting for the ICRC's.
+    vd: [DFF<Bits<VW>>; VD],
+    vd_beats: [DFF<Bits<16>>; VD],
+    vd_bytes: [DFF<Bits<16>>; VD],
     // Records (beats, bytes, drop, priority) in block RAM; `r_wp_d` is the write pointer one
     // cycle late (a record is read the cycle after its write lands).
     rec_ram: RAM<Bits<REC_W>, 9>,
@@ -170,6 +183,11 @@ pub struct MacRx<const DW: usize, const KW: usize, const SW: usize, const AW: us
     wp_next: Signal<Local, Bits<16>>,
     rp_next: Signal<Local, Bits<16>>,
     fcs_ok: Signal<Local, Bit>,
+    v_now: Signal<Local, Bits<VW>>,
+    v: Signal<Local, Bits<VW>>,
+    v_beats: Signal<Local, Bits<16>>,
+    v_bytes: Signal<Local, Bits<16>>,
+    v_pcp: Signal<Local, Bits<3>>,
     is_runt: Signal<Local, Bit>,
     is_long: Signal<Local, Bit>,
     nr: Signal<Local, Bit>,
@@ -282,6 +300,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             p2_bytes: Default::default(),
             p2_ovf: Default::default(),
             p2_code: Default::default(),
+            vd: Default::default(),
+            vd_beats: Default::default(),
+            vd_bytes: Default::default(),
             rec_ram: RAM::default(),
             r_wp_d: Default::default(),
             occ: (0..8).map(|_| Default::default()).collect(),
@@ -315,6 +336,11 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> MacRx<D
             wp_next: Default::default(),
             rp_next: Default::default(),
             fcs_ok: Default::default(),
+            v_now: Default::default(),
+            v: Default::default(),
+            v_beats: Default::default(),
+            v_bytes: Default::default(),
+            v_pcp: Default::default(),
             is_runt: Default::default(),
             is_long: Default::default(),
             nr: Default::default(),
@@ -392,6 +418,11 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.occ[p].clock.next = self.clk.val();
             self.occ[p].d.next = self.occ[p].q.val();
         }
+        for i in 0..VD {
+            self.vd[i].clock.next = self.clk.val();
+            self.vd_beats[i].clock.next = self.clk.val();
+            self.vd_bytes[i].clock.next = self.clk.val();
+        }
         self.rec_ram.read_clock.next = self.clk.val();
         self.rec_ram.write_clock.next = self.clk.val();
         self.r_wp_d.d.next = self.r_wp.q.val();
@@ -422,7 +453,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.overflow.next = self.n_ovf.q.val();
         self.self_check.next = self.n_check.q.val();
         if (self.fcs.m_crc_tvalid.val() != self.p2_valid.q.val())
-            | (self.icrc_check.m_icrc_tvalid.val() != self.p2_valid.q.val())
+            | (self.icrc_check.m_icrc_tvalid.val() != self.vd[0].q.val().get_bit(0))
         {
             self.n_check.d.next = self.n_check.q.val() + bits::<32>(1);
         }
@@ -535,39 +566,83 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.p2_bytes.d.next = self.p1_bytes.q.val();
         self.p2_ovf.d.next = self.p1_ovf.q.val();
 
-        // Verdict, two cycles after the last beat, with both taps' results.
+        // The FCS side of the verdict, two cycles after the last beat; it waits for the ICRC's.
         self.fcs_ok.next = self.fcs.m_crc_tdata.val() == self.residue.val();
         self.is_runt.next = self.p2_bytes.q.val() < self.min_len.val();
         self.is_long.next = self.p2_bytes.q.val() > self.max_len.val();
-        // A MAC control frame is consumed (MacCtrlRx counts it), not judged as RoCEv2.
-        self.nr.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val())
-            != bits::<8>(0))
-            & !self.pause.ctrl.val();
-        self.bl.next = (((self.icrc_check.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
-            | self.fcs.m_crc_tuser.val())
-            & !self.pause.ctrl.val();
-        self.ic.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0))
-            & !self.pause.ctrl.val();
         self.pause.good.next = self.fcs_ok.val() & !self.is_runt.val() & !self.p2_code.q.val();
         self.consumed.next =
             self.fcs_ok.val() & !self.is_runt.val() & !self.p2_code.q.val() & self.pause.ctrl.val();
-        self.bad.next = !self.fcs_ok.val()
-            | self.p2_code.q.val()
-            | self.is_runt.val()
-            | self.is_long.val()
-            | self.pause.ctrl.val()
+        self.v_now.next = bit_cast::<VW, 3>(self.pause.pcp.val()) << 9;
+        if self.p2_valid.q.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(1);
+        }
+        if self.p2_ovf.q.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(2);
+        }
+        if self.p2_code.q.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(4);
+        }
+        if !self.fcs_ok.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(8);
+        }
+        if self.is_runt.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(16);
+        }
+        if self.is_long.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(32);
+        }
+        if self.pause.ctrl.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(64);
+        }
+        if self.consumed.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(128);
+        }
+        if self.fcs.m_crc_tuser.val() {
+            self.v_now.next = self.v_now.val() | bits::<VW>(256);
+        }
+        // A delay line: in at the top index, out at 0.
+        for i in (VD - 1)..VD {
+            self.vd[i].d.next = self.v_now.val();
+            self.vd_beats[i].d.next = self.p2_beats.q.val();
+            self.vd_bytes[i].d.next = self.p2_bytes.q.val();
+        }
+        for i in 0..(VD - 1) {
+            self.vd[i].d.next = self.vd[i + 1].q.val();
+            self.vd_beats[i].d.next = self.vd_beats[i + 1].q.val();
+            self.vd_bytes[i].d.next = self.vd_bytes[i + 1].q.val();
+        }
+        // The verdict, with the ICRC tap's result.
+        self.v.next = self.vd[0].q.val();
+        self.v_beats.next = self.vd_beats[0].q.val();
+        self.v_bytes.next = self.vd_bytes[0].q.val();
+        self.v_pcp.next = self.v.val().get_bits::<3>(9);
+        // A MAC control frame is consumed (MacCtrlRx counts it), not judged as RoCEv2.
+        self.nr.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_not_roce.val())
+            != bits::<8>(0))
+            & !self.v.val().get_bit(6);
+        self.bl.next = (((self.icrc_check.m_icrc_tuser.val() & self.f_len.val()) != bits::<8>(0))
+            | self.v.val().get_bit(8))
+            & !self.v.val().get_bit(6);
+        self.ic.next = ((self.icrc_check.m_icrc_tuser.val() & self.f_icrc.val()) != bits::<8>(0))
+            & !self.v.val().get_bit(6);
+        self.bad.next = self.v.val().get_bit(3)
+            | self.v.val().get_bit(2)
+            | self.v.val().get_bit(4)
+            | self.v.val().get_bit(5)
+            | self.v.val().get_bit(6)
             | self.nr.val()
             | self.bl.val()
             | self.ic.val();
-        self.rec_w.next = bit_cast::<REC_W, 16>(self.p2_beats.q.val())
-            | (bit_cast::<REC_W, 16>(self.p2_bytes.q.val()) << 16)
-            | (bit_cast::<REC_W, 3>(self.pause.pcp.val()) << 33);
+        self.rec_w.next = bit_cast::<REC_W, 16>(self.v_beats.val())
+            | (bit_cast::<REC_W, 16>(self.v_bytes.val()) << 16)
+            | (bit_cast::<REC_W, 3>(self.v_pcp.val()) << 33);
         self.rec_ram.write_address.next = self.r_wp.q.val().get_bits::<9>(0);
         self.rec_ram.write_data.next = self.rec_w.val();
         self.rec_ram.write_enable.next = false;
-        if self.p2_valid.q.val() {
-            if self.p2_ovf.q.val() {
-                if !self.consumed.val() {
+        if self.v.val().get_bit(0) {
+            if self.v.val().get_bit(1) {
+                if !self.v.val().get_bit(7) {
                     self.n_ovf.d.next = self.n_ovf.q.val() + bits::<32>(1);
                 }
             } else {
@@ -576,13 +651,13 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
                     self.rec_ram.write_data.next = self.rec_w.val() | self.rec_drop.val();
                 }
                 self.r_wp.d.next = self.r_wp.q.val() + bits::<16>(1);
-                if self.p2_code.q.val() {
+                if self.v.val().get_bit(2) {
                     self.n_code.d.next = self.n_code.q.val() + bits::<32>(1);
-                } else if !self.fcs_ok.val() {
+                } else if self.v.val().get_bit(3) {
                     self.n_fcs.d.next = self.n_fcs.q.val() + bits::<32>(1);
-                } else if self.is_runt.val() {
+                } else if self.v.val().get_bit(4) {
                     self.n_runt.d.next = self.n_runt.q.val() + bits::<32>(1);
-                } else if self.is_long.val() {
+                } else if self.v.val().get_bit(5) {
                     self.n_long.d.next = self.n_long.q.val() + bits::<32>(1);
                 } else if self.nr.val() {
                     self.n_not_roce.d.next = self.n_not_roce.q.val() + bits::<32>(1);
@@ -662,11 +737,11 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.o_inc.next = bits::<16>(0);
             self.o_dec.next = bits::<16>(0);
             self.o_dec2.next = bits::<16>(0);
-            if self.p2_valid.q.val()
-                & !self.p2_ovf.q.val()
-                & (self.pause.pcp.val() == self.pc[p].val())
+            if self.v.val().get_bit(0)
+                & !self.v.val().get_bit(1)
+                & (self.v_pcp.val() == self.pc[p].val())
             {
-                self.o_inc.next = self.p2_beats.q.val();
+                self.o_inc.next = self.v_beats.val();
             }
             if self.fin.val() & (self.cur_prio.q.val() == self.pc[p].val()) {
                 self.o_dec.next = self.cur_beats.q.val();
@@ -698,6 +773,9 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
             self.ovf.d.next = false;
             self.p1_valid.d.next = false;
             self.p2_valid.d.next = false;
+            for i in 0..VD {
+                self.vd[i].d.next = bits::<VW>(0);
+            }
             self.r_wp.d.next = bits::<16>(0);
             self.r_wp_d.d.next = bits::<16>(0);
             self.r_rp.d.next = bits::<16>(0);

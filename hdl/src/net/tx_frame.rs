@@ -8,17 +8,24 @@
 //! plus the MAC's `bad_keep`. It counts this block's own bugs, so it stays zero; the tests
 //! assert it. About one beat per clock: the builder's idle cycle between frames, a cycle when
 //! the FCS spills into a new beat, and the ICRC writer waiting for its tap before a frame's
-//! last beat (its tap watches the writer's own input; `MacTx`'s FCS writer has a two-skid
-//! lead instead, docs/ARCHITECTURE.md). The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
+//! last beat. The tap watches the frame `ICRC_LATENCY - 2` registers before the writer (a
+//! delay line that moves when the writer takes a beat), which leaves the writer the same short
+//! wait as when the tap answered in two cycles; `MacTx`'s FCS writer has a two-skid lead that
+//! removes the wait (docs/ARCHITECTURE.md). The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
 //! `pfc_quanta` in; `q_ready` and its counters out; the credit ports `rsv_a`, `rsv_b`, `used`)
 //! are `MacTx`'s.
 
-use crate::crc::Icrc;
+use crate::crc::{Icrc, ICRC_LATENCY};
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_header::META_W;
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::net::{MacTx, TailWriter, TxHeader};
 use crate::prelude::*;
+
+/// Beats between the ICRC tap and its writer: the frame travels this many registers after the
+/// tap has seen it, so the value is due about when the last beat reaches the writer (the two
+/// cycles of lead the writer itself covers, as when the tap answered in two).
+const LAG: usize = ICRC_LATENCY - 2;
 
 #[derive(LogicBlock)]
 pub struct TxFrame<
@@ -63,6 +70,11 @@ pub struct TxFrame<
     pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub xon_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     n_check: DFF<Bits<32>>,
+    /// The delay line between the tap and the writer; it moves when the writer takes a beat.
+    lag_valid: [DFF<Bit>; LAG],
+    lag_data: [DFF<Bits<DW>>; LAG],
+    lag_keep: [DFF<Bits<KW>>; LAG],
+    lag_last: [DFF<Bit>; LAG],
     icrc_ok: Constant<Bits<8>>,
     hdr: TxHeader<DW, KW, IW>,
     icrc: Icrc<DW, KW, SW>,
@@ -115,6 +127,10 @@ impl<
             xoff_sent: Default::default(),
             xon_sent: Default::default(),
             n_check: Default::default(),
+            lag_valid: Default::default(),
+            lag_data: Default::default(),
+            lag_keep: Default::default(),
+            lag_last: Default::default(),
             icrc_ok: Constant::new(crate::util::bits_from_u64(
                 ferroce_spec::icrc::flags::MISMATCH.into(),
             )),
@@ -180,17 +196,49 @@ impl<
         self.s_pay_tready.next = self.hdr.s_pay_tready.val();
         self.bad_len.next = self.hdr.bad_len.val();
         self.bad_opcode.next = self.hdr.bad_opcode.val();
-        // ICRC: the tap watches what the writer takes.
+        // ICRC: the tap watches what enters the delay line, which moves when the writer takes
+        // a beat (its `s_axis_tready` is a register), so the value meets the frame's end.
         self.icrc.s_axis_tdata.next = self.hdr.m_axis_tdata.val();
         self.icrc.s_axis_tkeep.next = self.hdr.m_axis_tkeep.val();
         self.icrc.s_axis_tlast.next = self.hdr.m_axis_tlast.val();
         self.icrc.s_axis_tvalid.next = self.hdr.m_axis_tvalid.val();
         self.icrc.s_axis_tready.next = self.icrc_wr.s_axis_tready.val();
-        self.icrc_wr.s_axis_tdata.next = self.hdr.m_axis_tdata.val();
-        self.icrc_wr.s_axis_tkeep.next = self.hdr.m_axis_tkeep.val();
-        self.icrc_wr.s_axis_tlast.next = self.hdr.m_axis_tlast.val();
-        self.icrc_wr.s_axis_tvalid.next = self.hdr.m_axis_tvalid.val();
         self.hdr.m_axis_tready.next = self.icrc_wr.s_axis_tready.val();
+        for i in 0..LAG {
+            self.lag_valid[i].clock.next = self.clk.val();
+            self.lag_data[i].clock.next = self.clk.val();
+            self.lag_keep[i].clock.next = self.clk.val();
+            self.lag_last[i].clock.next = self.clk.val();
+            self.lag_valid[i].d.next = self.lag_valid[i].q.val();
+            self.lag_data[i].d.next = self.lag_data[i].q.val();
+            self.lag_keep[i].d.next = self.lag_keep[i].q.val();
+            self.lag_last[i].d.next = self.lag_last[i].q.val();
+        }
+        if self.icrc_wr.s_axis_tready.val() {
+            for i in 0..1 {
+                self.lag_valid[i].d.next = self.hdr.m_axis_tvalid.val();
+                self.lag_data[i].d.next = self.hdr.m_axis_tdata.val();
+                self.lag_keep[i].d.next = self.hdr.m_axis_tkeep.val();
+                self.lag_last[i].d.next = self.hdr.m_axis_tlast.val();
+            }
+            for i in 1..LAG {
+                self.lag_valid[i].d.next = self.lag_valid[i - 1].q.val();
+                self.lag_data[i].d.next = self.lag_data[i - 1].q.val();
+                self.lag_keep[i].d.next = self.lag_keep[i - 1].q.val();
+                self.lag_last[i].d.next = self.lag_last[i - 1].q.val();
+            }
+        }
+        if self.rst.val() {
+            for i in 0..LAG {
+                self.lag_valid[i].d.next = false;
+            }
+        }
+        for i in (LAG - 1)..LAG {
+            self.icrc_wr.s_axis_tdata.next = self.lag_data[i].q.val();
+            self.icrc_wr.s_axis_tkeep.next = self.lag_keep[i].q.val();
+            self.icrc_wr.s_axis_tlast.next = self.lag_last[i].q.val();
+            self.icrc_wr.s_axis_tvalid.next = self.lag_valid[i].q.val();
+        }
         self.icrc_wr.s_val_tdata.next = self.icrc.m_icrc_tdata.val();
         self.icrc_wr.s_val_tvalid.next = self.icrc.m_icrc_tvalid.val();
         // MAC: padding and FCS.

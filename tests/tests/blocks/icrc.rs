@@ -2,6 +2,7 @@
 //! and on Linux Soft-RoCE captures; masked and unmasked field flips; every bad input flagged.
 
 use anyhow::{Context, Result};
+use ferroce_hdl::crc::ICRC_LATENCY;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::roce::RoceFrame;
 use ferroce_sim::{AxisSink, AxisSource, BuildOptions, PauseGenerator, Tb};
@@ -316,7 +317,7 @@ fn bad_keep_is_flagged_and_the_next_frame_is_clean() -> Result<()> {
         send(&mut tb, Some(0))?;
         send(&mut tb, Some(beats.len() - 1))?;
         send(&mut tb, None)?;
-        tb.clock_cycles(4)?;
+        tb.clock_cycles(ICRC_LATENCY as u64 + 2)?;
         let got = drain(&mon);
         assert_eq!(got.len(), 3, "{name}: one result per frame");
         assert!(
@@ -358,7 +359,7 @@ fn back_to_back_minimum_frames() -> Result<()> {
         let got = collect(&mut tb, "m_icrc", frames.len(), 100_000)?;
         let beats: usize = frames.iter().map(|f| f.len().div_ceil(lanes)).sum();
         assert!(
-            tb.cycle() - start <= beats as u64 + 3 + 4,
+            tb.cycle() - start <= beats as u64 + ICRC_LATENCY as u64 + 5,
             "{name}: bubbles between frames"
         );
         for (i, (g, f)) in got.into_iter().zip(&frames).enumerate() {
