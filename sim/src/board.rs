@@ -149,8 +149,11 @@ pub fn top_verilog(core_mhz: f64) -> Result<String> {
 // RoCEv2 frame (RC RDMA WRITE ONLY, ICRC included) every {beats} beats plus {GAP} idle cycles;
 // the MAC adds the FCS and sends it on XGMII, which is registered and fed back to the MAC's
 // receive side; a checker compares every delivered frame with the one sent.
-// LEDs (lit low): 0 heartbeat, 1 PLL locked, 2 error, 3-7 delivered-frame count bits 20-24.
-module {TOP} (
+// LEDs (lit low): 0 heartbeat, 1 PLL locked, 2 error, 3-7 delivered-frame count bits
+// LED_SHIFT..LED_SHIFT+4 (20-24 on the board; a simulation shows low bits).
+module {TOP} #(
+    parameter LED_SHIFT = 20
+) (
     input  wire       clk12,
     input  wire       rst_n,
     output wire [7:0] led
@@ -300,7 +303,7 @@ module {TOP} (
     reg [25:0] heartbeat = 26'd0;
     always @(posedge clk) heartbeat <= heartbeat + 26'd1;
 
-    assign led = ~{{delivered[24:21], delivered[20], bad, locked, heartbeat[25]}};
+    assign led = ~{{delivered[LED_SHIFT +: 5], bad, locked, heartbeat[25]}};
 endmodule
 "#,
         len = bytes.len(),
@@ -341,6 +344,49 @@ pub fn build() -> Result<std::result::Result<(PnrReport, PathBuf), String>> {
         Ok(r) => Ok((r, pnr::bitstream(&j)?)),
         Err(e) => Err(e),
     })
+}
+
+/// What a simulation needs beside the MAC's files: the board top, a behavioural EHXPLLL
+/// (its output is its input, locked from the start) and `ferroce_evn_sim`, the top with the
+/// LEDs showing delivered-frame count bits 2-6. Written into `dir`; returns every file and
+/// the simulation's top module.
+pub fn sim_files(dir: &std::path::Path) -> Result<(Vec<PathBuf>, &'static str)> {
+    let mut files = crate::designs::emit_to(DESIGN, &crate::designs::verilog_dir())?;
+    std::fs::create_dir_all(dir).map_err(crate::cache::io_err(dir))?;
+    let stub = "// A behavioural stand-in for the ECP5 PLL: CLKOP is CLKI, locked at once.\n\
+module EHXPLLL #(\n\
+    parameter PLLRST_ENA = \"DISABLED\", parameter INTFB_WAKE = \"DISABLED\",\n\
+    parameter STDBY_ENABLE = \"DISABLED\", parameter DPHASE_SOURCE = \"DISABLED\",\n\
+    parameter OUTDIVIDER_MUXA = \"DIVA\", parameter OUTDIVIDER_MUXB = \"DIVB\",\n\
+    parameter OUTDIVIDER_MUXC = \"DIVC\", parameter OUTDIVIDER_MUXD = \"DIVD\",\n\
+    parameter CLKI_DIV = 1, parameter CLKOP_ENABLE = \"ENABLED\", parameter CLKOP_DIV = 1,\n\
+    parameter CLKOP_CPHASE = 0, parameter CLKOP_FPHASE = 0, parameter FEEDBK_PATH = \"CLKOP\",\n\
+    parameter CLKFB_DIV = 1\n\
+) (\n\
+    input RST, input STDBY, input CLKI, output CLKOP, input CLKFB, output CLKINTFB,\n\
+    input PHASESEL0, input PHASESEL1, input PHASEDIR, input PHASESTEP, input PHASELOADREG,\n\
+    input PLLWAKESYNC, input ENCLKOP, output LOCK\n\
+);\n\
+    assign CLKOP = CLKI;\n\
+    assign CLKINTFB = 1'b0;\n\
+    assign LOCK = 1'b1;\n\
+endmodule\n";
+    let sim = format!(
+        "// The board top in simulation: delivered-frame count bits 2-6 on LEDs 3-7.\n\
+module ferroce_evn_sim (input wire clk12, input wire rst_n, output wire [7:0] led);\n\
+    {TOP} #(.LED_SHIFT(2)) top (.clk12(clk12), .rst_n(rst_n), .led(led));\n\
+endmodule\n"
+    );
+    for (name, text) in [
+        ("EHXPLLL.v", stub.to_string()),
+        ("ferroce_evn_top.v", top_verilog(CORE_MHZ)?),
+        ("ferroce_evn_sim.v", sim),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(crate::cache::io_err(&path))?;
+        files.push(path);
+    }
+    Ok((files, "ferroce_evn_sim"))
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 //! One test binary for all of them, so the suite links rust-hdl once per group and both cores
 //! stay busy; run one block's tests with `cargo test -p ferroce-tests --test blocks <module>`.
 
+mod board;
 mod crc32;
 mod dma_rd;
 mod dma_wr;
