@@ -75,19 +75,28 @@ pub struct Job<'a> {
     pub flow: &'a Flow,
 }
 
-/// nextpnr's algorithm choices (`None`: nextpnr's default) and what the run also reports.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// nextpnr's algorithm choices (`None`: nextpnr's default, but see [`Flow::for_design`]) and
+/// what the run also reports.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
-    /// `router1` or `router2`. `router2` is much faster on large, congested designs such as
-    /// the whole NIC.
+    /// `router1` (nextpnr's default) or `router2`. On the whole NIC `router2` gets within a
+    /// few hundred overused wires and then diverges; `router1` finishes (docs/fpga.md).
     pub router: Option<String>,
-    /// `heap`, `sa` or `static`. `static` (electrostatic) spreads cells more evenly, which
-    /// the congested whole NIC needs to route.
+    /// `heap` (nextpnr's default), `sa` or `static`. `static` (electrostatic) spreads cells
+    /// more evenly, which the whole NIC needs to route: [`STATIC_PLACED`].
     pub placer: Option<String>,
     /// Report this many worst paths (distinct endpoints), from a timing analysis of the
     /// routed design's SDF ([`crate::sta`]); nextpnr itself reports one per clock.
     pub paths: usize,
+    /// Whether those paths are one per endpoint register or one per launching register.
+    pub paths_by: crate::sta::Distinct,
 }
+
+/// The designs placed by nextpnr's electrostatic placer unless a placer is named: the whole
+/// NICs and the 100G MAC, which fill about 60% of the 85F's logic. From the default (HeAP)
+/// placement neither router finishes them (router2 stalls near 10,000 overused wires); from
+/// the electrostatic one the default router does, in 15-20 minutes of one core.
+pub const STATIC_PLACED: &[&str] = &["ferroce_mac_512", "ferroce_nic_64", "ferroce_nic_10g"];
 
 impl Flow {
     /// nextpnr's own choices, and no path report beyond its own.
@@ -95,7 +104,18 @@ impl Flow {
         router: None,
         placer: None,
         paths: 0,
+        paths_by: crate::sta::Distinct::End,
     };
+
+    /// This flow for one design: the electrostatic placer for [`STATIC_PLACED`] designs when
+    /// no placer is named.
+    pub fn for_design(&self, name: &str) -> Flow {
+        let mut f = self.clone();
+        if f.placer.is_none() && STATIC_PLACED.contains(&name) {
+            f.placer = Some("static".into());
+        }
+        f
+    }
 }
 
 /// One clock's result.
@@ -510,7 +530,7 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
     if job.flow.paths > 0 {
         let sdf = cache.dir.join(sdf_entry(&e));
         let text = std::fs::read_to_string(&sdf).map_err(io_err(&sdf))?;
-        r.worst = crate::sta::worst_paths(&text, job.flow.paths)
+        r.worst = crate::sta::worst_paths(&text, job.flow.paths, job.flow.paths_by)
             .map_err(|m| SimError::Design(format!("{}: {m}", sdf.display())))?;
     }
     Ok(Ok(r))
@@ -725,7 +745,7 @@ pub fn design(
         freq,
         part,
         seed,
-        flow,
+        flow: &flow.for_design(name),
     })
 }
 
@@ -866,6 +886,21 @@ mod tests {
         assert_eq!(r.under_floor(156.25), None);
         r.clocks.clear();
         assert!(r.under_floor(1.0).is_some());
+    }
+
+    #[test]
+    fn the_whole_nics_are_placed_statically_unless_told() {
+        let f = Flow::DEFAULT.for_design("ferroce_nic_10g");
+        assert_eq!(f.placer.as_deref(), Some("static"));
+        assert_eq!(Flow::DEFAULT.for_design("ferroce_crc32_64"), Flow::DEFAULT);
+        let sa = Flow {
+            placer: Some("sa".into()),
+            ..Flow::DEFAULT
+        };
+        assert_eq!(sa.for_design("ferroce_nic_64"), sa);
+        for name in STATIC_PLACED {
+            assert!(ferroce_hdl::designs::find(name).is_some(), "{name}");
+        }
     }
 
     #[test]

@@ -166,9 +166,20 @@ fn parse(sdf: &str) -> Result<Graph, String> {
     Ok(g)
 }
 
-/// The `n` worst register-to-register paths of a routed design, one per endpoint register
-/// (the bits of one register count as one), worst first, from nextpnr's SDF.
-pub fn worst_paths(sdf: &str, n: usize) -> Result<Vec<CriticalPath>, String> {
+/// Which registers the worst paths are told apart by (the bits of one register count as one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Distinct {
+    /// One path per endpoint register: its worst.
+    #[default]
+    End,
+    /// One path per launching register: the worst of its endpoints' worst paths (a cone
+    /// that reaches many registers shows once, so the list names more causes).
+    Start,
+}
+
+/// The `n` worst register-to-register paths of a routed design, worst first, one per endpoint
+/// or per launching register ([`Distinct`]), from nextpnr's SDF.
+pub fn worst_paths(sdf: &str, n: usize, distinct: Distinct) -> Result<Vec<CriticalPath>, String> {
     let g = parse(sdf)?;
     let nodes = g.names.len();
     let mut out_arcs: Vec<Vec<u32>> = vec![Vec::new(); nodes];
@@ -216,9 +227,9 @@ pub fn worst_paths(sdf: &str, n: usize) -> Result<Vec<CriticalPath>, String> {
     }
     let mut ends: Vec<(u32, u32)> = worst.into_values().collect();
     ends.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut seen = std::collections::HashSet::new();
     Ok(ends
         .into_iter()
-        .take(n)
         .map(|(total, end)| {
             let (mut logic, mut routing, mut levels) = (0u32, 0u32, 0usize);
             let mut at = end;
@@ -242,6 +253,11 @@ pub fn worst_paths(sdf: &str, n: usize) -> Result<Vec<CriticalPath>, String> {
                 routing_ns: f64::from(routing) / 1000.0,
             }
         })
+        .filter(|p| match distinct {
+            Distinct::End => true,
+            Distinct::Start => seen.insert(p.from.clone()),
+        })
+        .take(n)
         .collect())
 }
 
@@ -260,9 +276,7 @@ mod tests {
     }
 
     /// Two registers through one LUT: launch 300, route 100, LUT 130, route 90, setup 20.
-    #[test]
-    fn a_small_netlist_is_timed() {
-        let sdf = r"(DELAYFILE
+    const SMALL: &str = r"(DELAYFILE
   (CELL
     (CELLTYPE top)
     (INSTANCE )
@@ -310,11 +324,37 @@ mod tests {
   )
 )
 ";
-        let p = worst_paths(sdf, 10).expect("timed");
+
+    #[test]
+    fn a_small_netlist_is_timed() {
+        let p = worst_paths(SMALL, 10, Distinct::End).expect("timed");
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!((p[0].from.as_str(), p[0].to.as_str()), ("a", "b"));
         assert_eq!(p[0].levels, 1);
         assert!((p[0].routing_ns - 0.19).abs() < 1e-9, "{p:?}");
         assert!((p[0].logic_ns - 0.45).abs() < 1e-9, "{p:?}");
+    }
+
+    /// The LUT also feeds a third register, 10 ps further: two endpoints, one launch.
+    #[test]
+    fn paths_are_told_apart_by_end_or_by_start() {
+        let sdf = SMALL.replacen(
+            "        (INTERCONNECT a_TRELLIS_FF_Q/Q b_TRELLIS_FF_Q/M",
+            "        (INTERCONNECT l_LUT4/F c_TRELLIS_FF_Q/DI (90:95:100) (90:95:100))\n        (INTERCONNECT a_TRELLIS_FF_Q/Q b_TRELLIS_FF_Q/M",
+            1,
+        ) .replacen(
+            "  (CELL\n    (CELLTYPE TRELLIS_COMB)",
+            "  (CELL\n    (CELLTYPE TRELLIS_FF)\n    (INSTANCE c_TRELLIS_FF_Q)\n    (DELAY\n      (ABSOLUTE\n        (IOPATH CLK Q (257:283:300) (257:283:300))\n      )\n    )\n    (TIMINGCHECK\n      (SETUPHOLD (posedge DI) (posedge CLK) (0:0:20) (0:0:0))\n    )\n  )\n  (CELL\n    (CELLTYPE TRELLIS_COMB)",
+            1,
+        );
+        let ends = worst_paths(&sdf, 10, Distinct::End).expect("timed");
+        let ends: Vec<(&str, &str)> = ends
+            .iter()
+            .map(|p| (p.from.as_str(), p.to.as_str()))
+            .collect();
+        assert_eq!(ends, [("a", "c"), ("a", "b")]);
+        let starts = worst_paths(&sdf, 10, Distinct::Start).expect("timed");
+        assert_eq!(starts.len(), 1, "{starts:?}");
+        assert_eq!(starts[0].to, "c");
     }
 }

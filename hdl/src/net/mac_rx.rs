@@ -601,7 +601,8 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         if self.fcs.m_crc_tuser.val() {
             self.v_now.next = self.v_now.val() | bits::<VW>(256);
         }
-        // A delay line: in at the top index, out at 0.
+        // A delay line: in at the top index, out at 0. hdl_gen indexes arrays with literals and
+        // loop variables only, so a one-pass loop names the top index `VD - 1`.
         for i in (VD - 1)..VD {
             self.vd[i].d.next = self.v_now.val();
             self.vd_beats[i].d.next = self.p2_beats.q.val();

@@ -215,12 +215,10 @@ impl<
             self.lag_last[i].d.next = self.lag_last[i].q.val();
         }
         if self.icrc_wr.s_axis_tready.val() {
-            for i in 0..1 {
-                self.lag_valid[i].d.next = self.hdr.m_axis_tvalid.val();
-                self.lag_data[i].d.next = self.hdr.m_axis_tdata.val();
-                self.lag_keep[i].d.next = self.hdr.m_axis_tkeep.val();
-                self.lag_last[i].d.next = self.hdr.m_axis_tlast.val();
-            }
+            self.lag_valid[0].d.next = self.hdr.m_axis_tvalid.val();
+            self.lag_data[0].d.next = self.hdr.m_axis_tdata.val();
+            self.lag_keep[0].d.next = self.hdr.m_axis_tkeep.val();
+            self.lag_last[0].d.next = self.hdr.m_axis_tlast.val();
             for i in 1..LAG {
                 self.lag_valid[i].d.next = self.lag_valid[i - 1].q.val();
                 self.lag_data[i].d.next = self.lag_data[i - 1].q.val();
@@ -233,6 +231,8 @@ impl<
                 self.lag_valid[i].d.next = false;
             }
         }
+        // The last stage. hdl_gen indexes arrays with literals and loop variables only, so a
+        // one-pass loop names `LAG - 1`.
         for i in (LAG - 1)..LAG {
             self.icrc_wr.s_axis_tdata.next = self.lag_data[i].q.val();
             self.icrc_wr.s_axis_tkeep.next = self.lag_keep[i].q.val();

@@ -246,18 +246,24 @@ struct PnrArgs {
     /// nextpnr's placement seed.
     #[arg(long, default_value_t = 1)]
     seed: u32,
-    /// nextpnr's router: `router1` or `router2` (much faster on the whole NICs). Default:
-    /// nextpnr's own.
+    /// nextpnr's router: `router1` or `router2` (faster, but it does not finish the whole
+    /// NICs). Default: nextpnr's own, `router1`.
     #[arg(long)]
     router: Option<String>,
-    /// nextpnr's placer: `heap`, `sa` or `static` (spreads cells; the whole NICs need it to
-    /// route). Default: nextpnr's own.
+    /// nextpnr's placer: `heap`, `sa` or `static` (spreads cells). Default: `static` for the
+    /// whole NICs and the 100G MAC (they route only from it), nextpnr's own (`heap`) for the
+    /// rest.
     #[arg(long)]
     placer: Option<String>,
     /// Also list this many worst paths (distinct endpoints), from a timing analysis of the
     /// routed design's delays (SDF); nextpnr reports one per clock.
     #[arg(long, default_value_t = 0)]
     paths: usize,
+    /// Tell those paths apart by their end register (`end`: each register's worst input) or
+    /// by their start register (`start`: one path per launching register, so a cone that
+    /// reaches many registers shows once).
+    #[arg(long, value_enum, default_value_t = ferroce_sim::sta::Distinct::End)]
+    paths_by: ferroce_sim::sta::Distinct,
 }
 
 fn pnr(design: &str, opts: &PnrArgs, write: Option<&std::path::Path>) -> Result<()> {
@@ -272,6 +278,7 @@ fn pnr(design: &str, opts: &PnrArgs, write: Option<&std::path::Path>) -> Result<
         router: opts.router.clone(),
         placer: opts.placer.clone(),
         paths: opts.paths,
+        paths_by: opts.paths_by,
     };
     let names: Vec<&str> = if design == "all" {
         DESIGNS.iter().map(|d| d.name).collect()
@@ -325,20 +332,28 @@ fn pnr(design: &str, opts: &PnrArgs, write: Option<&std::path::Path>) -> Result<
             .map_or(String::new(), |v| format!(" --{name} {v}"))
     };
     let cmd = format!(
-        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}{}{}{}",
+        "cargo run --release --bin ferroce -- pnr --design {design} --device {} --package {} --speed {speed}{}{}{}{}{}",
         part.device,
         part.package,
         opt("freq", &freq.map(|f| f.to_string())),
         opt("router", &flow.router),
         opt("placer", &flow.placer),
         opt("paths", &(flow.paths > 0).then(|| flow.paths.to_string())),
+        opt(
+            "paths-by",
+            &(flow.paths_by == ferroce_sim::sta::Distinct::Start).then(|| "start".to_string())
+        ),
     );
     let mut table = pnr::table(&results);
     for (name, r) in &results {
         if let Some(r) = r.as_ref().ok().filter(|r| !r.worst.is_empty()) {
+            let per = match flow.paths_by {
+                ferroce_sim::sta::Distinct::End => "endpoint",
+                ferroce_sim::sta::Distinct::Start => "launching",
+            };
             let _ = write!(
                 table,
-                "\nWorst paths of `{name}` (one per endpoint register, from the routed design's SDF):\n\n{}",
+                "\nWorst paths of `{name}` (one per {per} register, from the routed design's SDF):\n\n{}",
                 pnr::paths_table(r)
             );
         }
