@@ -85,8 +85,9 @@ pub struct Flow {
     /// `heap` (nextpnr's default), `sa` or `static`. `static` (electrostatic) spreads cells
     /// more evenly, which the whole NIC needs to route: [`STATIC_PLACED`].
     pub placer: Option<String>,
-    /// Report this many worst paths (distinct endpoints), from a timing analysis of the
-    /// routed design's SDF ([`crate::sta`]); nextpnr itself reports one per clock.
+    /// Report this many worst paths (distinct end or start registers, `paths_by`), from a
+    /// timing analysis of the routed design's SDF ([`crate::sta`]); nextpnr itself reports
+    /// one per clock.
     pub paths: usize,
     /// Whether those paths are one per endpoint register or one per launching register.
     pub paths_by: crate::sta::Distinct,

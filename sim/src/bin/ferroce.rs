@@ -255,7 +255,7 @@ struct PnrArgs {
     /// rest.
     #[arg(long)]
     placer: Option<String>,
-    /// Also list this many worst paths (distinct endpoints), from a timing analysis of the
+    /// Also list this many worst paths (distinct registers, `--paths-by`), from a timing analysis of the
     /// routed design's delays (SDF); nextpnr reports one per clock.
     #[arg(long, default_value_t = 0)]
     paths: usize,
