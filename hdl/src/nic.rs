@@ -109,6 +109,7 @@ pub struct Nic<
     pub req_bad_qp: Signal<Out, Bits<32>>,
     pub req_bad_wqe: Signal<Out, Bits<32>>,
     pub req_dma_err: Signal<Out, Bits<32>>,
+    pub req_prot_err: Signal<Out, Bits<32>>,
     pub req_yields: Signal<Out, Bits<32>>,
     pub mac_tx_used: Signal<Out, Bits<USED_W>>,
     pub mac_tx_held: Signal<Out, Bits<32>>,
@@ -153,6 +154,7 @@ pub struct Nic<
     pub resp_seq_err: Signal<Out, Bits<32>>,
     pub resp_bad_req: Signal<Out, Bits<32>>,
     pub resp_bad_rkey: Signal<Out, Bits<32>>,
+    pub resp_bad_pkey: Signal<Out, Bits<32>>,
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
@@ -259,6 +261,7 @@ impl<
             req_bad_qp: Default::default(),
             req_bad_wqe: Default::default(),
             req_dma_err: Default::default(),
+            req_prot_err: Default::default(),
             req_yields: Default::default(),
             mac_tx_used: Default::default(),
             mac_tx_held: Default::default(),
@@ -303,6 +306,7 @@ impl<
             resp_seq_err: Default::default(),
             resp_bad_req: Default::default(),
             resp_bad_rkey: Default::default(),
+            resp_bad_pkey: Default::default(),
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
@@ -407,6 +411,9 @@ impl<
         self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
         self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val();
         self.resp.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
+        self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();
         self.resp.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.resp.s_mrw_data.next = self.bar0.m_mrw_data.val();
         self.cpl.s_cqw_en.next = self.bar0.m_cqw_en.val();
@@ -530,6 +537,7 @@ impl<
         self.req_bad_qp.next = self.req.bad_qp.val();
         self.req_bad_wqe.next = self.req.bad_wqe.val();
         self.req_dma_err.next = self.req.dma_err.val();
+        self.req_prot_err.next = self.req.prot_err.val();
         self.req_yields.next = self.req.yields.val();
         self.mac_tx_used.next = self.tx.used.val();
         self.mac_tx_held.next = self.tx.held.val();
@@ -613,6 +621,7 @@ impl<
         self.resp_seq_err.next = self.resp.seq_err.val();
         self.resp_bad_req.next = self.resp.bad_req.val();
         self.resp_bad_rkey.next = self.resp.bad_rkey.val();
+        self.resp_bad_pkey.next = self.resp.bad_pkey.val();
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();

@@ -46,16 +46,17 @@ pub struct ProtectionDomain {
 /// Access rights of a memory region (`IBV_ACCESS_*` values, `spec::queues::ACCESS_*`).
 pub mod access {
     pub use ferroce_spec::queues::{
-        ACCESS_LOCAL_WRITE as LOCAL_WRITE, ACCESS_REMOTE_READ as REMOTE_READ,
-        ACCESS_REMOTE_WRITE as REMOTE_WRITE,
+        ACCESS_LOCAL_WRITE as LOCAL_WRITE, ACCESS_REMOTE_ATOMIC as REMOTE_ATOMIC,
+        ACCESS_REMOTE_READ as REMOTE_READ, ACCESS_REMOTE_WRITE as REMOTE_WRITE,
     };
 }
 
 /// A registered memory region (`ibv_reg_mr`): a host buffer the NIC may use, named by its keys.
 /// Keys are `index << 8 | tag`: a region registered again at the same index gets a new tag, so
-/// a stale key is refused. The driver checks local keys when work is posted; the NIC checks
-/// remote keys against its MR table (`spec::queues::MR_CTX`), which `reg_mr` and `dereg_mr`
-/// keep equal to the driver's list.
+/// a stale key is refused. The driver checks local keys when work is posted (a clear error
+/// before anything is written); the NIC checks them again, and every remote key, against its
+/// MR table (`spec::queues::MR_CTX`), which `reg_mr` and `dereg_mr` keep equal to the driver's
+/// list, so a WQE written behind the driver's back gets LOC_PROT_ERR and no DMA.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryRegion {
     pub pdn: u32,
@@ -449,7 +450,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 "memory region at {addr:#x} of {len} bytes wraps"
             )));
         }
-        let known = access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ;
+        let known = access::LOCAL_WRITE
+            | access::REMOTE_WRITE
+            | access::REMOTE_READ
+            | access::REMOTE_ATOMIC;
         if access & !known != 0 {
             return Err(DriverError::Invalid(format!("access flags {access:#x}")));
         }

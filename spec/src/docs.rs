@@ -238,6 +238,11 @@ fn formats() -> String {
         queues::WC_STATUS,
     );
     codes(&mut s, "QP states (QP context.state)", queues::QP_STATES);
+    codes(
+        &mut s,
+        "Memory region access rights (MR context.access, bits)",
+        queues::ACCESS_FLAGS,
+    );
     s.push_str("## Records between NIC blocks\n\n");
     layout_table(&mut s, &crate::meta::TX_META);
     layout_table(&mut s, &crate::meta::RX_META);

@@ -139,6 +139,7 @@ pub const MR_CTX: Layout = Layout::host(
 pub const ACCESS_LOCAL_WRITE: u32 = 1;
 pub const ACCESS_REMOTE_WRITE: u32 = 2;
 pub const ACCESS_REMOTE_READ: u32 = 4;
+pub const ACCESS_REMOTE_ATOMIC: u32 = 8;
 
 /// Every host layout, for checks and docs.
 pub const LAYOUTS: &[&Layout] = &[&WQE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
@@ -193,7 +194,7 @@ pub const WC_STATUS: &[Code] = &[
     code(0, "SUCCESS", true),
     code(1, "LOC_LEN_ERR", false),
     code(2, "LOC_QP_OP_ERR", true),
-    code(4, "LOC_PROT_ERR", false),
+    code(4, "LOC_PROT_ERR", true),
     code(5, "WR_FLUSH_ERR", true),
     code(9, "REM_INV_REQ_ERR", true),
     code(10, "REM_ACCESS_ERR", true),
@@ -202,8 +203,16 @@ pub const WC_STATUS: &[Code] = &[
     code(13, "RNR_RETRY_EXC_ERR", false),
     code(21, "GENERAL_ERR", true),
 ];
+/// Memory region access rights by name (`implemented`: the NIC enforces the right today).
+pub const ACCESS_FLAGS: &[Code] = &[
+    code(ACCESS_LOCAL_WRITE, "LOCAL_WRITE", false),
+    code(ACCESS_REMOTE_WRITE, "REMOTE_WRITE", true),
+    code(ACCESS_REMOTE_READ, "REMOTE_READ", false),
+    code(ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC", false),
+];
 pub const WC_SUCCESS: u32 = 0;
 pub const WC_LOC_QP_OP_ERR: u32 = 2;
+pub const WC_LOC_PROT_ERR: u32 = 4;
 pub const WC_WR_FLUSH_ERR: u32 = 5;
 pub const WC_REM_INV_REQ_ERR: u32 = 9;
 pub const WC_REM_ACCESS_ERR: u32 = 10;

@@ -102,6 +102,27 @@ def test_qp_by_hand_and_a_remote_access_error():
     assert (wc.wr_id, wc.status) == (8, verbs.WC_REM_ACCESS_ERR)
     assert b.counter("resp_bad_rkey") == 1
     assert b.read(daddr, 1000) == bytes(1000)
+    # Access rights by name: a region without REMOTE_WRITE refuses the peer's WRITE.
+    assert (verbs.ACCESS_LOCAL_WRITE, verbs.ACCESS_REMOTE_WRITE, verbs.ACCESS_REMOTE_READ,
+            verbs.ACCESS_REMOTE_ATOMIC) == (1, 2, 4, 8)
+    # (A fatal NAK ends QP qa's work: its later requests flush. A fresh pair goes on.)
+    qa, _ = world.connect(pmtu=1024)
+    ro = b.reg_mr(daddr, 1000, access=verbs.ACCESS_LOCAL_WRITE | verbs.ACCESS_REMOTE_READ)
+    a.post_write(qa, [(10, saddr, 1000, smr.lkey, daddr, ro.rkey)])
+    [wc] = a.wait_cq(1)
+    assert (wc.wr_id, wc.status) == (10, verbs.WC_REM_ACCESS_ERR)
+    assert b.counter("resp_bad_rkey") == 2
+    assert b.read(daddr, 1000) == bytes(1000)
+    qa, _ = world.connect(pmtu=1024)
+    rw = b.reg_mr(daddr, 1000, access=verbs.ACCESS_REMOTE_WRITE)
+    a.post_write(qa, [(11, saddr, 1000, smr.lkey, daddr, rw.rkey)])
+    [wc] = a.wait_cq(1)
+    assert (wc.wr_id, wc.status) == (11, verbs.WC_SUCCESS)
+    assert b.read(daddr, 1000) == data
+    with pytest.raises(ValueError):
+        b.reg_mr(daddr, 1000, access=0x100)  # not an access right
+    with pytest.raises(ValueError):
+        b.reg_mr(daddr, 1000, access=verbs.ACCESS_REMOTE_WRITE, remote_write=True)
     # The driver refuses a local key it does not know, before anything reaches the NIC.
     with pytest.raises(ValueError):
         a.post_write(qa, [(9, saddr, 10, smr.lkey ^ 0x100, daddr, dmr.rkey)])

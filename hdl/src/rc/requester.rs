@@ -10,6 +10,7 @@
 //! - `s_db_{qpn,pi,tvalid,tready}`: doorbells from BAR0 (QP number, SQ producer index).
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
+//! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
 //! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
 //!   (in command order, `tuser` on a last beat = the read failed).
@@ -21,12 +22,15 @@
 //!   with a path MTU that is not 256..4096), `bad_wqe` (WQE opcode not RDMA WRITE, or length
 //!   over 2^31: refused, `SENT` with status LOC_QP_OP_ERR, no packet), `dma_err` (a WQE fetch
 //!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
-//!   to the wire by then and is counted).
+//!   to the wire by then and is counted), `prot_err` (the WQE's local buffer is not inside a
+//!   region its lkey names in the QP's PD: refused, `SENT` with LOC_PROT_ERR, no packet and no
+//!   payload read).
 //!
 //! ```text
 //!  s_db --> pi RAM, ready FIFO (a QP is queued at most once: bitmap)
 //!  ready FIFO --> [Idle: pop] -> [Look: context + pi] -> [Check: RTS? work?] -> WQE fetch
-//!    -> [Fetch: 64 bytes from s_rd] -> [Seg: one packet per cycle: record -> meta FIFO,
+//!    -> [Fetch: 64 bytes from s_rd] -> [Prot: lkey, PD and range through KeyCheck]
+//!    -> [Seg: one packet per cycle: record -> meta FIFO,
 //!       payload read -> m_rd] -> [Done: SENT record, write back sq_psn/sq_ci, requeue]
 //!  s_rd --> payload (while payload reads are outstanding) -> Skid -> m_pay
 //!       \-> WQE capture (otherwise)
@@ -42,6 +46,12 @@
 //! full packet when it is visited and others wait is passed over without a fetch. So one
 //! paused priority never stops the QPs of the others.
 //!
+//! Protection: the NIC, not only the driver, checks every WQE's local buffer (`KeyCheck`:
+//! the lkey names a registered region of the QP's PD and the range is inside it) before it
+//! reads a byte of it, also when a QP resumes a WQE after yielding. A WQE written into the ring
+//! behind the driver's back with a forged key completes with LOC_PROT_ERR and causes no DMA
+//! beyond its own fetch.
+//!
 //! Data from the DMA engine comes in command order, and a WQE fetch is issued only after the
 //! previous WQE's payload reads, so the router needs no tags: the bytes are payload while
 //! payload reads are outstanding, WQE bytes otherwise.
@@ -55,6 +65,7 @@
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
+use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Skid};
 use ferroce_spec::headers::{ICRC_LEN, RETH, VLAN_TAG_LEN};
 use ferroce_spec::layout::Layout;
@@ -65,7 +76,8 @@ use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
 use ferroce_spec::queues::{
-    QP_CTX, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN, WR_RDMA_WRITE,
+    QP_CTX, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN,
+    WR_RDMA_WRITE,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -83,6 +95,7 @@ pub enum ReqState {
     Look,
     Check,
     Fetch,
+    Prot,
     Seg,
     Park,
     Done,
@@ -104,6 +117,9 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_qpw_en: Signal<In, Bit>,
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<CTX_W>>,
+    pub s_mrw_en: Signal<In, Bit>,
+    pub s_mrw_index: Signal<In, Bits<QA>>,
+    pub s_mrw_data: Signal<In, Bits<{ crate::rc::key_check::MR_W }>>,
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ipv4: Signal<In, Bits<32>>,
     pub m_rd_addr: Signal<Out, Bits<64>>,
@@ -131,6 +147,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub bad_qp: Signal<Out, Bits<32>>,
     pub bad_wqe: Signal<Out, Bits<32>>,
     pub dma_err: Signal<Out, Bits<32>>,
+    pub prot_err: Signal<Out, Bits<32>>,
     pub tx_used: Signal<In, Bits<USED_W>>,
     pub tx_cap: Signal<In, Bits<16>>,
     pub m_rsv: Signal<Out, Bits<RSV_W>>,
@@ -170,6 +187,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     n_bad_qp: DFF<Bits<32>>,
     n_bad_wqe: DFF<Bits<32>>,
     n_dma_err: DFF<Bits<32>>,
+    n_prot_err: DFF<Bits<32>>,
+    keys: KeyCheck,
     n_yield: DFF<Bits<32>>,
     rsv: DFF<Bits<RSV_W>>,
     // Locals.
@@ -192,6 +211,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     c_vgrp: Signal<Local, Bits<16>>,
     c_base: Signal<Local, Bits<64>>,
     c_cqn: Signal<Local, Bits<16>>,
+    c_pdn: Signal<Local, Bits<16>>,
     ring_mask: Signal<Local, Bits<32>>,
     slot: Signal<Local, Bits<32>>,
     wqe_addr: Signal<Local, Bits<64>>,
@@ -202,6 +222,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     w_len: Signal<Local, Bits<32>>,
     w_wrid: Signal<Local, Bits<64>>,
     w_laddr: Signal<Local, Bits<64>>,
+    w_lkey: Signal<Local, Bits<32>>,
     w_rkey: Signal<Local, Bits<32>>,
     w_raddr: Signal<Local, Bits<64>>,
     last: Signal<Local, Bit>,
@@ -249,6 +270,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     st_ok: Constant<Bits<8>>,
     st_bad_wqe: Constant<Bits<8>>,
     st_dma: Constant<Bits<8>>,
+    st_prot: Constant<Bits<8>>,
     ttl: Constant<Bits<8>>,
     pkey: Constant<Bits<16>>,
     port_base: Constant<Bits<16>>,
@@ -268,6 +290,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     x_log: Constant<Bits<9>>,
     x_rqpn: Constant<Bits<9>>,
     x_cqn: Constant<Bits<9>>,
+    x_pdn: Constant<Bits<9>>,
     x_psn: Constant<Bits<9>>,
     x_ci: Constant<Bits<9>>,
     x_mac: Constant<Bits<9>>,
@@ -279,6 +302,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     w_x_len: Constant<Bits<9>>,
     w_x_wrid: Constant<Bits<9>>,
     w_x_laddr: Constant<Bits<9>>,
+    w_x_lkey: Constant<Bits<9>>,
     w_x_rkey: Constant<Bits<9>>,
     w_x_raddr: Constant<Bits<9>>,
     m_dst_mac: Constant<Bits<9>>,
@@ -353,6 +377,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_qpw_en: Default::default(),
             s_qpw_index: Default::default(),
             s_qpw_data: Default::default(),
+            s_mrw_en: Default::default(),
+            s_mrw_index: Default::default(),
+            s_mrw_data: Default::default(),
             local_mac: Default::default(),
             local_ipv4: Default::default(),
             m_rd_addr: Default::default(),
@@ -380,6 +407,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             bad_qp: Default::default(),
             bad_wqe: Default::default(),
             dma_err: Default::default(),
+            prot_err: Default::default(),
             tx_used: Default::default(),
             tx_cap: Default::default(),
             m_rsv: Default::default(),
@@ -416,6 +444,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             n_bad_qp: Default::default(),
             n_bad_wqe: Default::default(),
             n_dma_err: Default::default(),
+            n_prot_err: Default::default(),
+            keys: KeyCheck::new(),
             n_yield: Default::default(),
             rsv: Default::default(),
             db_take: Default::default(),
@@ -437,6 +467,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             c_vgrp: Default::default(),
             c_base: Default::default(),
             c_cqn: Default::default(),
+            c_pdn: Default::default(),
             ring_mask: Default::default(),
             slot: Default::default(),
             wqe_addr: Default::default(),
@@ -447,6 +478,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             w_len: Default::default(),
             w_wrid: Default::default(),
             w_laddr: Default::default(),
+            w_lkey: Default::default(),
             w_rkey: Default::default(),
             w_raddr: Default::default(),
             last: Default::default(),
@@ -493,6 +525,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             st_ok: k(0),
             st_bad_wqe: k(WC_LOC_QP_OP_ERR.into()),
             st_dma: k(WC_GENERAL_ERR.into()),
+            st_prot: k(WC_LOC_PROT_ERR.into()),
             ttl: k(TX_TTL.into()),
             pkey: k(TX_PKEY.into()),
             port_base: k(0xC000),
@@ -512,6 +545,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             x_log: at(&QP_CTX, "sq_log_size"),
             x_rqpn: at(&QP_CTX, "remote_qpn"),
             x_cqn: at(&QP_CTX, "sq_cqn"),
+            x_pdn: at(&QP_CTX, "pdn"),
             x_psn: at(&QP_CTX, "sq_psn"),
             x_ci: at(&QP_CTX, "sq_ci"),
             x_mac: at(&QP_CTX, "remote_mac"),
@@ -523,6 +557,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             w_x_len: at(&WQE, "length"),
             w_x_wrid: at(&WQE, "wr_id"),
             w_x_laddr: at(&WQE, "local_addr"),
+            w_x_lkey: at(&WQE, "lkey"),
             w_x_rkey: at(&WQE, "rkey"),
             w_x_raddr: at(&WQE, "remote_addr"),
             m_dst_mac: at(&TX_META, "dst_mac"),
@@ -564,7 +599,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         dff_setup!(
             self, clk, queued, state, qpn, dirty, ctx, pi, ci, psn, wqe, wpos, wqe_have, wqe_fail,
             rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
-            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_yield, rsv
+            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
         self.ctx_ram.write_clock.next = self.clk.val();
@@ -576,6 +611,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.meta_q.rst.next = self.rst.val();
         self.pay.clk.next = self.clk.val();
         self.pay.rst.next = self.rst.val();
+        self.keys.clk.next = self.clk.val();
+        self.keys.rst.next = self.rst.val();
+        self.keys.s_mrw_en.next = self.s_mrw_en.val();
+        self.keys.s_mrw_index.next = self.s_mrw_index.val();
+        self.keys.s_mrw_data.next = self.s_mrw_data.val();
 
         // Outputs.
         self.m_rd_addr.next = self.rd_addr.q.val();
@@ -595,6 +635,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.bad_qp.next = self.n_bad_qp.q.val();
         self.bad_wqe.next = self.n_bad_wqe.q.val();
         self.dma_err.next = self.n_dma_err.q.val();
+        self.prot_err.next = self.n_prot_err.q.val();
         self.yields.next = self.n_yield.q.val();
         self.m_rsv.next = self.rsv.q.val();
         self.rsv.d.next = bits::<RSV_W>(0);
@@ -611,6 +652,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.c_log.next = self.ctx.q.val().get_bits::<5>(self.x_log.val().index());
         self.c_rqpn.next = self.ctx.q.val().get_bits::<24>(self.x_rqpn.val().index());
         self.c_cqn.next = self.ctx.q.val().get_bits::<16>(self.x_cqn.val().index());
+        self.c_pdn.next = self.ctx.q.val().get_bits::<16>(self.x_pdn.val().index());
         self.c_mac.next = self.ctx.q.val().get_bits::<48>(self.x_mac.val().index());
         self.c_ip.next = self.ctx.q.val().get_bits::<32>(self.x_ip.val().index());
         // The 802.1Q group (vlan, pcp, vid) as one value: the same layout in both records.
@@ -647,7 +689,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .q
             .val()
             .get_bits::<64>(self.w_x_laddr.val().index());
+        self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_lkey.val().index());
         self.w_rkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_rkey.val().index());
+        // The key check's request: the WQE's whole local buffer, read access (no right needed).
+        self.keys.s_valid.next = false;
+        self.keys.s_key.next = self.w_lkey.val();
+        self.keys.s_pdn.next = self.c_pdn.val();
+        self.keys.s_addr.next = self.w_laddr.val();
+        self.keys.s_len.next = self.w_len.val();
+        self.keys.s_need.next = bits::<8>(0);
         self.w_raddr.next = self
             .wqe
             .q
@@ -890,7 +940,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.first.d.next = self.c_pkts.val() == bits::<24>(0);
                     self.first_psn.d.next = self.psn.q.val() - self.c_pkts.val();
                     self.status.d.next = self.st_ok.val();
-                    self.state.d.next = ReqState::Seg;
+                    self.state.d.next = ReqState::Prot;
                     if self.wqe_fail.q.val() {
                         self.status.d.next = self.st_dma.val();
                         self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
@@ -901,6 +951,18 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Done;
+                    } else {
+                        self.keys.s_valid.next = true;
+                    }
+                }
+            }
+            ReqState::Prot => {
+                if self.keys.m_valid.val() {
+                    self.state.d.next = ReqState::Seg;
+                    if !self.keys.m_ok.val() {
+                        self.status.d.next = self.st_prot.val();
+                        self.n_prot_err.d.next = self.n_prot_err.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
                     }
                 }
@@ -990,6 +1052,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.n_bad_qp.d.next = bits::<32>(0);
             self.n_bad_wqe.d.next = bits::<32>(0);
             self.n_dma_err.d.next = bits::<32>(0);
+            self.n_prot_err.d.next = bits::<32>(0);
             self.n_yield.d.next = bits::<32>(0);
             self.rsv.d.next = bits::<RSV_W>(0);
         }

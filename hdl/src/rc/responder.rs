@@ -24,7 +24,9 @@
 //!   priorities pass it.
 //! - counters of packets dropped, by the first reason that applies: `bad_qp` (QP number over
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
-//!   dropped silently, IBA 9.6.1), `unsupported` (an opcode this transport does not implement),
+//!   dropped silently, IBA 9.6.1), `bad_pkey` (the BTH P_Key does not match the port's one
+//!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
+//!   9.6.1.1), `unsupported` (an opcode this transport does not implement),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
@@ -142,6 +144,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub seq_err: Signal<Out, Bits<32>>,
     pub bad_req: Signal<Out, Bits<32>>,
     pub bad_rkey: Signal<Out, Bits<32>>,
+    pub bad_pkey: Signal<Out, Bits<32>>,
     pub tx_used: Signal<In, Bits<USED_W>>,
     pub tx_cap: Signal<In, Bits<16>>,
     pub m_rsv: Signal<Out, Bits<RSV_W>>,
@@ -180,6 +183,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     n_seq_err: DFF<Bits<32>>,
     n_bad_req: DFF<Bits<32>>,
     n_bad_rkey: DFF<Bits<32>>,
+    n_bad_pkey: DFF<Bits<32>>,
+    pkey_ok: DFF<Bit>,
     // Locals: the record.
     f_op: Signal<Local, Bits<8>>,
     f_psn: Signal<Local, Bits<24>>,
@@ -261,6 +266,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     x_len: Constant<Bits<9>>,
     x_ackreq: Constant<Bits<9>>,
     x_srcip: Constant<Bits<9>>,
+    x_pkey: Constant<Bits<9>>,
     x_va: Constant<Bits<9>>,
     x_rkey: Constant<Bits<9>>,
     x_rkey_idx: Constant<Bits<9>>,
@@ -375,6 +381,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             seq_err: Default::default(),
             bad_req: Default::default(),
             bad_rkey: Default::default(),
+            bad_pkey: Default::default(),
             tx_used: Default::default(),
             tx_cap: Default::default(),
             m_rsv: Default::default(),
@@ -412,6 +419,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             n_seq_err: Default::default(),
             n_bad_req: Default::default(),
             n_bad_rkey: Default::default(),
+            n_bad_pkey: Default::default(),
+            pkey_ok: Default::default(),
             f_op: Default::default(),
             f_psn: Default::default(),
             f_qpn: Default::default(),
@@ -488,6 +497,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             x_len: at(&RX_META, "pay_len"),
             x_ackreq: at(&RX_META, "ack_req"),
             x_srcip: at(&RX_META, "src_ip"),
+            x_pkey: at(&RX_META, "pkey"),
             x_va: at_plus(&RX_META, "ext", 64),
             x_rkey: at_plus(&RX_META, "ext", 32),
             x_rkey_idx: at_plus(&RX_META, "ext", 40),
@@ -588,7 +598,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             n_dup,
             n_seq_err,
             n_bad_req,
-            n_bad_rkey
+            n_bad_rkey,
+            n_bad_pkey,
+            pkey_ok
         );
         self.rctx_ram.read_clock.next = self.clk.val();
         self.rctx_ram.write_clock.next = self.clk.val();
@@ -626,6 +638,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.seq_err.next = self.n_seq_err.q.val();
         self.bad_req.next = self.n_bad_req.q.val();
         self.bad_rkey.next = self.n_bad_rkey.q.val();
+        self.bad_pkey.next = self.n_bad_pkey.q.val();
         // Payload: through a `Skid` to the DMA write engine in Pay, dropped in Drain.
         self.wd.s_axis_tdata.next = self.s_pay_tdata.val();
         self.wd.s_axis_tkeep.next = self.s_pay_tkeep.val();
@@ -949,6 +962,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::Idle => {
                 if self.s_meta_tvalid.val() {
                     self.m.d.next = self.s_meta_tdata.val();
+                    // The port's one P_Key is the default full member 0xFFFF: it matches a
+                    // packet key of base 0x7FFF, full or limited (IBA 10.9.3).
+                    self.pkey_ok.d.next = self
+                        .s_meta_tdata
+                        .val()
+                        .get_bits::<15>(self.x_pkey.val().index())
+                        == bits::<15>(0x7FFF);
                     self.dirty.d.next = self.s_qpw_en.val()
                         & (self.s_qpw_index.val()
                             == self
@@ -972,6 +992,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.state.d.next = RespState::Drain;
                     if !self.qp_ok.val() {
                         self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
+                    } else if !self.pkey_ok.q.val() {
+                        self.n_bad_pkey.d.next = self.n_bad_pkey.q.val() + bits::<32>(1);
                     } else if self.f_op.val() == self.op_ack.val() {
                         self.do_rack.d.next = true;
                     } else if !(self.starts.val() | self.is_middle.val() | self.is_last.val()) {
@@ -1066,6 +1088,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_seq_err.d.next = bits::<32>(0);
             self.n_bad_req.d.next = bits::<32>(0);
             self.n_bad_rkey.d.next = bits::<32>(0);
+            self.n_bad_pkey.d.next = bits::<32>(0);
         }
     }
 }

@@ -317,5 +317,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<verbs::Mr>()?;
     m.add_class::<verbs::Wc>()?;
     m.add_function(wrap_pyfunction!(verbs::wc_status, m)?)?;
+    m.add_function(wrap_pyfunction!(verbs::access_flags, m)?)?;
     Ok(())
 }

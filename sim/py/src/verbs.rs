@@ -267,16 +267,28 @@ impl Host {
         Ok(PyBytes::new(py, &out))
     }
 
-    /// Register `[addr, addr + length)` in this host's protection domain (`ibv_reg_mr`);
-    /// `remote_write` lets the peer WRITE into it.
-    #[pyo3(signature = (addr, length, remote_write = true))]
-    fn reg_mr(&self, py: Python<'_>, addr: u64, length: u64, remote_write: bool) -> PyResult<Mr> {
-        let acc = access::LOCAL_WRITE
-            | if remote_write {
-                access::REMOTE_WRITE
-            } else {
-                0
-            };
+    /// Register `[addr, addr + length)` in this host's protection domain (`ibv_reg_mr`) with
+    /// `access` rights (`verbs.ACCESS_*` bits; default LOCAL_WRITE | REMOTE_WRITE). The older
+    /// keyword `remote_write=False` still means LOCAL_WRITE alone; giving both is an error.
+    #[pyo3(signature = (addr, length, access = None, *, remote_write = None))]
+    fn reg_mr(
+        &self,
+        py: Python<'_>,
+        addr: u64,
+        length: u64,
+        access: Option<u32>,
+        remote_write: Option<bool>,
+    ) -> PyResult<Mr> {
+        let acc = match (access, remote_write) {
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "reg_mr: give access or remote_write, not both",
+                ))
+            }
+            (Some(a), None) => a,
+            (None, Some(false)) => access::LOCAL_WRITE,
+            (None, _) => access::LOCAL_WRITE | access::REMOTE_WRITE,
+        };
         self.with(py, |h| {
             let mr = h.dev.reg_mr(&h.pd, addr, length, acc).map_err(drv)?;
             Ok(Mr { mr })
@@ -490,6 +502,15 @@ fn wc(c: ferroce_driver::WorkCompletion) -> Wc {
         byte_len: c.byte_len,
         qp_num: c.qpn,
     }
+}
+
+/// `(value, name)` of every memory region access right.
+#[pyfunction]
+pub fn access_flags() -> Vec<(u32, &'static str)> {
+    ferroce_spec::queues::ACCESS_FLAGS
+        .iter()
+        .map(|s| (s.value, s.name))
+        .collect()
 }
 
 /// `(code, name)` of every work completion status.

@@ -12,6 +12,7 @@ mod dma_rd;
 mod dma_wr;
 mod host_bar0;
 mod icrc;
+mod key_check;
 mod mac;
 mod mac_ctrl_rx;
 mod mac_rx;

@@ -7,7 +7,10 @@
 //! other opcodes, some failed reads), with random idle cycles and back-pressure everywhere.
 //! It also plays the transmit queues' credits: per priority, `tx_used` wanders between empty
 //! and full, so QPs wait for credit, yield mid-message and resume (some contexts carry a
-//! resume point `sq_pkts`, a few of them past the WQE's end).
+//! resume point `sq_pkts`, a few of them past the WQE's end). It plays BAR0's MR table too:
+//! eight regions in three PDs, rewritten now and then, and most WQEs name one of them with a
+//! source inside it; the rest (a forged key, a foreign PD, a range past the end) are refused
+//! by the key check.
 
 use anyhow::Result;
 use ferroce_hdl::prelude::*;
@@ -15,7 +18,7 @@ use ferroce_hdl::rc::Requester;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
-use ferroce_spec::queues::{QP_CTX, WQE};
+use ferroce_spec::queues::{MR_CTX, QP_CTX, WQE};
 use ferroce_tests::diff::Outputs;
 use ferroce_tests::{hdl_edge, rng, seed, soak, wander_credits, wide};
 use rand::Rng;
@@ -42,6 +45,14 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
     put("sq_log_size", r.gen_range(1..6));
     put("remote_qpn", r.gen_range(0..1 << 24));
     put("sq_cqn", r.gen_range(0..256));
+    put(
+        "pdn",
+        if r.gen_bool(0.8) {
+            1
+        } else {
+            r.gen_range(2..4)
+        },
+    );
     put("sq_psn", r.gen_range(0..1 << 24));
     put("sq_ci", r.gen_range(0..4));
     put("remote_mac", r.gen_range(0..1 << 48));
@@ -56,8 +67,35 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
     img
 }
 
-fn wqe_bytes(r: &mut impl Rng) -> Vec<u8> {
+/// A memory region: (va, len, key, pdn).
+type Region = (u64, u64, u32, u16);
+
+fn region(r: &mut impl Rng, index: usize) -> Region {
+    (
+        r.gen::<u64>() >> r.gen_range(0..30),
+        r.gen_range(0..20_000),
+        (index as u32) << 8 | r.gen_range(1..=255),
+        if r.gen_bool(0.8) {
+            1
+        } else {
+            r.gen_range(2..4)
+        },
+    )
+}
+
+fn region_image(e: &Region) -> Vec<u8> {
+    let mut img = vec![0u8; 32];
+    let mut put = |name: &str, v: u128| MR_CTX.set(&MR_CTX.field(name), &mut img, v);
+    put("va", e.0.into());
+    put("len", e.1.into());
+    put("key", e.2.into());
+    put("pdn", e.3.into());
+    img
+}
+
+fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
     let mut img: Vec<u8> = (0..64).map(|_| r.gen()).collect();
+    let e = regions[r.gen_range(0..regions.len())];
     let mut put = |name: &str, v: u128| WQE.set(&WQE.field(name), &mut img, v);
     put(
         "opcode",
@@ -74,6 +112,15 @@ fn wqe_bytes(r: &mut impl Rng) -> Vec<u8> {
         _ => r.gen_range(0..600),
     };
     put("length", len);
+    // Mostly a source inside a region (its PD may still not be the QP's).
+    if r.gen_bool(0.85) {
+        put("lkey", e.2.into());
+        let off = r.gen_range(0..=e.1);
+        put("local_addr", (e.0 + off).into());
+        if r.gen_bool(0.9) && len <= 1 << 31 {
+            put("length", u128::from(r.gen_range(0..=e.1 - off)).min(len));
+        }
+    }
     img
 }
 
@@ -97,6 +144,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     tb.set("local_ipv4", ip)?;
     let outs = Outputs::new(&hdl, tb.model_ref())?;
     let qpw_data = tb.model_ref().port("s_qpw_data")?;
+    let mrw_data = tb.model_ref().port("s_mrw_data")?;
+    let mut regions: Vec<Region> = (0..8).map(|i| region(&mut r, i)).collect();
     // Read commands taken, and the beats of the one being answered.
     let mut cmds: VecDeque<u64> = VecDeque::new();
     let mut beats: VecDeque<(u64, u64, bool, bool)> = VecDeque::new();
@@ -119,6 +168,20 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         } else {
             None
         };
+        // MR writes: all eight regions at the start, then now and then.
+        let mrw = if (8..16).contains(&cycle) {
+            Some((cycle - 8, region_image(&regions[cycle - 8])))
+        } else if r.gen_ratio(1, 500) {
+            let i = r.gen_range(0..8);
+            regions[i] = region(&mut r, i);
+            Some((i, region_image(&regions[i])))
+        } else {
+            None
+        };
+        let (mrw_en, mrw_index, mrw_bytes) = match &mrw {
+            Some((i, b)) => (true, *i as u64, b.clone()),
+            None => (false, 0, vec![0u8; 32]),
+        };
         let db = if r.gen_bool(0.05) {
             let q = r.gen_range(0..8usize);
             pis[q] = pis[q].wrapping_add(r.gen_range(0..4));
@@ -134,7 +197,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         if beats.is_empty() {
             if let Some(len) = cmds.pop_front() {
                 let bytes = if len == 64 {
-                    wqe_bytes(&mut r)
+                    wqe_bytes(&mut r, &regions)
                 } else {
                     (0..len).map(|_| r.gen()).collect()
                 };
@@ -168,6 +231,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_qpw_en.next = qpw_en;
         hdl.s_qpw_index.next = bits_from_u64(qpw_index);
         hdl.s_qpw_data.next = wide(&qpw_bytes);
+        hdl.s_mrw_en.next = mrw_en;
+        hdl.s_mrw_index.next = bits_from_u64(mrw_index);
+        hdl.s_mrw_data.next = wide(&mrw_bytes);
         hdl.s_db_qpn.next = bits_from_u64(db_qpn);
         hdl.s_db_pi.next = bits_from_u64(db_pi.into());
         hdl.s_db_tvalid.next = db_valid;
@@ -191,6 +257,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_qpw_en", qpw_en.into())?;
         tb.set("s_qpw_index", qpw_index)?;
         tb.model().set_bytes(qpw_data, &qpw_bytes)?;
+        tb.set("s_mrw_en", mrw_en.into())?;
+        tb.set("s_mrw_index", mrw_index)?;
+        tb.model().set_bytes(mrw_data, &mrw_bytes)?;
         tb.set("s_db_qpn", db_qpn)?;
         tb.set("s_db_pi", db_pi.into())?;
         tb.set("s_db_tvalid", db_valid.into())?;
@@ -214,10 +283,12 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         }
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
-    let counters: Vec<u64> = ["bad_db", "bad_qp", "bad_wqe", "dma_err", "yields"]
-        .iter()
-        .map(|c| tb.get(c))
-        .collect::<Result<_, _>>()?;
+    let counters: Vec<u64> = [
+        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields",
+    ]
+    .iter()
+    .map(|c| tb.get(c))
+    .collect::<Result<_, _>>()?;
     assert!(
         packets > 200 && records > 40 && counters.iter().all(|&c| c > 0),
         "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}"

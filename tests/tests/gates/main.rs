@@ -271,15 +271,16 @@ fn fmax_table() -> Result<Vec<(String, f64, f64)>> {
 }
 
 /// The timing-critical leaf blocks, placed and routed on the LFE5UM5G-85F (speed 8) out of
-/// context, each hold the Fmax floor recorded in `constraints/fmax-ecp5.txt`: the CRC-32 tap
-/// its clock, the others what they reached when recorded (less placement noise). Cached by
-/// the Verilog's hash, so an unchanged block costs nothing.
+/// context, each hold the Fmax floor recorded in `constraints/fmax-ecp5.txt`: the CRC-32 and
+/// ICRC taps and the key check their clock, the others what they reached when recorded (less
+/// placement noise). Cached by the Verilog's hash, so an unchanged block costs nothing.
 #[test]
 fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
     let table = fmax_table()?;
     for must in [
         "ferroce_crc32_64",
         "ferroce_icrc_64",
+        "ferroce_key_check",
         "ferroce_mac_tx_64",
         "ferroce_mac_rx_64",
     ] {

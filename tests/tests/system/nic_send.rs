@@ -23,7 +23,7 @@ use ferroce_spec::meta::src_port;
 use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
-use ferroce_spec::queues::WC_LOC_QP_OP_ERR;
+use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR};
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{rng, seed};
 use rand::Rng;
@@ -459,6 +459,126 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 1);
     ensure!(nic.sim.borrow().tb.get("req_dma_err")? == 0);
     ensure!(nic.dev.query_qp(&idle)?.state == Some(QpState::Init));
+    Ok(())
+}
+
+/// WQEs written into the ring behind the driver's back, each with a local buffer its lkey does
+/// not cover: the NIC refuses every one with LOC_PROT_ERR, reads none of their buffers (the
+/// root complex sees only the WQE fetches) and sends nothing for them; a good WQE after them
+/// still goes out, with the next PSN.
+#[test]
+fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
+    let s = seed("forged_lkeys_complete_with_loc_prot_err_and_read_nothing");
+    let mut r = rng(s);
+    let mut nic = open(s)?;
+    let mut cq = nic.dev.create_cq(32)?;
+    let (pd, other_pd) = (nic.dev.alloc_pd()?, nic.dev.alloc_pd()?);
+    let psn = r.gen_range(0..1 << 24);
+    let mut qp = rts_qp(&mut nic.dev, &pd, &cq, 1024, 0x400, psn)?;
+    let buf = nic.dev.mem.alloc(8192, 4096)?;
+    let mr = nic.dev.reg_mr(&pd, buf.addr + 64, 1024, 0)?;
+    let foreign = nic.dev.reg_mr(&other_pd, buf.addr, 8192, 0)?;
+    let gone = nic.dev.reg_mr(&pd, buf.addr, 8192, 0)?;
+    nic.dev.dereg_mr(&gone)?;
+    // A region the NIC would accept, to show its key alone is not enough.
+    let len = r.gen_range(1..=1024u32);
+    let good = SendWr {
+        wr_id: 100,
+        opcode: WrOpcode::RdmaWrite,
+        local_addr: buf.addr + 64 + u64::from(1024 - len),
+        length: len,
+        lkey: mr.lkey,
+        remote_addr: 0x1000,
+        rkey: 5,
+        signaled: true,
+    };
+    let forged = [
+        // Wrong tag: a stale or guessed key for the region's index.
+        SendWr {
+            lkey: mr.lkey ^ r.gen_range(1..=255),
+            ..good
+        },
+        // A key of another PD, covering the buffer.
+        SendWr {
+            lkey: foreign.lkey,
+            ..good
+        },
+        // One byte past the region's end.
+        SendWr {
+            local_addr: buf.addr + 64 + u64::from(1025 - len),
+            ..good
+        },
+        // One byte before its start.
+        SendWr {
+            local_addr: buf.addr + 63,
+            ..good
+        },
+        // A deregistered region's key.
+        SendWr {
+            lkey: gone.lkey,
+            ..good
+        },
+        // Tag 0 at an index that was never used.
+        SendWr {
+            lkey: 200 << 8,
+            ..good
+        },
+        // Host memory nobody registered or allocated.
+        SendWr {
+            local_addr: 0x7ead_0000_0000,
+            ..good
+        },
+        // A length that wraps the address space.
+        SendWr {
+            local_addr: u64::MAX - 10,
+            length: 100,
+            ..good
+        },
+    ];
+    let before = nic.sim.borrow().rc.borrow().dma_stats();
+    let size = 1u64 << qp.sq_log_size;
+    for (i, wr) in forged.iter().enumerate() {
+        let wqe = SendWr {
+            wr_id: i as u64 + 1,
+            ..*wr
+        }
+        .wqe();
+        let slot = u64::from(qp.sq_pi) & (size - 1);
+        nic.dev.mem.write(qp.sq.addr + slot * 64, &wqe)?;
+        qp.sq_pi += 1;
+    }
+    nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
+    nic.dev.post_send(&mut qp, &[good])?;
+    let wire = nic.wire.clone();
+    nic.sim
+        .borrow_mut()
+        .run_until(200_000, "the good WRITE", |_| wire.borrow().count() >= 1)?;
+    nic.sim.borrow_mut().run(5000)?;
+    let wcs = nic.dev.poll_cq(&mut cq, 32)?;
+    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
+    let want: Vec<(u64, u32, u32)> = (1..=forged.len() as u64)
+        .map(|i| (i, WC_LOC_PROT_ERR, qp.qpn))
+        .collect();
+    ensure!(got == want, "seed {s}: completions {got:?}");
+    let after = nic.sim.borrow().rc.borrow().dma_stats();
+    let wqes = (forged.len() + 1) as u64 * 64;
+    ensure!(
+        after.read_bytes - before.read_bytes == wqes + u64::from(len),
+        "seed {s}: the NIC read {} bytes, the WQEs are {wqes} and the good source {len}",
+        after.read_bytes - before.read_bytes
+    );
+    let f = wire.borrow_mut().recv().context("frame")?.data;
+    let body = strip_fcs(0, &f)?;
+    let got_psn = u32::from_be_bytes([0, body[51], body[52], body[53]]);
+    ensure!(
+        (body[42], got_psn) == (RC_RDMA_WRITE_ONLY, psn),
+        "seed {s}: opcode {:#x}, PSN {got_psn}, want WRITE ONLY with {psn}",
+        body[42]
+    );
+    ensure!(wire.borrow().count() == 0, "more frames");
+    ensure!(nic.sim.borrow().tb.get("req_prot_err")? == forged.len() as u64);
+    ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 0);
+    ensure!(nic.sim.borrow().rc.borrow().violations.is_empty());
     Ok(())
 }
 

@@ -4,7 +4,8 @@
 //! leave everything around them as it was, and complete once each, in order, with their
 //! wr_id. Every frame on both links is dissected by tshark (two QP pairs send 802.1Q-tagged:
 //! every frame carries its pair's priority and VLAN) and its ICRC checked by scapy.
-//! Corrupted frames, bad keys and out-of-range addresses change no byte of memory.
+//! Corrupted frames, bad keys, out-of-range addresses and foreign P_Keys change no byte of
+//! memory.
 
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode};
@@ -20,8 +21,10 @@ use ferroce_tests::wire::{scapy_check, tshark_fields};
 use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 const PMTUS: [u32; 4] = [256, 1024, 4096, 512];
 const AREA: usize = 1280 << 10;
@@ -489,6 +492,84 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
         "completions {got:?}"
     );
     ensure!(w.b.counter("resp_bad_rkey")? == 2);
+    w.run(2000)?;
+    check_target(&w.b, &d, s)
+}
+
+/// A request whose BTH P_Key does not match the port's one key (the default full member
+/// 0xFFFF) is dropped silently and counted, and writes nothing; the same request carrying the
+/// limited-member key 0x7FFF matches (IBA 10.9.3: the base values match and one side is a full
+/// member) and lands. The frames are a's own WRITE, caught on the wire, its P_Key rewritten and
+/// its ICRC recomputed (`spec::icrc`, checked against scapy and Soft-RoCE captures elsewhere).
+#[test]
+fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Result<()> {
+    let s = seed("a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let (mut qp, _) = w.connect(1024, r.gen_range(0..0x100_0000), 7, 16)?;
+    let mut d = dir(&mut r, &mut w.a, &mut w.b, 1)?;
+    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let c = caught.clone();
+    w.ab.set_fault_hook(move |i, f| {
+        if i == 0 {
+            *c.borrow_mut() = Some(f[..f.len() - 4].to_vec());
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let len = r.gen_range(1..=1024usize);
+    let wr = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite,
+        local_addr: d.src.addr,
+        length: len as u32,
+        lkey: d.src.lkey,
+        remote_addr: d.tgt.addr,
+        rkey: d.tgt.rkey,
+        signaled: true,
+    };
+    w.a.dev.post_send(&mut qp, &[wr])?;
+    w.run_until(100_000, "a's WRITE on the wire", || {
+        caught.borrow().is_some()
+    })?;
+    let frame = caught.borrow_mut().take().context("caught")?;
+    let with_key = |key: u16| -> Result<Vec<u8>> {
+        let mut f = frame.clone();
+        f[44..46].copy_from_slice(&key.to_be_bytes());
+        let (_, end) = ferroce_spec::icrc::parse(&f)?;
+        let ic = ferroce_spec::icrc::icrc(&f)?;
+        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+        Ok(f)
+    };
+    ensure!(frame[42] == RC_RDMA_WRITE_ONLY, "opcode {:#x}", frame[42]);
+    ensure!(
+        with_key(0xFFFF)? == frame,
+        "the ICRC recomputed differs from the NIC's"
+    );
+    // Any base but 0x7FFF, full or limited member.
+    let bad = r.gen_range(0..0x7FFFu16) | if r.gen_bool(0.5) { 0x8000 } else { 0 };
+    w.ab.inject(0, &with_key(bad)?);
+    w.run(3000)?;
+    ensure!(
+        w.b.counter("resp_bad_pkey")? == 1,
+        "seed {s}: P_Key {bad:#06x} not counted"
+    );
+    ensure!(w.a.dev.poll_cq(&mut w.a.cq, 4)?.is_empty(), "a completed");
+    check_target(&w.b, &d, s)?;
+    w.ab.inject(0, &with_key(0x7FFF)?);
+    let mut wcs = Vec::new();
+    let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+    step_until(&w.b.sim, 100_000, "the WRITE's completion", || {
+        wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
+        !wcs.is_empty()
+    })?;
+    ensure!(
+        (wcs[0].wr_id, wcs[0].status) == (1, WC_SUCCESS),
+        "seed {s}: {wcs:?}"
+    );
+    ensure!(w.b.counter("resp_bad_pkey")? == 1);
+    d.expect[GUARD..GUARD + len].copy_from_slice(&d.src_bytes[..len]);
     w.run(2000)?;
     check_target(&w.b, &d, s)
 }

@@ -14,7 +14,8 @@ A few lines do what a pyverbs user would::
     [wc] = a.wait_cq(1)                      # simulated time runs while waiting
     assert wc.status == verbs.WC_SUCCESS and b.read(dst, 4096) == data
 
-``Host`` has ``alloc``/``write``/``read`` (host memory), ``reg_mr``/``dereg_mr``,
+``Host`` has ``alloc``/``write``/``read`` (host memory), ``reg_mr`` (``access=`` the
+``ACCESS_*`` bits) / ``dereg_mr``,
 ``create_qp``/``modify_qp`` (RESET -> INIT -> RTR -> RTS by hand, as ``World.connect`` does),
 ``post_write`` (one doorbell per list), ``poll_cq`` (no time passes), ``wait_cq`` (time runs),
 ``counter`` and ``faults`` (the NIC's counters), ``set_pfc`` and ``mac_stats`` (priority flow
@@ -23,13 +24,17 @@ memory slow). Errors the driver refuses are ``ValueError``;
 a wait that runs out of cycles is ``TimeoutError``.
 """
 
-from ferroce._native import Host, Mr, Qp, Wc, World, wc_status
+from ferroce._native import Host, Mr, Qp, Wc, World, access_flags, wc_status
 
 WC_STATUS = dict(wc_status())
 """``{code: name}`` of every work completion status."""
 
-globals().update({f"WC_{name}": code for code, name in WC_STATUS.items()})
+ACCESS = {name: value for value, name in access_flags()}
+"""``{name: bit}`` of every memory region access right (``reg_mr``'s ``access``)."""
 
-__all__ = ["Host", "Mr", "Qp", "Wc", "World", "WC_STATUS"] + [
+globals().update({f"WC_{name}": code for code, name in WC_STATUS.items()})
+globals().update({f"ACCESS_{name}": bit for name, bit in ACCESS.items()})
+
+__all__ = ["Host", "Mr", "Qp", "Wc", "World", "WC_STATUS", "ACCESS"] + [
     f"WC_{name}" for name in WC_STATUS.values()
-]
+] + [f"ACCESS_{name}" for name in ACCESS]
