@@ -30,7 +30,8 @@
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
-//!   outside one, or a payload length the opcode does not allow: NAK invalid request),
+//!   outside one, a payload length the opcode does not allow (FIRST and MIDDLE exactly one
+//!   PMTU, ONLY and LAST at most one), or a RETH length over 2^31: NAK invalid request),
 //!   `bad_rkey` (the RETH's key does not name a region of the QP's PD with remote write
 //!   access, or the range is not inside it: NAK remote access error).
 //!
@@ -317,6 +318,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     syn_acc: Constant<Bits<8>>,
     ttl: Constant<Bits<8>>,
     pkey: Constant<Bits<16>>,
+    max_dlen: Constant<Bits<32>>,
     port_base: Constant<Bits<16>>,
     keep_ctx: Constant<Bits<RCTX_W>>,
     nak_bit: Constant<Bits<CUR_W>>,
@@ -548,6 +550,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             syn_acc: k(AETH_NAK_REM_ACCESS.into()),
             ttl: k(TX_TTL.into()),
             pkey: k(TX_PKEY.into()),
+            max_dlen: k(1 << 31),
             port_base: k(0xC000),
             keep_ctx: Constant::new(crate::util::bits_from_bools(&keep)),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
@@ -815,15 +818,18 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | ((self.is_middle.val() | self.is_last.val()) & (self.c_in.val() == bits::<1>(1)));
         self.len_ok.next = false;
         if self.is_only.val() {
-            self.len_ok.next = self.f_len32.val() == self.f_dlen.val();
-        } else if self.is_first.val() {
             self.len_ok.next =
-                (self.f_len32.val() == self.pmtu.val()) & (self.f_dlen.val() > self.pmtu.val());
+                (self.f_len32.val() == self.f_dlen.val()) & (self.f_len32.val() <= self.pmtu.val());
+        } else if self.is_first.val() {
+            self.len_ok.next = (self.f_len32.val() == self.pmtu.val())
+                & (self.f_dlen.val() > self.pmtu.val())
+                & (self.f_dlen.val() <= self.max_dlen.val());
         } else if self.is_middle.val() {
             self.len_ok.next =
                 (self.f_len32.val() == self.pmtu.val()) & (self.c_rem.val() > self.pmtu.val());
         } else if self.is_last.val() {
-            self.len_ok.next = self.f_len32.val() == self.c_rem.val();
+            self.len_ok.next =
+                (self.f_len32.val() == self.c_rem.val()) & (self.f_len32.val() <= self.pmtu.val());
         }
         self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.f_dlen.val());
         self.mr_end.next = self.mr_va.val() + self.mr_len.val();

@@ -57,7 +57,7 @@ fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> Vec<
     img
 }
 
-fn counters(h: &Responder<64, 8>) -> [u64; 6] {
+fn counters(h: &Responder<64, 8>) -> [u64; 7] {
     [
         h.bad_qp.val().to_u64(),
         h.unsupported.val().to_u64(),
@@ -65,6 +65,7 @@ fn counters(h: &Responder<64, 8>) -> [u64; 6] {
         h.seq_err.val().to_u64(),
         h.bad_req.val().to_u64(),
         h.bad_rkey.val().to_u64(),
+        h.bad_pkey.val().to_u64(),
     ]
 }
 
@@ -199,10 +200,17 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             } else {
                 peer_ip
             };
+            // The default key, its limited-member form, now and then a foreign one.
+            let pkey: u128 = match r.gen_range(0..40) {
+                0 => r.gen_range(0..0x7FFF),
+                1 => 0x7FFF,
+                _ => 0xFFFF,
+            };
             let img = layout_img(
                 &RX_META,
                 &[
                     ("src_ip", ip),
+                    ("pkey", pkey),
                     ("opcode", op.into()),
                     ("ack_req", r.gen_range(0..2)),
                     ("dest_qp", q.into()),
@@ -297,6 +305,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         "seq_err",
         "bad_req",
         "bad_rkey",
+        "bad_pkey",
     ]
     .iter()
     .map(|c| tb.get(c))

@@ -573,3 +573,123 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
     w.run(2000)?;
     check_target(&w.b, &d, s)
 }
+
+/// Requests no conforming requester sends, built here (etherparse, IBA's BTH/RETH layout, the
+/// `spec` ICRC) and put on a's wire, to QP pair (a, b) at path MTU 256: a WRITE ONLY longer
+/// than the PMTU, a WRITE FIRST whose RETH asks for more than 2^31 bytes, and a LAST longer
+/// than the PMTU that carries exactly the rest of its message. Each gets a NAK invalid request
+/// with its PSN (IBA 9.7.5.2.2), is counted, and writes nothing: only the good FIRST before
+/// the bad LAST lands. b's answers are caught on the wire, so a never sees them.
+#[test]
+fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() -> Result<()> {
+    use ferroce_spec::headers::AETH_NAK_INV_REQ;
+    use ferroce_tests::tx::TxPacket;
+    let s = seed("oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let psn = r.gen_range(0..0x100_0000);
+    let (_, qb) = w.connect(256, psn, 7, 16)?;
+    let mut d = dir(&mut r, &mut w.a, &mut w.b, 1)?;
+    let answers: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let log = answers.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        log.borrow_mut().push(f[..f.len() - 4].to_vec());
+        Fault::Drop
+    })?;
+    let packet = |opcode: u8, psn: u32, reth: Option<u32>, payload: Vec<u8>| -> Result<Vec<u8>> {
+        let mut ext = Vec::new();
+        if let Some(dlen) = reth {
+            ext.extend(d.tgt.addr.to_be_bytes());
+            ext.extend(d.tgt.rkey.to_be_bytes());
+            ext.extend(dlen.to_be_bytes());
+        }
+        let p = TxPacket {
+            dst_mac: w.b.mac,
+            src_mac: w.a.mac,
+            src_ip: w.a.ip,
+            dst_ip: w.b.ip,
+            src_port: 0xC001,
+            dscp: 0,
+            ecn: 0,
+            ttl: 64,
+            opcode,
+            se: false,
+            // AckReq on the last packet of a message, as a requester sets it.
+            ack_req: opcode != RC_RDMA_WRITE_FIRST,
+            pkey: 0xFFFF,
+            dest_qp: qb.qpn,
+            psn: psn & 0xFF_FFFF,
+            vlan: None,
+            ext,
+            payload,
+        };
+        let mut f = p.frame_without_icrc();
+        let (_, end) = ferroce_spec::icrc::parse(&f)?;
+        let ic = ferroce_spec::icrc::icrc(&f)?;
+        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+        Ok(f)
+    };
+    let bytes = |n: usize| d.src_bytes[..n].to_vec();
+    let only = r.gen_range(257..=1024usize);
+    let rest = r.gen_range(257..=1024usize);
+    let sends = [
+        vec![packet(
+            RC_RDMA_WRITE_ONLY,
+            psn,
+            Some(only as u32),
+            bytes(only),
+        )?],
+        vec![packet(
+            RC_RDMA_WRITE_FIRST,
+            psn,
+            Some((1u32 << 31) + r.gen_range(1..=256)),
+            bytes(256),
+        )?],
+        vec![
+            packet(
+                RC_RDMA_WRITE_FIRST,
+                psn,
+                Some(256 + rest as u32),
+                bytes(256),
+            )?,
+            packet(
+                RC_RDMA_WRITE_LAST,
+                psn + 1,
+                None,
+                d.src_bytes[256..256 + rest].to_vec(),
+            )?,
+        ],
+    ];
+    let mut naks = Vec::new();
+    for (k, frames) in sends.iter().enumerate() {
+        for f in frames {
+            w.ab.inject(0, f);
+        }
+        let log = answers.clone();
+        w.run_until(50_000, "b's answer", || !log.borrow().is_empty())?;
+        w.run(2000)?;
+        let got = std::mem::take(&mut *answers.borrow_mut());
+        ensure!(
+            got.len() == 1,
+            "seed {s}: request {k}: {} answers",
+            got.len()
+        );
+        let f = &got[0];
+        let (op, p, syn) = (f[42], u32::from_be_bytes([0, f[51], f[52], f[53]]), f[54]);
+        naks.push((op, p, syn));
+    }
+    let bad = psn & 0xFF_FFFF;
+    let want = [
+        (RC_ACKNOWLEDGE, bad, AETH_NAK_INV_REQ),
+        (RC_ACKNOWLEDGE, bad, AETH_NAK_INV_REQ),
+        (RC_ACKNOWLEDGE, (psn + 1) & 0xFF_FFFF, AETH_NAK_INV_REQ),
+    ];
+    ensure!(
+        naks == want,
+        "seed {s}: answers (opcode, PSN, syndrome) {naks:02x?}, want {want:02x?}"
+    );
+    ensure!(w.b.counter("resp_bad_req")? == 3, "resp_bad_req");
+    // The good FIRST landed; nothing else did.
+    d.expect[GUARD..GUARD + 256].copy_from_slice(&d.src_bytes[..256]);
+    check_target(&w.b, &d, s)
+}
