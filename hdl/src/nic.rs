@@ -411,6 +411,13 @@ impl<
         self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
         self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val();
         self.resp.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        // QUERY: the engines' running state of the QP BAR0's command names.
+        self.req.s_peek_index.next = self.bar0.m_peek_index.val();
+        self.resp.s_peek_index.next = self.bar0.m_peek_index.val();
+        self.cpl.s_peek_index.next = self.bar0.m_peek_index.val();
+        self.bar0.s_peek_sq.next = self.req.m_peek_sq.val();
+        self.bar0.s_peek_rq.next = self.resp.m_peek_rq.val();
+        self.bar0.s_peek_cpl.next = self.cpl.m_peek_cpl.val();
         self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
         self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();

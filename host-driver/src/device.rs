@@ -588,7 +588,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_done: 0,
             attr: QpAttr::default(),
         };
-        self.write_qp(&qp)?;
+        self.write_qp(&qp, true, true)?;
         self.sq_track.insert(qp.qpn, VecDeque::new());
         self.sq_retired.insert(qp.qpn, 0);
         self.next_qpn += 1;
@@ -596,10 +596,15 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         Ok(qp)
     }
 
-    fn qp_image(qp: &QueuePair) -> Vec<u8> {
+    /// The context image of `qp`. `init_sq` / `init_rq` make the NIC take the send / receive
+    /// side's running state (PSNs, indices, MSN) from it; without them the NIC keeps its own.
+    fn qp_image(qp: &QueuePair, init_sq: bool, init_rq: bool) -> Vec<u8> {
         let mut img = vec![0u8; QP_CTX.len];
         let a = &qp.attr;
         put(&QP_CTX, &mut img, "state", qp.state.code().into());
+        put(&QP_CTX, &mut img, "init_sq", init_sq.into());
+        put(&QP_CTX, &mut img, "init_rq", init_rq.into());
+        put(&QP_CTX, &mut img, "sq_ci", qp.sq_pi.into());
         put(&QP_CTX, &mut img, "sq_log_size", qp.sq_log_size.into());
         put(&QP_CTX, &mut img, "sq_cqn", qp.send_cq.into());
         put(&QP_CTX, &mut img, "pdn", qp.pdn.into());
@@ -640,13 +645,17 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         img
     }
 
-    fn write_qp(&mut self, qp: &QueuePair) -> Result<()> {
-        let img = Self::qp_image(qp);
+    fn write_qp(&mut self, qp: &QueuePair, init_sq: bool, init_rq: bool) -> Result<()> {
+        let img = Self::qp_image(qp, init_sq, init_rq);
         self.write_context(regs::TABLE_QP, qp.qpn, &img)
     }
 
     /// Move a QP to `to` (`ibv_modify_qp`), checking the transition and its attributes
-    /// (IBA 10.3.1: RESET -> INIT -> RTR -> RTS; any state -> RESET or ERR).
+    /// (IBA 10.3.1: RESET -> INIT -> RTR -> RTS; any state -> RESET or ERR). The NIC's running
+    /// state is set only where IBA sets it: the receive side's (`epsn` from `rq_psn`, MSN 0)
+    /// at INIT -> RTR, the send side's (`sq_psn`, the ring's consumer index) at RTR -> RTS, both
+    /// at RESET; any other modify (RTS -> RTS, INIT -> INIT, -> ERR) leaves it running.
+    /// `rq_psn` is taken only on the way to RTR and `sq_psn` only on RTR -> RTS.
     pub fn modify_qp(&mut self, qp: &mut QueuePair, to: QpState, attr: QpAttr) -> Result<()> {
         use QpState::{Init, Reset, Rtr, Rts};
         let ok = matches!(
@@ -665,6 +674,18 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 from: qp.state,
                 to,
             });
+        }
+        if attr.rq_psn.is_some() && !(qp.state == Init && to == Rtr) {
+            return Err(DriverError::Invalid(format!(
+                "QP {}: rq_psn is set on INIT -> RTR only, not {:?} -> {to:?}",
+                qp.qpn, qp.state
+            )));
+        }
+        if attr.sq_psn.is_some() && !(qp.state == Rtr && to == Rts) {
+            return Err(DriverError::Invalid(format!(
+                "QP {}: sq_psn is set on RTR -> RTS only, not {:?} -> {to:?}",
+                qp.qpn, qp.state
+            )));
         }
         let mut next = qp.attr;
         let merge = |a: &mut Option<u32>, b: Option<u32>| {
@@ -723,17 +744,29 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         if to == Reset {
             next = QpAttr::default();
         }
-        let prev = (qp.state, qp.attr);
+        let init_sq =
+            to == Reset || (qp.state == Reset && to == Init) || (qp.state == Rtr && to == Rts);
+        let init_rq = to == Reset || (qp.state == Reset && to == Init) || to == Rtr;
+        let prev = (qp.state, qp.attr, qp.sq_pi, qp.sq_done);
         qp.state = to;
         qp.attr = next;
-        if let Err(e) = self.write_qp(qp) {
-            (qp.state, qp.attr) = prev;
+        if to == Reset {
+            // The ring starts again at entry 0; what was posted is gone with the QP's state.
+            (qp.sq_pi, qp.sq_done) = (0, 0);
+        }
+        if let Err(e) = self.write_qp(qp, init_sq, init_rq) {
+            (qp.state, qp.attr, qp.sq_pi, qp.sq_done) = prev;
             return Err(e);
+        }
+        if to == Reset {
+            self.sq_track.insert(qp.qpn, VecDeque::new());
+            self.sq_retired.insert(qp.qpn, 0);
         }
         Ok(())
     }
 
-    /// The QP's context as the NIC holds it (`ibv_query_qp`): state and the NIC's PSNs.
+    /// The QP's context as the NIC holds it (`ibv_query_qp`): the host's fields as last written
+    /// and the NIC's running state (PSNs, send queue consumer index, MSN) as it is now.
     pub fn query_qp(&mut self, qp: &QueuePair) -> Result<QpContext> {
         let img = self.read_context(regs::TABLE_QP, qp.qpn, QP_CTX.len)?;
         let g = |name: &str| QP_CTX.get(&QP_CTX.field(name), &img);
@@ -743,6 +776,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             remote_qpn: g("remote_qpn") as u32,
             sq_psn: g("sq_psn") as u32,
             epsn: g("epsn") as u32,
+            msn: g("msn") as u32,
+            sq_ci: g("sq_ci") as u16,
+            una_psn: g("una_psn") as u32,
             sq_base: g("sq_base") as u64,
             remote_mac: g("remote_mac") as u64,
             remote_ip: g("remote_ip"),
@@ -912,8 +948,16 @@ pub struct QpContext {
     pub state: Option<QpState>,
     pub pmtu: u32,
     pub remote_qpn: u32,
+    /// Next PSN the requester sends.
     pub sq_psn: u32,
+    /// PSN the responder expects.
     pub epsn: u32,
+    /// Messages the responder has completed.
+    pub msn: u32,
+    /// WQEs the requester has taken from the send queue.
+    pub sq_ci: u16,
+    /// Oldest PSN not yet acknowledged.
+    pub una_psn: u32,
     pub sq_base: u64,
     pub remote_mac: u64,
     pub remote_ip: u128,

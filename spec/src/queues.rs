@@ -52,14 +52,31 @@ pub const CQE: Layout = Layout::host(
 pub const CQE_LEN: usize = CQE.len;
 
 /// QP context as the OBJECT block's staging window holds it (`regs::CTX_WORDS` words).
-/// Fields marked NIC are maintained by the hardware once the QP runs; a write sets their
-/// start value, a read returns their current value. Bits no field names read as 0.
+/// Fields marked NIC are maintained by the hardware once the QP runs. A write sets their start
+/// value only when it says so (`init_sq` for the send side's, `init_rq` for the receive
+/// side's); any other write (RTS -> RTS, -> ERR) changes the host's fields and leaves the
+/// NIC's running state alone. A read (QUERY) returns the NIC's current values of them. Bits no
+/// field names read as 0.
 pub const QP_CTX: Layout = Layout::host(
     "QP context",
     128,
     &[
         f("state", 0, 4, "QP_STATE_*"),
         f("pmtu", 4, 4, "path MTU, IB encoding: 1 = 256 .. 5 = 4096"),
+        f(
+            "init_sq",
+            8,
+            1,
+            "this write sets sq_psn, sq_ci, sq_pkts and una_psn (and clears the QP's send \
+             error); without it the NIC keeps its own",
+        ),
+        f(
+            "init_rq",
+            9,
+            1,
+            "this write sets epsn and msn (and ends any message in progress); without it \
+             the NIC keeps its own",
+        ),
         f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
         f("remote_qpn", 32, 24, "destination QP at the peer"),
         f("sq_cqn", 64, 16, "CQ that receives send completions"),

@@ -17,6 +17,12 @@
 //! - `m_cqw_{en,index,data}`: the same for the CQ table.
 //! - `m_mrw_{en,index,data}`: the same for the MR table (memory regions; the responder checks
 //!   remote keys against its copy).
+//! - `m_peek_index` out, `s_peek_{sq,rq,cpl}` in: the QP the command register names, and the
+//!   engines' running state of it (requester: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts`
+//!   40..64; responder: `epsn` 0..24, `msn` 24..48; completer: `una_psn` 0..24 and its error
+//!   status 24..32), each a registered RAM read of that index. A QUERY of a QP returns these
+//!   in place of the table's start values, so the host sees the NIC's live PSNs and indices,
+//!   and a QP the NIC has failed (a fatal NAK) reads as ERR whatever state the host wrote.
 //!
 //! ```text
 //!  s_req --> decode --+-- register file (RO table, RW regs, CTX staging) --> m_cpl
@@ -112,6 +118,10 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_mrw_en: Signal<Out, Bit>,
     pub m_mrw_index: Signal<Out, Bits<OBJ_A>>,
     pub m_mrw_data: Signal<Out, Bits<MR_W>>,
+    pub m_peek_index: Signal<Out, Bits<OBJ_A>>,
+    pub s_peek_sq: Signal<In, Bits<64>>,
+    pub s_peek_rq: Signal<In, Bits<48>>,
+    pub s_peek_cpl: Signal<In, Bits<32>>,
     qp_table: CtxTable<QP_W, OBJ_A>,
     cq_table: CtxTable<CQ_W, OBJ_A>,
     mr_table: CtxTable<MR_W, OBJ_A>,
@@ -173,6 +183,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     mac_lo: Signal<Local, Bits<32>>,
     mac_hi: Signal<Local, Bits<16>>,
     rd_wide: Signal<Local, Bits<CTX_BITS>>,
+    qp_live: Signal<Local, Bits<QP_W>>,
     // Constants from the spec tables.
     ro_addr: Vec<Constant<Bits<WA>>>,
     ro_value: Vec<Constant<Bits<32>>>,
@@ -215,6 +226,15 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     type_cpl: Constant<Bits<5>>,
     status_ca: Constant<Bits<3>>,
     qp_mask: Constant<Bits<QP_W>>,
+    live_clear: Constant<Bits<QP_W>>,
+    x_sq_psn: Constant<Bits<9>>,
+    x_sq_ci: Constant<Bits<9>>,
+    x_sq_pkts: Constant<Bits<9>>,
+    x_una: Constant<Bits<9>>,
+    x_state: Constant<Bits<9>>,
+    st_err: Constant<Bits<4>>,
+    x_epsn: Constant<Bits<9>>,
+    x_msn: Constant<Bits<9>>,
     cq_mask: Constant<Bits<CQ_W>>,
     mr_mask: Constant<Bits<MR_W>>,
     keep1: Constant<Bits<KW>>,
@@ -337,6 +357,10 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_mrw_en: Default::default(),
             m_mrw_index: Default::default(),
             m_mrw_data: Default::default(),
+            m_peek_index: Default::default(),
+            s_peek_sq: Default::default(),
+            s_peek_rq: Default::default(),
+            s_peek_cpl: Default::default(),
             qp_table: CtxTable::new(),
             cq_table: CtxTable::new(),
             mr_table: CtxTable::new(),
@@ -392,6 +416,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             mac_lo: Default::default(),
             mac_hi: Default::default(),
             rd_wide: Default::default(),
+            qp_live: Default::default(),
             ro_addr,
             ro_value,
             rw_addr,
@@ -435,6 +460,22 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             type_cpl: Constant::new(bits_from_u64(tlp::TYPE_CPL.into())),
             status_ca: Constant::new(bits_from_u64(tlp::CPL_CA.into())),
             qp_mask: Constant::new(field_mask::<QP_W>(&QP_CTX)),
+            live_clear: Constant::new({
+                let mut b = vec![true; QP_W];
+                for name in ["sq_psn", "sq_ci", "sq_pkts", "una_psn", "epsn", "msn"] {
+                    let f = QP_CTX.field(name);
+                    b[f.bit..f.bit + f.width].fill(false);
+                }
+                bits_from_bools(&b)
+            }),
+            x_sq_psn: crate::host::field_at(&QP_CTX, "sq_psn"),
+            x_sq_ci: crate::host::field_at(&QP_CTX, "sq_ci"),
+            x_sq_pkts: crate::host::field_at(&QP_CTX, "sq_pkts"),
+            x_una: crate::host::field_at(&QP_CTX, "una_psn"),
+            x_state: crate::host::field_at(&QP_CTX, "state"),
+            st_err: k(ferroce_spec::queues::QP_STATE_ERR.into()),
+            x_epsn: crate::host::field_at(&QP_CTX, "epsn"),
+            x_msn: crate::host::field_at(&QP_CTX, "msn"),
             cq_mask: Constant::new(field_mask::<CQ_W>(&CQ_CTX)),
             mr_mask: Constant::new(field_mask::<MR_W>(&MR_CTX)),
             keep1: Constant::new(bits_from_u64(0x0F)),
@@ -745,7 +786,21 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.qp_table.cmd_we.next = false;
         self.cq_table.cmd_we.next = false;
         self.mr_table.cmd_we.next = false;
-        self.rd_wide.next = bit_cast::<CTX_BITS, QP_W>(self.qp_table.rdata.val());
+        // A QP as the host wrote it, its running state from the engines.
+        self.m_peek_index.next = self.cmd.q.val().get_bits::<OBJ_A>(0);
+        self.qp_live.next = (self.qp_table.rdata.val() & self.live_clear.val())
+            | (bit_cast::<QP_W, 24>(self.s_peek_sq.val().get_bits::<24>(0)) << self.x_sq_psn.val())
+            | (bit_cast::<QP_W, 16>(self.s_peek_sq.val().get_bits::<16>(24)) << self.x_sq_ci.val())
+            | (bit_cast::<QP_W, 24>(self.s_peek_sq.val().get_bits::<24>(40))
+                << self.x_sq_pkts.val())
+            | (bit_cast::<QP_W, 24>(self.s_peek_cpl.val().get_bits::<24>(0)) << self.x_una.val())
+            | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(0)) << self.x_epsn.val())
+            | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(24)) << self.x_msn.val());
+        if self.s_peek_cpl.val().get_bits::<8>(24) != bits::<8>(0) {
+            self.qp_live.next = (self.qp_live.val() & !(bits::<QP_W>(0xF) << self.x_state.val()))
+                | (bit_cast::<QP_W, 4>(self.st_err.val()) << self.x_state.val());
+        }
+        self.rd_wide.next = bit_cast::<CTX_BITS, QP_W>(self.qp_live.val());
         if self.c_table.val() == bits::<4>(1) {
             self.rd_wide.next = bit_cast::<CTX_BITS, CQ_W>(self.cq_table.rdata.val());
         } else if self.c_table.val() == bits::<4>(2) {

@@ -7,8 +7,12 @@
 //! Ports:
 //! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order (queued here).
 //! - `s_rack_*`: `spec::meta::RX_ACK` records from the responder.
-//! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write sets the QP's
-//!   `una` from `una_psn` and clears its error; a CQ write sets the ring and its index).
+//! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write with `init_sq`
+//!   sets the QP's `una` from `una_psn` and clears its error, any other leaves them; a CQ
+//!   write sets the ring and its index).
+//! - `s_peek_index` in, `m_peek_cpl` out: a QP's `una` (bits 0..24) and error status (24..32,
+//!   0: none), for BAR0's QUERY (a copy of the per-QP state RAM with the same writes, read at
+//!   BAR0's command index every cycle; a QP with an error reads as ERR).
 //! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
 //! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
 //!   in the table: retired without a CQE), `cqes` (CQEs written).
@@ -74,6 +78,8 @@ pub struct Completer<const DW: usize> {
     pub s_qpw_en: Signal<In, Bit>,
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
+    pub s_peek_index: Signal<In, Bits<QA>>,
+    pub m_peek_cpl: Signal<Out, Bits<QST_W>>,
     pub s_cqw_en: Signal<In, Bit>,
     pub s_cqw_index: Signal<In, Bits<QA>>,
     pub s_cqw_data: Signal<In, Bits<CQ_W>>,
@@ -90,6 +96,10 @@ pub struct Completer<const DW: usize> {
     pub cqes: Signal<Out, Bits<32>>,
     sent_q: Fifo<SENT_W, 5, 6>,
     qst_ram: RAM<Bits<QST_W>, QA>,
+    qst_peek: RAM<Bits<QST_W>, QA>,
+    qw_addr: Signal<Local, Bits<QA>>,
+    qw_data: Signal<Local, Bits<QST_W>>,
+    qw_en: Signal<Local, Bit>,
     cq_ram: RAM<Bits<CQS_W>, QA>,
     state: DFF<CplState>,
     rack: DFF<Bits<RACK_W>>,
@@ -138,6 +148,7 @@ pub struct Completer<const DW: usize> {
     qst_w: Signal<Local, Bits<QST_W>>,
     // Constants.
     q_una: Constant<Bits<9>>,
+    q_init: Constant<Bits<9>>,
     r_qpn: Constant<Bits<7>>,
     r_syn: Constant<Bits<7>>,
     r_psn: Constant<Bits<7>>,
@@ -195,6 +206,8 @@ impl<const DW: usize> Completer<DW> {
             s_qpw_en: Default::default(),
             s_qpw_index: Default::default(),
             s_qpw_data: Default::default(),
+            s_peek_index: Default::default(),
+            m_peek_cpl: Default::default(),
             s_cqw_en: Default::default(),
             s_cqw_index: Default::default(),
             s_cqw_data: Default::default(),
@@ -211,6 +224,10 @@ impl<const DW: usize> Completer<DW> {
             cqes: Default::default(),
             sent_q: Fifo::new(),
             qst_ram: RAM::default(),
+            qst_peek: RAM::default(),
+            qw_addr: Default::default(),
+            qw_data: Default::default(),
+            qw_en: Default::default(),
             cq_ram: RAM::default(),
             state: DFF::default(),
             rack: Default::default(),
@@ -257,6 +274,7 @@ impl<const DW: usize> Completer<DW> {
             wd_free: Default::default(),
             qst_w: Default::default(),
             q_una: field_at(&QP_CTX, "una_psn"),
+            q_init: field_at(&QP_CTX, "init_sq"),
             r_qpn: field_at(&RX_ACK, "qpn"),
             r_syn: field_at(&RX_ACK, "syndrome"),
             r_psn: field_at(&RX_ACK, "psn"),
@@ -309,6 +327,8 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.sent_q.rst.next = self.rst.val();
         self.qst_ram.read_clock.next = self.clk.val();
         self.qst_ram.write_clock.next = self.clk.val();
+        self.qst_peek.read_clock.next = self.clk.val();
+        self.qst_peek.write_clock.next = self.clk.val();
         self.cq_ram.read_clock.next = self.clk.val();
         self.cq_ram.write_clock.next = self.clk.val();
 
@@ -384,13 +404,18 @@ impl<const DW: usize> Logic for Completer<DW> {
 
         // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
         // ACK's or the head request's QP (and CQ), the address held while it is worked on.
-        self.qst_ram.write_address.next = self.s_qpw_index.val();
-        self.qst_ram.write_data.next = bit_cast::<QST_W, 24>(
+        self.qw_addr.next = self.s_qpw_index.val();
+        self.qw_data.next = bit_cast::<QST_W, 24>(
             self.s_qpw_data
                 .val()
                 .get_bits::<24>(self.q_una.val().index()),
         );
-        self.qst_ram.write_enable.next = self.s_qpw_en.val();
+        self.qw_en.next = self.s_qpw_en.val()
+            & (self
+                .s_qpw_data
+                .val()
+                .get_bits::<1>(self.q_init.val().index())
+                == bits::<1>(1));
         self.cq_ram.write_address.next = self.s_cqw_index.val();
         self.cq_ram.write_data.next = self.s_cqw_data.val();
         self.cq_ram.write_enable.next = self.s_cqw_en.val();
@@ -480,9 +505,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                     if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
                         self.n_naks.d.next = self.n_naks.q.val() + bits::<32>(1);
                     }
-                    self.qst_ram.write_address.next = self.a_qpn.val();
-                    self.qst_ram.write_data.next = self.qst_w.val();
-                    self.qst_ram.write_enable.next = true;
+                    self.qw_addr.next = self.a_qpn.val();
+                    self.qw_data.next = self.qst_w.val();
+                    self.qw_en.next = true;
                     self.state.d.next = CplState::Idle;
                 }
             }
@@ -514,11 +539,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.cq_ram.write_enable.next = true;
                     // A failed request flushes the QP's later ones.
                     if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
-                        self.qst_ram.write_address.next = self.s_qpn.val().get_bits::<QA>(0);
-                        self.qst_ram.write_data.next = (bit_cast::<QST_W, 8>(self.wc_flush.val())
-                            << 24)
+                        self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
+                        self.qw_data.next = (bit_cast::<QST_W, 8>(self.wc_flush.val()) << 24)
                             | bit_cast::<QST_W, 24>(self.una.val());
-                        self.qst_ram.write_enable.next = true;
+                        self.qw_en.next = true;
                     }
                     self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
                     self.state.d.next = CplState::Cqe;
@@ -538,6 +562,15 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
             }
         }
+        // The per-QP state and its copy for QUERY take the same writes.
+        self.qst_ram.write_address.next = self.qw_addr.val();
+        self.qst_ram.write_data.next = self.qw_data.val();
+        self.qst_ram.write_enable.next = self.qw_en.val();
+        self.qst_peek.write_address.next = self.qw_addr.val();
+        self.qst_peek.write_data.next = self.qw_data.val();
+        self.qst_peek.write_enable.next = self.qw_en.val();
+        self.qst_peek.read_address.next = self.s_peek_index.val();
+        self.m_peek_cpl.next = self.qst_peek.read_data.val();
         if self.rst.val() {
             self.state.d.next = CplState::Idle;
             self.wr_valid.d.next = false;

@@ -56,11 +56,13 @@
 //! previous WQE's payload reads, so the router needs no tags: the bytes are payload while
 //! payload reads are outstanding, WQE bytes otherwise.
 //!
-//! The context copy: a context write (a `modify_qp`) to the QP being served marks it dirty:
-//! the request in flight finishes, its `sq_psn`/`sq_ci` are not written back (the host's
-//! write wins) and the QP is queued again so the next visit reads the new context. The
-//! command table in BAR0 is not updated by the engines yet: a QUERY returns the context as
-//! last written by the host.
+//! The context copy: the host's fields in `ctx_ram`, the send state (`sq_psn`, `sq_ci`,
+//! `sq_pkts`) in `sq_ram`, which only `init_sq` writes (RTR -> RTS, RESET) and this block
+//! write; any other context write (RTS -> RTS, -> ERR) leaves the send state running. A context
+//! write to the QP being served marks it dirty: the request in flight finishes and the QP is
+//! queued again so the next visit reads the new context; after an `init_sq` write the host's
+//! values win (no write-back). BAR0's QUERY reads the send state from a copy of `sq_ram`
+//! (`s_peek_index` in, `m_peek_sq` out: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts` 40..64).
 
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
@@ -117,6 +119,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_qpw_en: Signal<In, Bit>,
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<CTX_W>>,
+    pub s_peek_index: Signal<In, Bits<QA>>,
+    pub m_peek_sq: Signal<Out, Bits<64>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<{ crate::rc::key_check::MR_W }>>,
@@ -154,6 +158,14 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub yields: Signal<Out, Bits<32>>,
     // Doorbells and the scheduler.
     ctx_ram: RAM<Bits<CTX_W>, QA>,
+    sq_ram: RAM<Bits<64>, QA>,
+    sq_peek: RAM<Bits<64>, QA>,
+    dirty_sq: DFF<Bit>,
+    pkts0: DFF<Bits<24>>,
+    sw_addr: Signal<Local, Bits<QA>>,
+    sw_data: Signal<Local, Bits<64>>,
+    sw_en: Signal<Local, Bit>,
+    qpw_init: Signal<Local, Bit>,
     pi_ram: RAM<Bits<16>, QA>,
     ready: Fifo<QA, QA, 9>,
     queued: DFF<Bits<256>>,
@@ -239,8 +251,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pay_done: Signal<Local, Bit>,
     ci_next: Signal<Local, Bits<16>>,
     last_psn: Signal<Local, Bits<24>>,
-    wb: Signal<Local, Bits<CTX_W>>,
-    wb_park: Signal<Local, Bits<CTX_W>>,
+    wb: Signal<Local, Bits<64>>,
+    wb_park: Signal<Local, Bits<64>>,
     c_pkts: Signal<Local, Bits<24>>,
     off40: Signal<Local, Bits<40>>,
     off: Signal<Local, Bits<32>>,
@@ -274,8 +286,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     ttl: Constant<Bits<8>>,
     pkey: Constant<Bits<16>>,
     port_base: Constant<Bits<16>>,
-    psn_ci_clear: Constant<Bits<CTX_W>>,
-    park_clear: Constant<Bits<CTX_W>>,
+    x_init: Constant<Bits<9>>,
     hdr_fixed: Constant<Bits<16>>,
     reth_len: Constant<Bits<16>>,
     tag_len: Constant<Bits<16>>,
@@ -338,16 +349,6 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             "a WQE is a whole number of beats"
         );
         assert_eq!(WQE_LEN, 64);
-        // sq_psn, sq_ci and sq_pkts are the fields written back when a WQE is done; sq_psn
-        // and sq_pkts when a QP yields.
-        let clear_of = |names: &[&str]| {
-            let mut clear = vec![true; CTX_W];
-            for name in names {
-                let f = QP_CTX.field(name);
-                clear[f.bit..f.bit + f.width].fill(false);
-            }
-            crate::util::bits_from_bools(&clear)
-        };
         // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
         for tagged in [false, true] {
             for ext in [0, RETH.len] {
@@ -377,6 +378,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_qpw_en: Default::default(),
             s_qpw_index: Default::default(),
             s_qpw_data: Default::default(),
+            s_peek_index: Default::default(),
+            m_peek_sq: Default::default(),
             s_mrw_en: Default::default(),
             s_mrw_index: Default::default(),
             s_mrw_data: Default::default(),
@@ -413,6 +416,14 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_rsv: Default::default(),
             yields: Default::default(),
             ctx_ram: RAM::default(),
+            sq_ram: RAM::default(),
+            sq_peek: RAM::default(),
+            dirty_sq: Default::default(),
+            pkts0: Default::default(),
+            sw_addr: Default::default(),
+            sw_data: Default::default(),
+            sw_en: Default::default(),
+            qpw_init: Default::default(),
             pi_ram: RAM::default(),
             ready: Fifo::new(),
             queued: Default::default(),
@@ -529,8 +540,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ttl: k(TX_TTL.into()),
             pkey: k(TX_PKEY.into()),
             port_base: k(0xC000),
-            psn_ci_clear: Constant::new(clear_of(&["sq_psn", "sq_ci", "sq_pkts"])),
-            park_clear: Constant::new(clear_of(&["sq_psn", "sq_pkts"])),
+            x_init: at(&QP_CTX, "init_sq"),
             hdr_fixed: k((TX_BASE_HDR_LEN + ICRC_LEN) as u64),
             reth_len: k(RETH.len as u64),
             tag_len: k(VLAN_TAG_LEN as u64),
@@ -597,11 +607,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, queued, state, qpn, dirty, ctx, pi, ci, psn, wqe, wpos, wqe_have, wqe_fail,
-            rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
-            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
+            self, clk, queued, state, qpn, dirty, dirty_sq, pkts0, ctx, pi, ci, psn, wqe, wpos,
+            wqe_have, wqe_fail, rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid,
+            pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
+            n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
+        self.sq_ram.read_clock.next = self.clk.val();
+        self.sq_ram.write_clock.next = self.clk.val();
+        self.sq_peek.read_clock.next = self.clk.val();
+        self.sq_peek.write_clock.next = self.clk.val();
         self.ctx_ram.write_clock.next = self.clk.val();
         self.pi_ram.read_clock.next = self.clk.val();
         self.pi_ram.write_clock.next = self.clk.val();
@@ -724,7 +739,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         // Where a WQE resumes: after `sq_pkts` whole PMTU packets (a yield leaves it there;
         // anything else the host wrote that points at or past the end is refused).
-        self.c_pkts.next = self.ctx.q.val().get_bits::<24>(self.x_pkts.val().index());
+        self.c_pkts.next = self.pkts0.q.val();
         self.pmtu_log.next = bit_cast::<8, 4>(self.c_pmtu.val()) + bits::<8>(7);
         self.off40.next = bit_cast::<40, 24>(self.c_pkts.val()) << self.pmtu_log.val();
         self.off.next = self.off40.val().get_bits::<32>(0);
@@ -858,6 +873,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.pi_ram.write_enable.next = self.db_ok.val();
         self.pi_ram.read_address.next = self.ready.m_tdata.val();
         self.ctx_ram.read_address.next = self.ready.m_tdata.val();
+        self.sq_ram.read_address.next = self.ready.m_tdata.val();
         self.requeue.next = false;
         self.q_next.next = self.q_after_pop.val();
         if self.db_push.val() {
@@ -870,42 +886,61 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.ctx_ram.write_address.next = self.s_qpw_index.val();
         self.ctx_ram.write_data.next = self.s_qpw_data.val();
         self.ctx_ram.write_enable.next = self.s_qpw_en.val();
+        self.qpw_init.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<1>(self.x_init.val().index())
+            == bits::<1>(1);
+        self.sw_addr.next = self.s_qpw_index.val();
+        self.sw_data.next = bit_cast::<64, 24>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<24>(self.x_psn.val().index()),
+        ) | (bit_cast::<64, 16>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<16>(self.x_ci.val().index()),
+        ) << 24)
+            | (bit_cast::<64, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.x_pkts.val().index()),
+            ) << 40);
+        self.sw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
+            if self.qpw_init.val() {
+                self.dirty_sq.d.next = true;
+            }
         }
 
         // The scheduler and segmenter.
         self.ci_next.next = self.ci.q.val() + bits::<16>(1);
         self.last_psn.next = self.psn.q.val() - bits::<24>(1);
-        self.wb.next = (self.ctx.q.val() & self.psn_ci_clear.val())
-            | (bit_cast::<CTX_W, 24>(self.psn.q.val()) << self.x_psn.val())
-            | (bit_cast::<CTX_W, 16>(self.ci_next.val()) << self.x_ci.val());
+        self.wb.next =
+            bit_cast::<64, 24>(self.psn.q.val()) | (bit_cast::<64, 16>(self.ci_next.val()) << 24);
         self.pkts_now.next = self.psn.q.val() - self.first_psn.q.val();
-        self.wb_park.next = (self.ctx.q.val() & self.park_clear.val())
-            | (bit_cast::<CTX_W, 24>(self.psn.q.val()) << self.x_psn.val())
-            | (bit_cast::<CTX_W, 24>(self.pkts_now.val()) << self.x_pkts.val());
+        self.wb_park.next = bit_cast::<64, 24>(self.psn.q.val())
+            | (bit_cast::<64, 16>(self.ci.q.val()) << 24)
+            | (bit_cast::<64, 24>(self.pkts_now.val()) << 40);
         match self.state.q.val() {
             ReqState::Idle => {
                 if self.pop.val() {
                     self.qpn.d.next = self.ready.m_tdata.val();
                     self.dirty.d.next =
                         self.s_qpw_en.val() & (self.s_qpw_index.val() == self.ready.m_tdata.val());
+                    self.dirty_sq.d.next = self.s_qpw_en.val()
+                        & self.qpw_init.val()
+                        & (self.s_qpw_index.val() == self.ready.m_tdata.val());
                     self.state.d.next = ReqState::Look;
                 }
             }
             ReqState::Look => {
                 self.ctx.d.next = self.ctx_ram.read_data.val();
                 self.pi.d.next = self.pi_ram.read_data.val();
-                self.psn.d.next = self
-                    .ctx_ram
-                    .read_data
-                    .val()
-                    .get_bits::<24>(self.x_psn.val().index());
-                self.ci.d.next = self
-                    .ctx_ram
-                    .read_data
-                    .val()
-                    .get_bits::<16>(self.x_ci.val().index());
+                self.psn.d.next = self.sq_ram.read_data.val().get_bits::<24>(0);
+                self.ci.d.next = self.sq_ram.read_data.val().get_bits::<16>(24);
+                self.pkts0.d.next = self.sq_ram.read_data.val().get_bits::<24>(40);
                 self.state.d.next = ReqState::Check;
             }
             ReqState::Check => {
@@ -991,10 +1026,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 // Yield: the packets sent so far are the resume point (a host write since
                 // the visit wins, as in Done).
                 if !self.s_qpw_en.val() {
-                    if !self.dirty.q.val() {
-                        self.ctx_ram.write_address.next = self.qpn.q.val();
-                        self.ctx_ram.write_data.next = self.wb_park.val();
-                        self.ctx_ram.write_enable.next = true;
+                    if !self.dirty_sq.q.val() {
+                        self.sw_addr.next = self.qpn.q.val();
+                        self.sw_data.next = self.wb_park.val();
+                        self.sw_en.next = true;
                     }
                     self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
                     self.requeue.next = true;
@@ -1016,10 +1051,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             << self.s_first_psn.val())
                         | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val());
                     self.ci.d.next = self.ci_next.val();
-                    if !self.dirty.q.val() {
-                        self.ctx_ram.write_address.next = self.qpn.q.val();
-                        self.ctx_ram.write_data.next = self.wb.val();
-                        self.ctx_ram.write_enable.next = true;
+                    if !self.dirty_sq.q.val() {
+                        self.sw_addr.next = self.qpn.q.val();
+                        self.sw_data.next = self.wb.val();
+                        self.sw_en.next = true;
                     }
                     self.requeue.next =
                         self.dirty.q.val() | (self.ci_next.val() != self.pi.q.val());
@@ -1041,6 +1076,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         } else if !self.issue_pay.val() & self.pay_done.val() {
             self.pay_out.d.next = self.pay_out.q.val() - bits::<8>(1);
         }
+        // The send state and its copy for QUERY take the same writes.
+        self.sq_ram.write_address.next = self.sw_addr.val();
+        self.sq_ram.write_data.next = self.sw_data.val();
+        self.sq_ram.write_enable.next = self.sw_en.val();
+        self.sq_peek.write_address.next = self.sw_addr.val();
+        self.sq_peek.write_data.next = self.sw_data.val();
+        self.sq_peek.write_enable.next = self.sw_en.val();
+        self.sq_peek.read_address.next = self.s_peek_index.val();
+        self.m_peek_sq.next = self.sq_peek.read_data.val();
         if self.rst.val() {
             self.state.d.next = ReqState::Idle;
             self.queued.d.next = bits::<256>(0);

@@ -10,7 +10,11 @@
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
 //!   `m_wd` has no `tkeep`: the DMA write engine takes the byte count from the command.
 //! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
-//!   keeps its own copy of the QP fields it uses and of the MR table.
+//!   keeps its own copy of the QP fields it uses and of the MR table. A QP write sets the
+//!   QP's `epsn` and `msn` and ends its message in progress only with `init_rq`; any other
+//!   (RTR -> RTS, RTS -> RTS, -> ERR) leaves the receive state running.
+//! - `s_peek_index` in, `m_peek_rq` out: a QP's `epsn` (bits 0..24) and `msn` (24..48), for
+//!   BAR0's QUERY (a copy of their RAM with the same writes, read at BAR0's command index).
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the ACKs' source fields.
 //! - `m_wr_{addr,len,tvalid,tready}`, `m_wd_{tdata,tlast,tvalid,tready}`: write commands and
 //!   their bytes, to `DmaWrite` (a zero-length payload writes nothing).
@@ -53,9 +57,9 @@
 //! Throughput: a packet takes its payload beats plus three cycles, faster than the wire for
 //! every packet size (a packet brings at least 98 bytes of headers, pad and gap).
 //!
-//! The QP copy: `epsn` and `msn` are written back into this block's copy only (not into
-//! BAR0's table yet: a QUERY shows what the host wrote). A context write to the QP of the
-//! packet in flight wins: its write-back is skipped, and a write also clears the QP's cursor.
+//! The QP copy: `epsn` and `msn` live in their own RAM, written by `init_rq` writes and by
+//! this block (BAR0's QUERY reads them from its copy). An `init_rq` write to the QP of the
+//! packet in flight wins: its write-back is skipped; it also clears the QP's cursor.
 //! Not yet: NAK invalid request / remote access error do not move the QP to the error state.
 
 use crate::host::{field_at, k};
@@ -79,9 +83,10 @@ pub const QP_W: usize = 512;
 pub const MR_W: usize = 256;
 const META_W: usize = 512;
 const RACK_W: usize = RX_ACK.len * 8;
-/// This block's QP copy: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24, epsn 48/24,
-/// msn 72/24, remote_mac 96/48, remote_ip 144/32, the 802.1Q group (vlan, pcp, vid) 176/16.
-const RCTX_W: usize = 192;
+/// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
+/// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16 (`epsn` and
+/// `msn` live in `rq_ram`).
+const RCTX_W: usize = 144;
 /// The write cursor: next address 0/64, bytes left 64/32, in a message 96, NAK sent 97.
 const CUR_W: usize = 98;
 /// The MR fields: every MR_CTX field lies below.
@@ -120,6 +125,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_qpw_en: Signal<In, Bit>,
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
+    pub s_peek_index: Signal<In, Bits<QA>>,
+    pub m_peek_rq: Signal<Out, Bits<48>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<MR_W>>,
@@ -251,7 +258,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pend_after: Signal<Local, Bits<256>>,
     head_bit: Signal<Local, Bits<256>>,
     q_bit: Signal<Local, Bits<256>>,
-    rctx_wb: Signal<Local, Bits<RCTX_W>>,
+    rq_ram: RAM<Bits<48>, QA>,
+    rq_peek: RAM<Bits<48>, QA>,
+    rw_addr: Signal<Local, Bits<QA>>,
+    rw_data: Signal<Local, Bits<48>>,
+    rw_en: Signal<Local, Bit>,
+    qpw_init: Signal<Local, Bit>,
     a_vgrp: Signal<Local, Bits<16>>,
     a_prio: Signal<Local, Bits<3>>,
     a_tag: Signal<Local, Bits<4>>,
@@ -320,7 +332,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pkey: Constant<Bits<16>>,
     max_dlen: Constant<Bits<32>>,
     port_base: Constant<Bits<16>>,
-    keep_ctx: Constant<Bits<RCTX_W>>,
+    q_init: Constant<Bits<9>>,
     nak_bit: Constant<Bits<CUR_W>>,
     one256: Constant<Bits<256>>,
     ack_beats: Constant<Bits<16>>,
@@ -339,9 +351,6 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
         let ext = RX_META.field("ext");
         assert_eq!((ext.bit, ext.width), (384, 128));
         assert!(MR_CTX.fields.iter().all(|f| f.bit + f.width <= MRS_W));
-        // epsn (48/24) and msn (72/24) are the fields written back.
-        let mut keep = vec![true; RCTX_W];
-        keep[48..96].fill(false);
         let mut nak = vec![false; CUR_W];
         nak[97] = true;
         Self {
@@ -358,6 +367,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             s_qpw_en: Default::default(),
             s_qpw_index: Default::default(),
             s_qpw_data: Default::default(),
+            s_peek_index: Default::default(),
+            m_peek_rq: Default::default(),
             s_mrw_en: Default::default(),
             s_mrw_index: Default::default(),
             s_mrw_data: Default::default(),
@@ -484,7 +495,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             pend_after: Default::default(),
             head_bit: Default::default(),
             q_bit: Default::default(),
-            rctx_wb: Default::default(),
+            rq_ram: RAM::default(),
+            rq_peek: RAM::default(),
+            rw_addr: Default::default(),
+            rw_data: Default::default(),
+            rw_en: Default::default(),
+            qpw_init: Default::default(),
             a_vgrp: Default::default(),
             a_prio: Default::default(),
             a_tag: Default::default(),
@@ -552,7 +568,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             pkey: k(TX_PKEY.into()),
             max_dlen: k(1 << 31),
             port_base: k(0xC000),
-            keep_ctx: Constant::new(crate::util::bits_from_bools(&keep)),
+            q_init: at(&QP_CTX, "init_rq"),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
             one256: k(1),
             ack_beats: k(beats_of(tx_frame_len(false, AETH.len, 0), KW) as u64),
@@ -606,6 +622,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             pkey_ok
         );
         self.rctx_ram.read_clock.next = self.clk.val();
+        self.rq_ram.read_clock.next = self.clk.val();
+        self.rq_ram.write_clock.next = self.clk.val();
+        self.rq_peek.read_clock.next = self.clk.val();
+        self.rq_peek.write_clock.next = self.clk.val();
         self.rctx_ram.write_clock.next = self.clk.val();
         self.cur_ram.read_clock.next = self.clk.val();
         self.cur_ram.write_clock.next = self.clk.val();
@@ -692,46 +712,57 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     .val()
                     .get_bits::<24>(self.q_rqpn.val().index()),
             ) << 24)
-            | (bit_cast::<RCTX_W, 24>(
-                self.s_qpw_data
-                    .val()
-                    .get_bits::<24>(self.q_epsn.val().index()),
-            ) << 48)
-            | (bit_cast::<RCTX_W, 24>(
-                self.s_qpw_data
-                    .val()
-                    .get_bits::<24>(self.q_msn.val().index()),
-            ) << 72)
             | (bit_cast::<RCTX_W, 48>(
                 self.s_qpw_data
                     .val()
                     .get_bits::<48>(self.q_mac.val().index()),
-            ) << 96)
+            ) << 48)
             | (bit_cast::<RCTX_W, 32>(
                 self.s_qpw_data
                     .val()
                     .get_bits::<32>(self.q_ip.val().index()),
-            ) << 144)
+            ) << 96)
             | (bit_cast::<RCTX_W, 16>(
                 self.s_qpw_data
                     .val()
                     .get_bits::<16>(self.q_vlan.val().index()),
-            ) << 176);
+            ) << 128);
         self.rctx_ram.write_address.next = self.s_qpw_index.val();
         self.rctx_ram.write_data.next = self.rctx_w.val();
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
         self.cur_ram.write_address.next = self.s_qpw_index.val();
         self.cur_ram.write_data.next = bits::<CUR_W>(0);
-        self.cur_ram.write_enable.next = self.s_qpw_en.val();
+        self.qpw_init.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<1>(self.q_init.val().index())
+            == bits::<1>(1);
+        self.cur_ram.write_enable.next = self.s_qpw_en.val() & self.qpw_init.val();
+        self.rw_addr.next = self.s_qpw_index.val();
+        self.rw_data.next = bit_cast::<48, 24>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<24>(self.q_epsn.val().index()),
+        ) | (bit_cast::<48, 24>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<24>(self.q_msn.val().index()),
+        ) << 24);
+        self.rw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
         self.mr_ram.write_address.next = self.s_mrw_index.val();
         self.mr_ram.write_data.next = self.s_mrw_data.val().get_bits::<MRS_W>(0);
         self.mr_ram.write_enable.next = self.s_mrw_en.val();
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.cur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.mr_ram.read_address.next =
             self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
         if self.state.q.val() == RespState::Idle {
             self.rctx_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
+            self.rq_ram.read_address.next = self
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
@@ -744,7 +775,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 .val()
                 .get_bits::<QA>(self.x_rkey_idx.val().index());
         }
-        if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.f_qpn.val().get_bits::<QA>(0)) {
+        if self.s_qpw_en.val()
+            & self.qpw_init.val()
+            & (self.s_qpw_index.val() == self.f_qpn.val().get_bits::<QA>(0))
+        {
             self.dirty.d.next = true;
         }
 
@@ -752,12 +786,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.r_pmtu.next = self.rctx_ram.read_data.val().get_bits::<4>(4);
         self.r_pdn.next = self.rctx_ram.read_data.val().get_bits::<16>(8);
         self.r_rqpn.next = self.rctx_ram.read_data.val().get_bits::<24>(24);
-        self.r_epsn.next = self.rctx_ram.read_data.val().get_bits::<24>(48);
-        self.r_msn.next = self.rctx_ram.read_data.val().get_bits::<24>(72);
-        self.r_mac.next = self.rctx_ram.read_data.val().get_bits::<48>(96);
-        self.r_ip.next = self.rctx_ram.read_data.val().get_bits::<32>(144);
+        self.r_epsn.next = self.rq_ram.read_data.val().get_bits::<24>(0);
+        self.r_msn.next = self.rq_ram.read_data.val().get_bits::<24>(24);
+        self.r_mac.next = self.rctx_ram.read_data.val().get_bits::<48>(48);
+        self.r_ip.next = self.rctx_ram.read_data.val().get_bits::<32>(96);
         // The 802.1Q group (vlan, pcp, vid): ACKs go out on the QP's priority.
-        self.r_vgrp.next = self.rctx_ram.read_data.val().get_bits::<16>(176);
+        self.r_vgrp.next = self.rctx_ram.read_data.val().get_bits::<16>(128);
         self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
@@ -941,9 +975,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.ack_qps.s_tvalid.next = false;
         self.rack_q.s_tdata.next = self.rack.val();
         self.rack_q.s_tvalid.next = false;
-        self.rctx_wb.next = (self.rctx_ram.read_data.val() & self.keep_ctx.val())
-            | (bit_cast::<RCTX_W, 24>(self.new_epsn.q.val()) << 48)
-            | (bit_cast::<RCTX_W, 24>(self.new_msn.q.val()) << 72);
         // (The QP queue always has room: it holds each QP at most once.)
         self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
             & self.ack_qps.s_tready.val()
@@ -976,6 +1007,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         .get_bits::<15>(self.x_pkey.val().index())
                         == bits::<15>(0x7FFF);
                     self.dirty.d.next = self.s_qpw_en.val()
+                        & self.qpw_init.val()
                         & (self.s_qpw_index.val()
                             == self
                                 .s_meta_tdata
@@ -1069,9 +1101,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     }
                     self.rack_q.s_tvalid.next = self.do_rack.q.val();
                     if self.wb_ctx.q.val() & !self.dirty.q.val() {
-                        self.rctx_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
-                        self.rctx_ram.write_data.next = self.rctx_wb.val();
-                        self.rctx_ram.write_enable.next = true;
+                        self.rw_addr.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.rw_data.next = bit_cast::<48, 24>(self.new_epsn.q.val())
+                            | (bit_cast::<48, 24>(self.new_msn.q.val()) << 24);
+                        self.rw_en.next = true;
                     }
                     if self.wb_cur.q.val() & !self.dirty.q.val() {
                         self.cur_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -1082,6 +1115,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
         }
+        // The receive state and its copy for QUERY take the same writes.
+        self.rq_ram.write_address.next = self.rw_addr.val();
+        self.rq_ram.write_data.next = self.rw_data.val();
+        self.rq_ram.write_enable.next = self.rw_en.val();
+        self.rq_peek.write_address.next = self.rw_addr.val();
+        self.rq_peek.write_data.next = self.rw_data.val();
+        self.rq_peek.write_enable.next = self.rw_en.val();
+        self.rq_peek.read_address.next = self.s_peek_index.val();
+        self.m_peek_rq.next = self.rq_peek.read_data.val();
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
             self.ack_pend.d.next = bits::<256>(0);

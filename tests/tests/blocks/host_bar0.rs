@@ -45,6 +45,41 @@ impl Component for Doorbells {
     }
 }
 
+/// The transport engines' running state of each QP, as they show it to BAR0: `m_peek_index`
+/// read back one cycle later (a registered RAM read), as the requester, responder and
+/// completer do.
+struct Engines {
+    index: Port,
+    sq: Port,
+    rq: Port,
+    una: Port,
+    /// Per QP: (sq_psn, sq_ci, sq_pkts, una_psn, epsn, msn).
+    state: Vec<(u32, u16, u32, u32, u32, u32)>,
+    /// The QP the completer has failed (a fatal NAK), with its status.
+    failed: (usize, u8),
+    seen: usize,
+}
+
+impl Component for Engines {
+    fn sample(&mut self, m: &Model) {
+        self.seen = m.get(self.index) as usize;
+    }
+    fn drive(&mut self, m: &mut Model) -> ferroce_sim::Result<()> {
+        let (psn, ci, pkts, una, epsn, msn) = self.state[self.seen];
+        m.set(
+            self.sq,
+            u64::from(psn) | u64::from(ci) << 24 | u64::from(pkts) << 40,
+        )?;
+        m.set(self.rq, u64::from(epsn) | u64::from(msn) << 24)?;
+        let err = if self.seen == self.failed.0 {
+            self.failed.1
+        } else {
+            0
+        };
+        m.set(self.una, u64::from(una) | u64::from(err) << 24)
+    }
+}
+
 type SimDevice = Device<SimBar, SimMem>;
 type Opened = (SimDevice, Rc<RefCell<SimNic>>, Rc<RefCell<Doorbells>>);
 
@@ -138,7 +173,7 @@ fn registers_hold_what_is_written() -> Result<()> {
 fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
     let s = seed("qps_walk_reset_init_rtr_rts_and_read_back");
     let mut r = rng(s);
-    let (mut dev, _, _) = open(s)?;
+    let (mut dev, nic, _) = open(s)?;
     let cq = dev.create_cq(64)?;
     let pd = dev.alloc_pd()?;
     let mut qps = Vec::new();
@@ -178,15 +213,73 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
                 Err(DriverError::Invalid(_))
             ));
         }
-        dev.modify_qp(&mut qp, QpState::Rtr, attr)?;
-        dev.modify_qp(&mut qp, QpState::Rts, QpAttr::default())?;
+        // rq_psn belongs to INIT -> RTR, sq_psn to RTR -> RTS: the driver refuses them elsewhere.
+        ensure!(matches!(
+            dev.modify_qp(&mut qp, QpState::Rtr, attr),
+            Err(DriverError::Invalid(_))
+        ));
+        dev.modify_qp(
+            &mut qp,
+            QpState::Rtr,
+            QpAttr {
+                sq_psn: None,
+                ..attr
+            },
+        )?;
+        let rts = QpAttr {
+            sq_psn: attr.sq_psn,
+            ..QpAttr::default()
+        };
+        ensure!(matches!(
+            dev.modify_qp(
+                &mut qp,
+                QpState::Rts,
+                QpAttr {
+                    rq_psn: Some(1),
+                    ..rts
+                }
+            ),
+            Err(DriverError::Invalid(_))
+        ));
+        dev.modify_qp(&mut qp, QpState::Rts, rts)?;
         qps.push((qp, attr));
     }
-    for (qp, attr) in &qps {
+    // A QUERY returns the host's fields as written and the engines' running state in place of
+    // the start values.
+    let state: Vec<(u32, u16, u32, u32, u32, u32)> = (0..256)
+        .map(|_| {
+            let ci: u16 = r.gen();
+            let mut p = || r.gen_range(0..1 << 24);
+            (p(), ci, p(), p(), p(), p())
+        })
+        .collect();
+    let engines = {
+        let n = nic.borrow();
+        let m = n.tb.model_ref();
+        Rc::new(RefCell::new(Engines {
+            index: m.port("m_peek_index")?,
+            sq: m.port("s_peek_sq")?,
+            rq: m.port("s_peek_rq")?,
+            una: m.port("s_peek_cpl")?,
+            state: state.clone(),
+            failed: (qps[3].0.qpn as usize, 10),
+            seen: 0,
+        }))
+    };
+    nic.borrow_mut().tb.add(engines);
+    for (i, (qp, attr)) in qps.iter().enumerate() {
         let c = dev.query_qp(qp)?;
-        ensure!(c.state == Some(QpState::Rts), "QP {}: {c:?}", qp.qpn);
+        // The QP the NIC failed reads as ERR, whatever the host last wrote.
+        let want = if i == 3 { QpState::Err } else { QpState::Rts };
+        ensure!(c.state == Some(want), "QP {}: {c:?}", qp.qpn);
         ensure!(c.remote_qpn == attr.dest_qpn.unwrap_or(0));
-        ensure!(c.epsn == attr.rq_psn.unwrap_or(0) && c.sq_psn == attr.sq_psn.unwrap_or(0));
+        let (psn, ci, _, una, epsn, msn) = state[qp.qpn as usize];
+        ensure!(
+            (c.sq_psn, c.sq_ci, c.una_psn, c.epsn, c.msn) == (psn, ci, una, epsn, msn),
+            "QP {}: {c:?}, the engines say {:?}",
+            qp.qpn,
+            state[qp.qpn as usize]
+        );
         ensure!(c.sq_base == qp.sq.addr);
         ensure!(ferroce_spec::queues::mtu_bytes(c.pmtu) == attr.path_mtu);
         let mac = attr.remote_mac.unwrap_or_default();
@@ -194,13 +287,25 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
         ensure!(c.remote_ip == u32::from_be_bytes(attr.remote_ipv4.unwrap_or_default()).into());
         ensure!(c.vlan == attr.vlan, "QP {}: {c:?}", qp.qpn);
     }
-    // Bits no field names are not stored: all-ones in, only field bits out.
+    // Bits no field names are not stored: all-ones in, only field bits out (the running
+    // state's fields from the engines).
     let ones = vec![0xFFu8; QP_CTX.len];
     dev.write_context(regs::TABLE_QP, 200, &ones)?;
     let back = dev.read_context(regs::TABLE_QP, 200, QP_CTX.len)?;
     let mut expect = vec![0u8; QP_CTX.len];
     for f in QP_CTX.fields {
         QP_CTX.set(f, &mut expect, u128::MAX);
+    }
+    let (psn, ci, pkts, una, epsn, msn) = state[200];
+    for (name, v) in [
+        ("sq_psn", psn),
+        ("sq_ci", ci.into()),
+        ("sq_pkts", pkts),
+        ("una_psn", una),
+        ("epsn", epsn),
+        ("msn", msn),
+    ] {
+        QP_CTX.set(&QP_CTX.field(name), &mut expect, v.into());
     }
     ensure!(back == expect, "reserved context bits were stored");
     Ok(())

@@ -123,6 +123,11 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_req_tvalid.next = valid;
         hdl.m_cpl_tready.next = cpl_ready;
         hdl.m_db_tready.next = db_ready;
+        // The engines' running state, as BAR0's QUERY sees it.
+        let (psq, prq, puna) = (r.gen::<u64>(), r.gen::<u64>() >> 16, r.gen::<u64>() >> 32);
+        hdl.s_peek_sq.next = bits_from_u64(psq);
+        hdl.s_peek_rq.next = bits_from_u64(prq);
+        hdl.s_peek_cpl.next = bits_from_u64(puna);
         assert!(simulate(&mut hdl, 200));
         let taken = valid && hdl.s_req_tready.val();
         edge(&mut hdl);
@@ -133,6 +138,9 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_req_tvalid", valid.into())?;
         tb.set("m_cpl_tready", cpl_ready.into())?;
         tb.set("m_db_tready", db_ready.into())?;
+        tb.set("s_peek_sq", psq)?;
+        tb.set("s_peek_rq", prq)?;
+        tb.set("s_peek_cpl", puna)?;
         tb.rising_edge()?;
         if taken {
             held = None;

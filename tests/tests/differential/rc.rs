@@ -42,6 +42,8 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
         r.gen_range(1..=5)
     };
     put("pmtu", pmtu);
+    // Mostly a write that sets the send state; else the requester keeps its own.
+    put("init_sq", u128::from(r.gen_bool(0.8)));
     put("sq_log_size", r.gen_range(1..6));
     put("remote_qpn", r.gen_range(0..1 << 24));
     put("sq_cqn", r.gen_range(0..256));
@@ -231,6 +233,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_qpw_en.next = qpw_en;
         hdl.s_qpw_index.next = bits_from_u64(qpw_index);
         hdl.s_qpw_data.next = wide(&qpw_bytes);
+        let peek = r.gen_range(0..8u64);
+        hdl.s_peek_index.next = bits_from_u64(peek);
         hdl.s_mrw_en.next = mrw_en;
         hdl.s_mrw_index.next = bits_from_u64(mrw_index);
         hdl.s_mrw_data.next = wide(&mrw_bytes);
@@ -257,6 +261,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_qpw_en", qpw_en.into())?;
         tb.set("s_qpw_index", qpw_index)?;
         tb.model().set_bytes(qpw_data, &qpw_bytes)?;
+        tb.set("s_peek_index", peek)?;
         tb.set("s_mrw_en", mrw_en.into())?;
         tb.set("s_mrw_index", mrw_index)?;
         tb.model().set_bytes(mrw_data, &mrw_bytes)?;

@@ -112,6 +112,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("pmtu", if q == 7 { 0 } else { 1 }),
                     ("pdn", 1 + u128::from(q == 6)),
                     ("remote_qpn", r.gen_range(0..1 << 24)),
+                    ("init_rq", 1),
                     ("epsn", epsn[q].into()),
                     ("msn", r.gen_range(0..1 << 24)),
                     ("remote_mac", r.gen_range(0..1 << 48)),
@@ -346,7 +347,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             psn[q] = r.gen_range(0..1 << 24);
             (
                 q as u64,
-                layout_img(&QP_CTX, &[("una_psn", psn[q].into())])[..64].to_vec(),
+                layout_img(&QP_CTX, &[("init_sq", 1), ("una_psn", psn[q].into())])[..64].to_vec(),
             )
         });
         let cqw = (8..12).contains(&cycle).then(|| {

@@ -8,7 +8,9 @@
 //! memory.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{DmaMemory, MemoryRegion, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode};
+use ferroce_driver::{
+    DmaMemory, MemoryRegion, QpState, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode,
+};
 use ferroce_sim::host::SimMem;
 use ferroce_sim::world::{step_until, Host, World, WorldConfig};
 use ferroce_sim::Fault;
@@ -492,6 +494,15 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
         "completions {got:?}"
     );
     ensure!(w.b.counter("resp_bad_rkey")? == 2);
+    // The NAKed QPs are in the error state now, as the NIC reports them; the other is not.
+    let states: Vec<_> = qps[1..]
+        .iter()
+        .map(|q| w.a.dev.query_qp(q).map(|c| c.state))
+        .collect::<Result<_, _>>()?;
+    ensure!(
+        states == [Some(QpState::Err), Some(QpState::Err), Some(QpState::Rts)],
+        "states {states:?}"
+    );
     w.run(2000)?;
     check_target(&w.b, &d, s)
 }
@@ -692,4 +703,120 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
     // The good FIRST landed; nothing else did.
     d.expect[GUARD..GUARD + 256].copy_from_slice(&d.src_bytes[..256]);
     check_target(&w.b, &d, s)
+}
+
+/// WRITEs both ways, then `modify_qp` RTS -> RTS on both QPs (one with a new 802.1Q tag),
+/// then more WRITEs: the modify leaves the NIC's running state alone (PSNs, the send queue's
+/// consumer index, the MSN), so the later WRITEs go on from where the first stopped (no
+/// duplicate, no sequence error, no WQE run twice), and QUERY returns that running state
+/// each time, counted here from the requests (packets per WRITE at the PMTU, IBA 9.7.1).
+#[test]
+fn modify_qp_on_a_live_qp_keeps_its_running_state_and_query_returns_it() -> Result<()> {
+    let s = seed("modify_qp_on_a_live_qp_keeps_its_running_state_and_query_returns_it");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig {
+        reorder_seed: Some(s),
+        ..WorldConfig::default()
+    })?;
+    let pmtu = 1024usize;
+    let (psn_ab, psn_ba) = (r.gen_range(0..0x100_0000), r.gen_range(0..0x100_0000));
+    let (mut qa, mut qb) = w.connect(pmtu as u32, psn_ab, psn_ba, 16)?;
+    let mut ab = dir(&mut r, &mut w.a, &mut w.b, 1)?;
+    let mut ba = dir(&mut r, &mut w.b, &mut w.a, 1)?;
+    let pkts = |wrs: &[SendWr]| -> u32 {
+        wrs.iter()
+            .map(|x| (x.length as usize).div_ceil(pmtu).max(1) as u32)
+            .sum()
+    };
+    // (packets, messages) sent a -> b and b -> a so far.
+    let (mut n_ab, mut n_ba) = ((0u32, 0u32), (0u32, 0u32));
+    let mut id = 0u64;
+    for round in 0..2 {
+        // Short runs: the sizes that matter are around the PMTU (a longer draw is undone).
+        let mut small = |d: &mut Dir| loop {
+            let saved = (d.expect.clone(), d.cursor.clone());
+            id += 1;
+            let x = random_write(&mut r, d, 0, pmtu, id);
+            if x.length <= 6000 {
+                break x;
+            }
+            (d.expect, d.cursor) = saved;
+        };
+        let list_ab: Vec<SendWr> = (0..6).map(|_| small(&mut ab)).collect();
+        let list_ba: Vec<SendWr> = (0..4).map(|_| small(&mut ba)).collect();
+        w.a.dev.post_send(&mut qa, &list_ab)?;
+        w.b.dev.post_send(&mut qb, &list_ba)?;
+        let (mut wa, mut wb) = (Vec::new(), Vec::new());
+        {
+            let (a, acq, b, bcq) = (&mut w.a.dev, &mut w.a.cq, &mut w.b.dev, &mut w.b.cq);
+            step_until(&w.b.sim, 400_000, "the WRITEs' completions", || {
+                wa.extend(a.poll_cq(acq, 16).unwrap_or_default());
+                wb.extend(b.poll_cq(bcq, 16).unwrap_or_default());
+                wa.len() >= list_ab.len() && wb.len() >= list_ba.len()
+            })?;
+        }
+        for (got, list) in [(&wa, &list_ab), (&wb, &list_ba)] {
+            let ids: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+            let want: Vec<(u64, u32)> = list.iter().map(|x| (x.wr_id, WC_SUCCESS)).collect();
+            ensure!(ids == want, "seed {s} round {round}: completions {ids:?}");
+        }
+        n_ab = (n_ab.0 + pkts(&list_ab), n_ab.1 + list_ab.len() as u32);
+        n_ba = (n_ba.0 + pkts(&list_ba), n_ba.1 + list_ba.len() as u32);
+        w.run(2000)?;
+        // QUERY: the running state, on both sides of both directions.
+        let (ca, cb) = (w.a.dev.query_qp(&qa)?, w.b.dev.query_qp(&qb)?);
+        let m = 0xFF_FFFF;
+        let want_a = (
+            (psn_ab + n_ab.0) & m,
+            (psn_ab + n_ab.0) & m,
+            n_ab.1 as u16,
+            (psn_ba + n_ba.0) & m,
+            n_ba.1,
+        );
+        let got_a = (ca.sq_psn, ca.una_psn, ca.sq_ci, ca.epsn, ca.msn);
+        ensure!(
+            got_a == want_a,
+            "seed {s} round {round}: a's (sq_psn, una, sq_ci, epsn, msn) {got_a:?}, want {want_a:?}"
+        );
+        let want_b = (
+            (psn_ba + n_ba.0) & m,
+            (psn_ba + n_ba.0) & m,
+            n_ba.1 as u16,
+            (psn_ab + n_ab.0) & m,
+            n_ab.1,
+        );
+        let got_b = (cb.sq_psn, cb.una_psn, cb.sq_ci, cb.epsn, cb.msn);
+        ensure!(
+            got_b == want_b,
+            "seed {s} round {round}: b's (sq_psn, una, sq_ci, epsn, msn) {got_b:?}, want {want_b:?}"
+        );
+        if round == 0 {
+            let tag = Vlan { pcp: 2, vid: 100 };
+            let attr = ferroce_driver::QpAttr {
+                vlan: Some(tag),
+                ..Default::default()
+            };
+            w.a.dev
+                .modify_qp(&mut qa, ferroce_driver::QpState::Rts, attr)?;
+            w.b.dev
+                .modify_qp(&mut qb, ferroce_driver::QpState::Rts, Default::default())?;
+            ensure!(w.a.dev.query_qp(&qa)?.vlan == Some(tag), "the new tag");
+            // The PSNs are not the host's to change on a live QP.
+            let psn = ferroce_driver::QpAttr {
+                sq_psn: Some(0),
+                ..Default::default()
+            };
+            ensure!(
+                w.a.dev
+                    .modify_qp(&mut qa, ferroce_driver::QpState::Rts, psn)
+                    .is_err(),
+                "sq_psn on RTS -> RTS"
+            );
+        }
+    }
+    for h in [&w.a, &w.b] {
+        ensure!(h.counter("resp_dup")? == 0 && h.counter("resp_seq_err")? == 0);
+    }
+    check_target(&w.b, &ab, s)?;
+    check_target(&w.a, &ba, s)
 }
