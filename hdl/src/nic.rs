@@ -418,6 +418,9 @@ impl<
         self.bar0.s_peek_sq.next = self.req.m_peek_sq.val();
         self.bar0.s_peek_rq.next = self.resp.m_peek_rq.val();
         self.bar0.s_peek_cpl.next = self.cpl.m_peek_cpl.val();
+        // A QP a fatal NAK failed: the requester stops sending for it.
+        self.req.s_qerr_valid.next = self.cpl.m_qerr_valid.val();
+        self.req.s_qerr_qpn.next = self.cpl.m_qerr_qpn.val();
         self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
         self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();

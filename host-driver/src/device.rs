@@ -855,9 +855,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     /// that does not fit the ring's free entries, or has an invalid request (a source not
     /// inside a region registered with its `lkey` in the QP's PD), posts none.
     pub fn post_send(&mut self, qp: &mut QueuePair, wrs: &[SendWr]) -> Result<()> {
-        if qp.state != QpState::Rts {
+        // In ERR the NIC completes what is posted with WR_FLUSH_ERR, as IBA asks.
+        if qp.state != QpState::Rts && qp.state != QpState::Err {
             return Err(DriverError::Invalid(format!(
-                "QP {}: post_send in state {:?}, needs RTS",
+                "QP {}: post_send in state {:?}, needs RTS (or ERR, to flush)",
                 qp.qpn, qp.state
             )));
         }

@@ -14,6 +14,8 @@
 //!   0: none), for BAR0's QUERY (a copy of the per-QP state RAM with the same writes, read at
 //!   BAR0's command index every cycle; a QP with an error reads as ERR).
 //! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
+//! - `m_qerr_{valid,qpn}`: a pulse (a register) when a fatal NAK fails a QP, so the requester
+//!   stops sending for it and flushes its queued work requests.
 //! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
 //!   in the table: retired without a CQE), `cqes` (CQEs written).
 //!
@@ -29,6 +31,9 @@
 //! (invalid request, remote access or remote operational error) fails the request it names
 //! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
 //! WR_FLUSH_ERR. A PSN sequence error NAK only moves `una`: retransmission is a later step.
+//! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
+//! requests the same way, so a QP whose peer will never answer does not hold the completions
+//! of the QPs behind it; a later `init_sq` write (RESET) clears that.
 //!
 //! The CQE: `spec::queues::CQE`, its owner bit the inverse of the pass over the ring
 //! (`(pi >> log_size) & 1`). The CQ's producer index is kept in this block's copy of the CQ
@@ -42,8 +47,8 @@ use crate::stream::Fifo;
 use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP};
 use ferroce_spec::meta::{RX_ACK, SENT};
 use ferroce_spec::queues::{
-    CQE, CQE_LEN, CQ_CTX, QP_CTX, WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_WRITE,
+    CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_RDMA_WRITE, WC_REM_ACCESS_ERR,
+    WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_WRITE,
 };
 
 pub const QA: usize = 8;
@@ -80,6 +85,8 @@ pub struct Completer<const DW: usize> {
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_cpl: Signal<Out, Bits<QST_W>>,
+    pub m_qerr_valid: Signal<Out, Bit>,
+    pub m_qerr_qpn: Signal<Out, Bits<QA>>,
     pub s_cqw_en: Signal<In, Bit>,
     pub s_cqw_index: Signal<In, Bits<QA>>,
     pub s_cqw_data: Signal<In, Bits<CQ_W>>,
@@ -111,6 +118,13 @@ pub struct Completer<const DW: usize> {
     wd_last: DFF<Bit>,
     wd_valid: DFF<Bit>,
     n_naks: DFF<Bits<32>>,
+    qerr_v: DFF<Bit>,
+    qerr_q: DFF<Bits<QA>>,
+    herr: DFF<Bits<256>>,
+    h_bit: Signal<Local, Bits<256>>,
+    h_err: Signal<Local, Bit>,
+    h_shift: Signal<Local, Bits<256>>,
+    q_err: Signal<Local, Bits<8>>,
     n_bad_cq: DFF<Bits<32>>,
     n_cqes: DFF<Bits<32>>,
     // Locals.
@@ -173,6 +187,9 @@ pub struct Completer<const DW: usize> {
     wc_acc: Constant<Bits<8>>,
     wc_rop: Constant<Bits<8>>,
     wc_flush: Constant<Bits<8>>,
+    one256: Constant<Bits<256>>,
+    q_state: Constant<Bits<9>>,
+    st_err: Constant<Bits<4>>,
     wc_write: Constant<Bits<8>>,
     wr_write: Constant<Bits<8>>,
     signaled: Constant<Bits<8>>,
@@ -208,6 +225,8 @@ impl<const DW: usize> Completer<DW> {
             s_qpw_data: Default::default(),
             s_peek_index: Default::default(),
             m_peek_cpl: Default::default(),
+            m_qerr_valid: Default::default(),
+            m_qerr_qpn: Default::default(),
             s_cqw_en: Default::default(),
             s_cqw_index: Default::default(),
             s_cqw_data: Default::default(),
@@ -239,6 +258,13 @@ impl<const DW: usize> Completer<DW> {
             wd_last: Default::default(),
             wd_valid: Default::default(),
             n_naks: Default::default(),
+            qerr_v: Default::default(),
+            qerr_q: Default::default(),
+            herr: Default::default(),
+            h_bit: Default::default(),
+            h_err: Default::default(),
+            h_shift: Default::default(),
+            q_err: Default::default(),
             n_bad_cq: Default::default(),
             n_cqes: Default::default(),
             a_qpn: Default::default(),
@@ -299,6 +325,9 @@ impl<const DW: usize> Completer<DW> {
             wc_acc: k(WC_REM_ACCESS_ERR.into()),
             wc_rop: k(WC_REM_OP_ERR.into()),
             wc_flush: k(WC_WR_FLUSH_ERR.into()),
+            one256: k(1),
+            q_state: field_at(&QP_CTX, "state"),
+            st_err: k(QP_STATE_ERR.into()),
             wc_write: k(WC_RDMA_WRITE.into()),
             wr_write: k(WR_RDMA_WRITE.into()),
             signaled: k(WQE_FLAG_SIGNALED.into()),
@@ -321,8 +350,30 @@ impl<const DW: usize> Logic for Completer<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
-            n_naks, n_bad_cq, n_cqes
+            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr
         );
+        self.m_qerr_valid.next = self.qerr_v.q.val();
+        self.m_qerr_qpn.next = self.qerr_q.q.val();
+        self.qerr_v.d.next = false;
+        // The host's ERR: set by a context write with state ERR, cleared by an init_sq write.
+        self.h_bit.next = self.one256.val() << self.s_qpw_index.val();
+        if self.s_qpw_en.val() {
+            if self
+                .s_qpw_data
+                .val()
+                .get_bits::<1>(self.q_init.val().index())
+                == bits::<1>(1)
+            {
+                self.herr.d.next = self.herr.q.val() & !self.h_bit.val();
+            } else if self
+                .s_qpw_data
+                .val()
+                .get_bits::<4>(self.q_state.val().index())
+                == self.st_err.val()
+            {
+                self.herr.d.next = self.herr.q.val() | self.h_bit.val();
+            }
+        }
         self.sent_q.clk.next = self.clk.val();
         self.sent_q.rst.next = self.rst.val();
         self.qst_ram.read_clock.next = self.clk.val();
@@ -432,6 +483,12 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.cq_ram.read_address.next = self.s_cqn.val().get_bits::<QA>(0);
         self.una.next = self.qst_ram.read_data.val().get_bits::<24>(0);
         self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
+        self.h_shift.next = self.one256.val() << self.s_qpn.val().get_bits::<QA>(0);
+        self.h_err.next = (self.herr.q.val() & self.h_shift.val()) != bits::<256>(0);
+        self.q_err.next = self.err.val();
+        if (self.err.val() == bits::<8>(0)) & self.h_err.val() {
+            self.q_err.next = self.wc_flush.val();
+        }
         self.cq_base.next = self.cq_ram.read_data.val().get_bits::<64>(0);
         self.cq_log.next = self.cq_ram.read_data.val().get_bits::<5>(64);
         self.cq_pi.next = self.cq_ram.read_data.val().get_bits::<32>(96);
@@ -468,7 +525,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             if self.acked.val() {
                 self.status.next = bits::<8>(0);
             } else {
-                self.status.next = self.err.val();
+                self.status.next = self.q_err.val();
             }
         }
         self.want_cqe.next = ((self.s_flags.val() & self.signaled.val()) != bits::<8>(0))
@@ -508,13 +565,17 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.qw_addr.next = self.a_qpn.val();
                     self.qw_data.next = self.qst_w.val();
                     self.qw_en.next = true;
+                    // A fatal NAK fails the QP: the requester stops sending for it.
+                    self.qerr_v.d.next =
+                        (self.err.val() == bits::<8>(0)) & (self.new_err.val() != bits::<8>(0));
+                    self.qerr_q.d.next = self.a_qpn.val();
                     self.state.d.next = CplState::Idle;
                 }
             }
             CplState::Sent => {
                 if (self.s_status.val() == bits::<8>(0))
                     & !self.acked.val()
-                    & (self.err.val() == bits::<8>(0))
+                    & (self.q_err.val() == bits::<8>(0))
                 {
                     // Not yet: look again after the ACKs that are waiting.
                     self.state.d.next = CplState::Idle;
@@ -573,6 +634,8 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.m_peek_cpl.next = self.qst_peek.read_data.val();
         if self.rst.val() {
             self.state.d.next = CplState::Idle;
+            self.qerr_v.d.next = false;
+            self.herr.d.next = bits::<256>(0);
             self.wr_valid.d.next = false;
             self.wd_valid.d.next = false;
             self.n_naks.d.next = bits::<32>(0);

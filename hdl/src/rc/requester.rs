@@ -11,6 +11,7 @@
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
 //! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
+//! - `s_qerr_{valid,qpn}`: the completer's word that a fatal NAK failed a QP.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
 //! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
 //!   (in command order, `tuser` on a last beat = the read failed).
@@ -46,6 +47,10 @@
 //! full packet when it is visited and others wait is passed over without a fetch. So one
 //! paused priority never stops the QPs of the others.
 //!
+//! A failed QP (a fatal NAK, until an `init_sq` write resets it) or one the host moved to ERR
+//! sends nothing more: each of its queued WQEs is fetched (for its `wr_id`) and handed to the
+//! completer as a `SENT` with WR_FLUSH_ERR, without a packet, a key check or a payload read.
+//!
 //! Protection: the NIC, not only the driver, checks every WQE's local buffer (`KeyCheck`:
 //! the lkey names a registered region of the QP's PD and the range is inside it) before it
 //! reads a byte of it, also when a QP resumes a WQE after yielding. A WQE written into the ring
@@ -78,8 +83,8 @@ use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
 use ferroce_spec::queues::{
-    QP_CTX, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN,
-    WR_RDMA_WRITE,
+    QP_CTX, QP_STATE_ERR, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
+    WC_WR_FLUSH_ERR, WQE, WQE_LEN, WR_RDMA_WRITE,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -121,6 +126,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_qpw_data: Signal<In, Bits<CTX_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_sq: Signal<Out, Bits<64>>,
+    pub s_qerr_valid: Signal<In, Bit>,
+    pub s_qerr_qpn: Signal<In, Bits<QA>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<{ crate::rc::key_check::MR_W }>>,
@@ -161,6 +168,13 @@ pub struct Requester<const DW: usize, const KW: usize> {
     sq_ram: RAM<Bits<64>, QA>,
     sq_peek: RAM<Bits<64>, QA>,
     dirty_sq: DFF<Bit>,
+    failed: DFF<Bits<256>>,
+    flushing: DFF<Bit>,
+    fl_next: Signal<Local, Bits<256>>,
+    qe_bit: Signal<Local, Bits<256>>,
+    qw_bit: Signal<Local, Bits<256>>,
+    flush: Signal<Local, Bit>,
+    f_shift: Signal<Local, Bits<256>>,
     pkts0: DFF<Bits<24>>,
     sw_addr: Signal<Local, Bits<QA>>,
     sw_data: Signal<Local, Bits<64>>,
@@ -283,6 +297,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     st_bad_wqe: Constant<Bits<8>>,
     st_dma: Constant<Bits<8>>,
     st_prot: Constant<Bits<8>>,
+    st_flush: Constant<Bits<8>>,
+    qp_err: Constant<Bits<4>>,
     ttl: Constant<Bits<8>>,
     pkey: Constant<Bits<16>>,
     port_base: Constant<Bits<16>>,
@@ -380,6 +396,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_qpw_data: Default::default(),
             s_peek_index: Default::default(),
             m_peek_sq: Default::default(),
+            s_qerr_valid: Default::default(),
+            s_qerr_qpn: Default::default(),
             s_mrw_en: Default::default(),
             s_mrw_index: Default::default(),
             s_mrw_data: Default::default(),
@@ -419,6 +437,13 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             sq_ram: RAM::default(),
             sq_peek: RAM::default(),
             dirty_sq: Default::default(),
+            failed: Default::default(),
+            flushing: Default::default(),
+            fl_next: Default::default(),
+            qe_bit: Default::default(),
+            qw_bit: Default::default(),
+            flush: Default::default(),
+            f_shift: Default::default(),
             pkts0: Default::default(),
             sw_addr: Default::default(),
             sw_data: Default::default(),
@@ -537,6 +562,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             st_bad_wqe: k(WC_LOC_QP_OP_ERR.into()),
             st_dma: k(WC_GENERAL_ERR.into()),
             st_prot: k(WC_LOC_PROT_ERR.into()),
+            st_flush: k(WC_WR_FLUSH_ERR.into()),
+            qp_err: k(QP_STATE_ERR.into()),
             ttl: k(TX_TTL.into()),
             pkey: k(TX_PKEY.into()),
             port_base: k(0xC000),
@@ -607,10 +634,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, queued, state, qpn, dirty, dirty_sq, pkts0, ctx, pi, ci, psn, wqe, wpos,
-            wqe_have, wqe_fail, rem, laddr, first, first_psn, status, rd_addr, rd_len, rd_valid,
-            pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
-            n_yield, rsv
+            self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
+            psn, wqe, wpos, wqe_have, wqe_fail, rem, laddr, first, first_psn, status, rd_addr,
+            rd_len, rd_valid, pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err,
+            n_prot_err, n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
         self.sq_ram.read_clock.next = self.clk.val();
@@ -907,6 +934,20 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     .get_bits::<24>(self.x_pkts.val().index()),
             ) << 40);
         self.sw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
+        // Failed QPs: set by the completer, cleared by an init_sq write (RESET).
+        self.qe_bit.next = self.one256.val() << self.s_qerr_qpn.val();
+        self.qw_bit.next = self.one256.val() << self.s_qpw_index.val();
+        self.fl_next.next = self.failed.q.val();
+        if self.s_qerr_valid.val() {
+            self.fl_next.next = self.failed.q.val() | self.qe_bit.val();
+        }
+        if self.s_qpw_en.val() & self.qpw_init.val() {
+            self.fl_next.next = self.fl_next.val() & !self.qw_bit.val();
+        }
+        self.failed.d.next = self.fl_next.val();
+        self.f_shift.next = self.one256.val() << self.qpn.q.val();
+        self.flush.next = ((self.failed.q.val() & self.f_shift.val()) != bits::<256>(0))
+            | (self.c_state.val() == self.qp_err.val());
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
             if self.qpw_init.val() {
@@ -947,14 +988,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 if self.dirty.q.val() {
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
-                } else if (self.c_state.val() != self.rts.val())
+                } else if ((self.c_state.val() != self.rts.val()) & !self.flush.val())
                     | (self.ci.q.val() == self.pi.q.val())
                 {
                     self.state.d.next = ReqState::Idle;
-                } else if !self.pmtu_ok.val() {
+                } else if !self.pmtu_ok.val() & !self.flush.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
-                } else if !self.fits.val() & self.ready.m_tvalid.val() {
+                } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
                     // No room for a packet of this QP's priority, and others wait.
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
@@ -965,6 +1006,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.wqe.d.next = bits::<512>(0);
                     self.wpos.d.next = bits::<10>(0);
                     self.wqe_have.d.next = false;
+                    self.flushing.d.next = self.flush.val();
                     self.state.d.next = ReqState::Fetch;
                 }
             }
@@ -976,7 +1018,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.first_psn.d.next = self.psn.q.val() - self.c_pkts.val();
                     self.status.d.next = self.st_ok.val();
                     self.state.d.next = ReqState::Prot;
-                    if self.wqe_fail.q.val() {
+                    if self.flushing.q.val() {
+                        self.status.d.next = self.st_flush.val();
+                        self.state.d.next = ReqState::Done;
+                    } else if self.wqe_fail.q.val() {
                         self.status.d.next = self.st_dma.val();
                         self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
@@ -1097,6 +1142,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.n_bad_wqe.d.next = bits::<32>(0);
             self.n_dma_err.d.next = bits::<32>(0);
             self.n_prot_err.d.next = bits::<32>(0);
+            self.failed.d.next = bits::<256>(0);
             self.n_yield.d.next = bits::<32>(0);
             self.rsv.d.next = bits::<RSV_W>(0);
         }

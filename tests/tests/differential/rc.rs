@@ -235,6 +235,11 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_qpw_data.next = wide(&qpw_bytes);
         let peek = r.gen_range(0..8u64);
         hdl.s_peek_index.next = bits_from_u64(peek);
+        // Now and then the completer fails a QP (a fatal NAK): it flushes from then on.
+        let qerr = r.gen_ratio(1, 3000);
+        let qerr_qpn = r.gen_range(0..8u64);
+        hdl.s_qerr_valid.next = qerr;
+        hdl.s_qerr_qpn.next = bits_from_u64(qerr_qpn);
         hdl.s_mrw_en.next = mrw_en;
         hdl.s_mrw_index.next = bits_from_u64(mrw_index);
         hdl.s_mrw_data.next = wide(&mrw_bytes);
@@ -262,6 +267,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_qpw_index", qpw_index)?;
         tb.model().set_bytes(qpw_data, &qpw_bytes)?;
         tb.set("s_peek_index", peek)?;
+        tb.set("s_qerr_valid", qerr.into())?;
+        tb.set("s_qerr_qpn", qerr_qpn)?;
         tb.set("s_mrw_en", mrw_en.into())?;
         tb.set("s_mrw_index", mrw_index)?;
         tb.model().set_bytes(mrw_data, &mrw_bytes)?;

@@ -18,7 +18,7 @@ use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
     RC_RDMA_WRITE_ONLY,
 };
-use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS};
+use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::wire::{scapy_check, tshark_fields};
 use ferroce_tests::{budget, rng, seed, soak};
 use rand::Rng;
@@ -819,4 +819,99 @@ fn modify_qp_on_a_live_qp_keeps_its_running_state_and_query_returns_it() -> Resu
     }
     check_target(&w.b, &ab, s)?;
     check_target(&w.a, &ba, s)
+}
+
+/// A fatal NAK fails QP 0: the WRITEs posted to it afterwards complete with WR_FLUSH_ERR and
+/// put no frame on the wire. QP 1's WRITEs are all dropped on the wire, so it has work
+/// outstanding that no ACK will ever retire, ahead of QP 2's WRITE in the completer's order;
+/// the host moves QP 1 to ERR: its outstanding and later WRITEs complete WR_FLUSH_ERR and
+/// QP 2's completes, so one QP in error holds no other's completions.
+#[test]
+fn a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp() -> Result<()> {
+    let s = seed("a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let mut qps = Vec::new();
+    for _ in 0..3 {
+        qps.push(w.connect(1024, r.gen_range(0..0x100_0000), 7, 16)?.0);
+    }
+    let d = dir(&mut r, &mut w.a, &mut w.b, 3)?;
+    let (q0, q1) = (qps[0].qpn, qps[1].qpn);
+    // Frames a sends, by destination QP at b; QP 1's are dropped.
+    let sent: Rc<RefCell<HashMap<u32, usize>>> = Rc::default();
+    let log = sent.clone();
+    let peer1: Rc<RefCell<u32>> = Rc::default();
+    let p1 = peer1.clone();
+    w.ab.set_fault_hook(move |_, f| {
+        let dq = u32::from_be_bytes([0, f[47], f[48], f[49]]);
+        *log.borrow_mut().entry(dq).or_default() += 1;
+        if dq == *p1.borrow() {
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    *peer1.borrow_mut() = w.a.dev.query_qp(&qps[1])?.remote_qpn;
+    let peer0 = w.a.dev.query_qp(&qps[0])?.remote_qpn;
+    let wr = |k: usize, rkey: u32, id: u64| SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite,
+        local_addr: d.src.addr,
+        length: 3000,
+        lkey: d.src.lkey,
+        remote_addr: d.tgt.addr + (k * AREA) as u64,
+        rkey,
+        signaled: true,
+    };
+    let rkey = d.tgt.rkey;
+    let mut wcs: Vec<WorkCompletion> = Vec::new();
+    let wait = |w: &mut World, wcs: &mut Vec<WorkCompletion>, n: usize, what: &str| {
+        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+        step_until(&w.b.sim, 200_000, what, || {
+            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
+            wcs.len() >= n
+        })
+        .map(|_| ())
+    };
+    // QP 0: a bad key, a fatal NAK.
+    w.a.dev.post_send(&mut qps[0], &[wr(0, rkey ^ 0x80, 1)])?;
+    wait(&mut w, &mut wcs, 1, "the NAKed WRITE")?;
+    w.run(500)?;
+    let before = sent.borrow().get(&peer0).copied().unwrap_or(0);
+    w.a.dev
+        .post_send(&mut qps[0], &[wr(0, rkey, 2), wr(0, rkey, 3)])?;
+    wait(&mut w, &mut wcs, 3, "QP 0's flushed WRITEs")?;
+    // QP 1: two WRITEs lost on the wire, then QP 2's.
+    w.a.dev
+        .post_send(&mut qps[1], &[wr(1, rkey, 10), wr(1, rkey, 11)])?;
+    w.run(3000)?;
+    w.a.dev.post_send(&mut qps[2], &[wr(2, rkey, 20)])?;
+    w.run(20_000)?;
+    wcs.extend(w.a.dev.poll_cq(&mut w.a.cq, 16)?);
+    ensure!(
+        wcs.len() == 3,
+        "seed {s}: QP 2 completed behind QP 1's lost WRITEs: {wcs:?}"
+    );
+    w.a.dev
+        .modify_qp(&mut qps[1], QpState::Err, Default::default())?;
+    w.a.dev.post_send(&mut qps[1], &[wr(1, rkey, 12)])?;
+    wait(&mut w, &mut wcs, 7, "QP 1's flushed WRITEs and QP 2's")?;
+    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
+    let q2 = qps[2].qpn;
+    let want = vec![
+        (1, WC_REM_ACCESS_ERR, q0),
+        (2, WC_WR_FLUSH_ERR, q0),
+        (3, WC_WR_FLUSH_ERR, q0),
+        (10, WC_WR_FLUSH_ERR, q1),
+        (11, WC_WR_FLUSH_ERR, q1),
+        (20, WC_SUCCESS, q2),
+        (12, WC_WR_FLUSH_ERR, q1),
+    ];
+    ensure!(got == want, "seed {s}: completions {got:?}");
+    ensure!(
+        sent.borrow().get(&peer0).copied().unwrap_or(0) == before,
+        "seed {s}: QP 0 sent after its fatal NAK"
+    );
+    ensure!(w.a.dev.query_qp(&qps[0])?.state == Some(QpState::Err));
+    Ok(())
 }
