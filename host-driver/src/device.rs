@@ -219,8 +219,9 @@ pub struct QueuePair {
 }
 
 /// Work request opcodes the driver posts (`enum ibv_wr_opcode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum WrOpcode {
+    #[default]
     RdmaWrite,
 }
 
@@ -230,17 +231,31 @@ impl WrOpcode {
             WrOpcode::RdmaWrite => queues::WR_RDMA_WRITE,
         }
     }
+
+    /// The opcode of an `ibv_wr_opcode` value, if the driver posts it.
+    pub fn from_code(code: u32) -> Option<WrOpcode> {
+        [WrOpcode::RdmaWrite].into_iter().find(|o| o.code() == code)
+    }
 }
 
-/// One send work request with one scatter/gather element (`struct ibv_send_wr`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One local buffer of a work request (`struct ibv_sge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Buffer address in host memory.
+    pub addr: u64,
+    /// Bytes (the list's sum at most 2^31).
+    pub length: u32,
+    /// Key of a region, in the QP's PD, that holds the buffer.
+    pub lkey: u32,
+}
+
+/// One send work request (`struct ibv_send_wr`): its message is the bytes of `sg_list` in
+/// order (at most `spec::queues::MAX_SGE` elements, 2^31 bytes in all).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SendWr {
     pub wr_id: u64,
     pub opcode: WrOpcode,
-    /// Source buffer in host memory and its length (0 ..= 2^31 bytes).
-    pub local_addr: u64,
-    pub length: u32,
-    pub lkey: u32,
+    pub sg_list: Vec<Sge>,
     /// Target at the peer.
     pub remote_addr: u64,
     pub rkey: u32,
@@ -249,7 +264,13 @@ pub struct SendWr {
 }
 
 impl SendWr {
-    /// The WQE image of this work request (`spec::queues::WQE`).
+    /// Bytes of the message: the SGEs' lengths added up.
+    pub fn length(&self) -> u64 {
+        self.sg_list.iter().map(|s| u64::from(s.length)).sum()
+    }
+
+    /// The WQE image of this work request (`spec::queues::WQE`, its SGEs after the header).
+    /// SGEs past `MAX_SGE` are not written (`post_send` refuses such a request).
     pub fn wqe(&self) -> [u8; WQE_LEN] {
         let mut img = [0u8; WQE_LEN];
         let flags = if self.signaled {
@@ -257,19 +278,20 @@ impl SendWr {
         } else {
             0
         };
-        put(&queues::WQE, &mut img, "opcode", self.opcode.code().into());
-        put(&queues::WQE, &mut img, "flags", flags.into());
-        put(&queues::WQE, &mut img, "length", self.length.into());
-        put(&queues::WQE, &mut img, "wr_id", self.wr_id.into());
-        put(&queues::WQE, &mut img, "local_addr", self.local_addr.into());
-        put(&queues::WQE, &mut img, "lkey", self.lkey.into());
-        put(&queues::WQE, &mut img, "rkey", self.rkey.into());
-        put(
-            &queues::WQE,
-            &mut img,
-            "remote_addr",
-            self.remote_addr.into(),
-        );
+        let w = &queues::WQE;
+        put(w, &mut img, "opcode", self.opcode.code().into());
+        put(w, &mut img, "flags", flags.into());
+        put(w, &mut img, "num_sge", self.sg_list.len().min(255) as u128);
+        put(w, &mut img, "wr_id", self.wr_id.into());
+        put(w, &mut img, "rkey", self.rkey.into());
+        put(w, &mut img, "remote_addr", self.remote_addr.into());
+        for (i, sge) in self.sg_list.iter().take(queues::MAX_SGE).enumerate() {
+            let at = queues::WQE_SGE_AT + i * queues::SGE_LEN;
+            let e = &mut img[at..at + queues::SGE_LEN];
+            put(&queues::SGE, e, "addr", sge.addr.into());
+            put(&queues::SGE, e, "length", sge.length.into());
+            put(&queues::SGE, e, "lkey", sge.lkey.into());
+        }
         img
     }
 }
@@ -875,14 +897,23 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             });
         }
         for wr in wrs {
-            if wr.length > 1 << 31 {
+            if wr.sg_list.len() > queues::MAX_SGE {
                 return Err(DriverError::Invalid(format!(
-                    "wr_id {}: length {} is over 2^31",
-                    wr.wr_id, wr.length
+                    "wr_id {}: {} SGEs, at most {}",
+                    wr.wr_id,
+                    wr.sg_list.len(),
+                    queues::MAX_SGE
                 )));
             }
-            if wr.length > 0 {
-                self.check_local(qp.pdn, wr.lkey, wr.local_addr, wr.length.into())?;
+            if wr.length() > u64::from(queues::MAX_MSG_LEN) {
+                return Err(DriverError::Invalid(format!(
+                    "wr_id {}: length {} is over 2^31",
+                    wr.wr_id,
+                    wr.length()
+                )));
+            }
+            for sge in wr.sg_list.iter().filter(|s| s.length > 0) {
+                self.check_local(qp.pdn, sge.lkey, sge.addr, sge.length.into())?;
             }
         }
         let mut pi = qp.sq_pi;

@@ -8,7 +8,7 @@
 
 use crate::world::{step_until, Host, World};
 use crate::{Result, SimError};
-use ferroce_driver::{access, DmaMemory, PfcConfig, QueuePair, SendWr, WrOpcode};
+use ferroce_driver::{access, DmaMemory, PfcConfig, QueuePair, SendWr, Sge, WrOpcode};
 use ferroce_spec::queues::{WC_RDMA_WRITE, WC_SUCCESS};
 use ferroce_spec::wire::write_goodput_ceiling;
 use rand::{RngCore, SeedableRng};
@@ -145,9 +145,11 @@ pub fn write_stream(
     let wr = |i: usize| SendWr {
         wr_id: i as u64,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: sbuf.addr + (i * size) as u64,
-        length: size as u32,
-        lkey: smr.lkey,
+        sg_list: vec![Sge {
+            addr: sbuf.addr + (i * size) as u64,
+            length: size as u32,
+            lkey: smr.lkey,
+        }],
         remote_addr: dmr.addr + (i * size) as u64,
         rkey: dmr.rkey,
         signaled: true,

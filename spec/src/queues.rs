@@ -10,29 +10,60 @@
 
 use crate::layout::{f, Layout};
 
-/// Send work queue entry, 64 bytes.
+/// Send work queue entry, 128 bytes: this 64-byte header, then `num_sge` scatter/gather
+/// elements (`SGE`) from byte `WQE_SGE_AT`, at most `MAX_SGE`. The message is the SGEs' bytes
+/// in order; its length is their sum (the NIC adds them up itself, up to 2^31).
 pub const WQE: Layout = Layout::host(
     "send WQE",
-    64,
+    128,
     &[
         f("opcode", 0, 8, "work request opcode (WR_*)"),
         f("flags", 8, 8, "WQE_FLAG_* bits"),
-        f("length", 32, 32, "bytes to transfer (0 ..= 2^31)"),
-        f("wr_id", 64, 64, "returned in the completion"),
         f(
-            "local_addr",
-            128,
-            64,
-            "source buffer address in host memory",
+            "num_sge",
+            16,
+            8,
+            "scatter/gather elements that follow (0 ..= MAX_SGE)",
         ),
-        f("lkey", 192, 32, "local key of the source buffer"),
-        f("rkey", 224, 32, "remote key of the target"),
-        f("remote_addr", 256, 64, "target virtual address at the peer"),
-        f("imm", 320, 32, "immediate data (WITH_IMM opcodes)"),
+        f("imm_data", 32, 32, "immediate data (WITH_IMM opcodes)"),
+        f("wr_id", 64, 64, "returned in the completion"),
+        f("remote_addr", 128, 64, "target virtual address at the peer"),
+        f("rkey", 192, 32, "remote key of the target"),
+        f(
+            "compare_add",
+            256,
+            64,
+            "atomics: the compare value (CMP_AND_SWP) or the addend (FETCH_AND_ADD)",
+        ),
+        f("swap", 320, 64, "atomics: the swap value (CMP_AND_SWP)"),
     ],
-    "Send queue entry: one work request with one scatter/gather element.",
+    "Send queue entry: one work request; its scatter/gather list (`SGE`) follows from byte 64.",
 );
 pub const WQE_LEN: usize = WQE.len;
+
+/// Scatter/gather element: one local buffer of a work request, 16 bytes.
+pub const SGE: Layout = Layout::host(
+    "SGE",
+    16,
+    &[
+        f("addr", 0, 64, "buffer address in host memory"),
+        f("length", 64, 32, "bytes (0 ..= 2^31)"),
+        f(
+            "lkey",
+            96,
+            32,
+            "local key of a region that holds the buffer",
+        ),
+    ],
+    "Scatter/gather element, as WQEs carry them.",
+);
+pub const SGE_LEN: usize = SGE.len;
+/// Byte offset of a WQE's first SGE.
+pub const WQE_SGE_AT: usize = 64;
+/// Scatter/gather elements per work request, at most (`ibv_qp_cap.max_send_sge`).
+pub const MAX_SGE: usize = 4;
+/// Longest message: 2^31 bytes (IBA 9.4.1: the RETH DMA length).
+pub const MAX_MSG_LEN: u32 = 1 << 31;
 
 /// Completion queue entry, 32 bytes; the owner bit is in the last byte so a CQE written by
 /// one TLP is seen complete once that byte is.
@@ -159,7 +190,7 @@ pub const ACCESS_REMOTE_READ: u32 = 4;
 pub const ACCESS_REMOTE_ATOMIC: u32 = 8;
 
 /// Every host layout, for checks and docs.
-pub const LAYOUTS: &[&Layout] = &[&WQE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
+pub const LAYOUTS: &[&Layout] = &[&WQE, &SGE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
 
 /// A code with its name, for tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -209,7 +240,7 @@ pub const WC_RDMA_WRITE: u32 = 1;
 /// Work completion status (the CQE's `status`; values of `enum ibv_wc_status`).
 pub const WC_STATUS: &[Code] = &[
     code(0, "SUCCESS", true),
-    code(1, "LOC_LEN_ERR", false),
+    code(1, "LOC_LEN_ERR", true),
     code(2, "LOC_QP_OP_ERR", true),
     code(4, "LOC_PROT_ERR", true),
     code(5, "WR_FLUSH_ERR", true),
@@ -228,6 +259,7 @@ pub const ACCESS_FLAGS: &[Code] = &[
     code(ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC", false),
 ];
 pub const WC_SUCCESS: u32 = 0;
+pub const WC_LOC_LEN_ERR: u32 = 1;
 pub const WC_LOC_QP_OP_ERR: u32 = 2;
 pub const WC_LOC_PROT_ERR: u32 = 4;
 pub const WC_WR_FLUSH_ERR: u32 = 5;
@@ -280,6 +312,12 @@ mod tests {
         const { assert!(QP_CTX.len <= crate::regs::CTX_WORDS * 4) };
         const { assert!(CQ_CTX.len <= crate::regs::CTX_WORDS * 4) };
         assert_eq!(CQE.field("owner").bit, CQE_LEN * 8 - 1);
+        assert!(WQE.fields.iter().all(|x| x.bit + x.width <= WQE_SGE_AT * 8));
+        assert_eq!(
+            WQE_SGE_AT + MAX_SGE * SGE_LEN,
+            WQE_LEN,
+            "the SGEs fill the WQE"
+        );
         assert_eq!(mtu_bytes(1), Some(256));
         assert_eq!(mtu_bytes(5), Some(4096));
         assert_eq!(mtu_bytes(6), None);

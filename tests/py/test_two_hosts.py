@@ -30,6 +30,51 @@ def region(host, length: int, fill: bytes | None = None):
     return base + GUARD, host.reg_mr(base + GUARD, max(length, 1))
 
 
+def test_post_send_gathers_up_to_four_sges_in_pyverbs_shape():
+    """``post_send`` with pyverbs' work request dicts: each WRITE's message is its SGEs' bytes
+    in order (1 to 4 SGEs, some empty, at odd offsets); the target gets exactly those bytes
+    and its guard bytes stay. Requests the driver refuses raise ``ValueError``, post nothing."""
+    rng = seeded("test_post_send_gathers_up_to_four_sges_in_pyverbs_shape")
+    world = verbs.World()
+    a, b = world.a, world.b
+    qa, _ = world.connect(pmtu=256)
+    assert verbs.WR_OPCODES[verbs.WR_RDMA_WRITE] == "RDMA_WRITE"
+    assert verbs.WC_OPCODES[verbs.WC_RDMA_WRITE] == "RDMA_WRITE"
+    pool = rng.randbytes(12_000)
+    saddr, smr = region(a, len(pool), pool)
+    wrs, want = [], []
+    for i in range(12):
+        sg, data = [], b""
+        for _ in range(rng.randint(1, 4)):
+            n = rng.choice([0, 1, 255, 256, 257, rng.randrange(1, 3000)])
+            off = rng.randrange(len(pool) - n + 1)
+            sg.append((saddr + off, n, smr.lkey))
+            data += pool[off : off + n]
+        daddr, dmr = region(b, len(data))
+        wrs.append(dict(wr_id=i, opcode=verbs.WR_RDMA_WRITE, sg_list=sg, remote_addr=daddr,
+                        rkey=dmr.rkey, signaled=True))
+        want.append((daddr, data))
+    a.post_send(qa, wrs)
+    wcs = a.wait_cq(len(wrs), max_cycles=400_000)
+    assert [(w.wr_id, w.status, w.opcode) for w in wcs] == [
+        (i, verbs.WC_SUCCESS, verbs.WC_RDMA_WRITE) for i in range(len(wrs))]
+    assert [w.byte_len for w in wcs] == [len(d) for _, d in want]
+    for daddr, data in want:
+        got = b.read(daddr - GUARD, len(data) + 2 * GUARD)
+        assert got[GUARD : GUARD + len(data)] == data
+        assert got[:GUARD] == got[GUARD + len(data) :] == b"\xa5" * GUARD
+    good = dict(wr_id=99, opcode=verbs.WR_RDMA_WRITE, sg_list=[(saddr, 10, smr.lkey)],
+                remote_addr=want[0][0], rkey=0)
+    for bad in [dict(good, sg_list=[(saddr, 10, smr.lkey)] * 5),
+                dict(good, sg_list=[(saddr, 10, smr.lkey), (saddr, 10, smr.lkey ^ 0x100)]),
+                dict(good, opcode=verbs.WR_SEND)]:
+        with pytest.raises(ValueError):
+            a.post_send(qa, [good, bad])
+    world.run(5000)
+    assert a.poll_cq() == []
+    assert a.faults() == {} and b.faults() == {}
+
+
 def test_writes_of_several_sizes_both_ways(tmp_path):
     rng = seeded("test_writes_of_several_sizes_both_ways")
     world = verbs.World(pcap_dir=str(tmp_path), reorder_seed=rng.randrange(1 << 32), rq_pause=0.2)

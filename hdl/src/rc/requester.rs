@@ -73,7 +73,7 @@ use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::rc::KeyCheck;
-use crate::stream::{Fifo, Skid};
+use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::{ICRC_LEN, RETH, VLAN_TAG_LEN};
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -83,8 +83,9 @@ use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
 use ferroce_spec::queues::{
-    QP_CTX, QP_STATE_ERR, QP_STATE_RTS, WC_GENERAL_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
-    WC_WR_FLUSH_ERR, WQE, WQE_LEN, WR_RDMA_WRITE,
+    MAX_MSG_LEN, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR,
+    WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_LEN, WQE_SGE_AT,
+    WR_RDMA_WRITE,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -103,14 +104,30 @@ pub enum ReqState {
     Check,
     Fetch,
     Prot,
+    Seek,
     Seg,
     Park,
     Done,
 }
 
-/// Bit position of a field in a 512-bit record (context, WQE, TX_META) or the SENT record.
+/// Bit position of a field in a 512-bit record (context, WQE header, TX_META) or the SENT
+/// record.
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
     field_at(l, name)
+}
+
+/// Bits of a WQE.
+const WQE_W: usize = WQE_LEN * 8;
+
+/// Bit position of a WQE header field in the WQE.
+fn wqe_at(name: &str) -> Constant<Bits<10>> {
+    field_at(&WQE, name)
+}
+
+/// Bit position of field `name` of SGE `i` in the WQE.
+fn sge_at(i: usize, name: &str) -> Constant<Bits<10>> {
+    let f = SGE.find(name).expect("an SGE field");
+    k(((WQE_SGE_AT + i * SGE_LEN) * 8 + f.bit) as u64)
 }
 
 #[derive(LogicBlock)]
@@ -191,13 +208,25 @@ pub struct Requester<const DW: usize, const KW: usize> {
     ci: DFF<Bits<16>>,
     psn: DFF<Bits<24>>,
     // The work request.
-    wqe: DFF<Bits<512>>,
-    wpos: DFF<Bits<10>>,
+    wqe: DFF<Bits<WQE_W>>,
+    wpos: DFF<Bits<11>>,
     wqe_have: DFF<Bit>,
     wqe_fail: DFF<Bit>,
     rem: DFF<Bits<32>>,
     laddr: DFF<Bits<64>>,
     first: DFF<Bit>,
+    // The scatter/gather list: key checks asked and answered, the message length, the SGE
+    // being read (`si`, at `laddr` with `s_rem` bytes left), the packet's bytes still to read.
+    kq: DFF<Bits<3>>,
+    ka: DFF<Bits<3>>,
+    kbad: DFF<Bit>,
+    tot: DFF<Bits<40>>,
+    si: DFF<Bits<3>>,
+    soff: DFF<Bits<32>>,
+    s_rem: DFF<Bits<32>>,
+    pk_rem: DFF<Bits<13>>,
+    lastpk: DFF<Bit>,
+    pmtu_r: DFF<Bits<32>>,
     first_psn: DFF<Bits<24>>,
     status: DFF<Bits<8>>,
     // Outputs and the router.
@@ -206,7 +235,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     rd_valid: DFF<Bit>,
     pay_out: DFF<Bits<8>>,
     meta_q: Fifo<META_W, 4, 5>,
-    pay: Skid<DW, KW>,
+    gat: Gather<DW, KW>,
+    jq: Fifo<1, 6, 7>,
     sent: DFF<Bits<SENT_W>>,
     sent_valid: DFF<Bit>,
     n_bad_db: DFF<Bits<32>>,
@@ -245,10 +275,20 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pmtu_ok: Signal<Local, Bit>,
     w_opcode: Signal<Local, Bits<8>>,
     w_flags: Signal<Local, Bits<8>>,
-    w_len: Signal<Local, Bits<32>>,
+    w_nsge: Signal<Local, Bits<8>>,
     w_wrid: Signal<Local, Bits<64>>,
-    w_laddr: Signal<Local, Bits<64>>,
-    w_lkey: Signal<Local, Bits<32>>,
+    q_addr: Signal<Local, Bits<64>>,
+    q_len: Signal<Local, Bits<32>>,
+    q_lkey: Signal<Local, Bits<32>>,
+    g_idx: Signal<Local, Bits<3>>,
+    g_addr: Signal<Local, Bits<64>>,
+    g_len: Signal<Local, Bits<32>>,
+    k_more: Signal<Local, Bit>,
+    pk_eff: Signal<Local, Bits<13>>,
+    piece: Signal<Local, Bits<13>>,
+    pk_left: Signal<Local, Bits<13>>,
+    next_sge: Signal<Local, Bit>,
+    issue_piece: Signal<Local, Bit>,
     w_rkey: Signal<Local, Bits<32>>,
     w_raddr: Signal<Local, Bits<64>>,
     last: Signal<Local, Bit>,
@@ -284,11 +324,18 @@ pub struct Requester<const DW: usize, const KW: usize> {
     // Constants.
     rts: Constant<Bits<4>>,
     wr_write: Constant<Bits<8>>,
-    max_len: Constant<Bits<32>>,
+    max_len: Constant<Bits<40>>,
+    max_sge: Constant<Bits<8>>,
+    st_len: Constant<Bits<8>>,
+    sg_x_addr: Vec<Constant<Bits<10>>>,
+    sg_x_len: Vec<Constant<Bits<10>>>,
+    sg_x_lkey: Vec<Constant<Bits<10>>>,
+    ix: Vec<Constant<Bits<3>>>,
     one256: Constant<Bits<256>>,
-    dw_step: Constant<Bits<10>>,
+    dw_step: Constant<Bits<11>>,
     max_pay_out: Constant<Bits<8>>,
     wqe_len: Constant<Bits<13>>,
+    wqe_sh: Constant<Bits<8>>,
     op_first: Constant<Bits<8>>,
     op_middle: Constant<Bits<8>>,
     op_last: Constant<Bits<8>>,
@@ -324,14 +371,12 @@ pub struct Requester<const DW: usize, const KW: usize> {
     x_ip: Constant<Bits<9>>,
     x_vlan: Constant<Bits<9>>,
     x_base: Constant<Bits<9>>,
-    w_x_opcode: Constant<Bits<9>>,
-    w_x_flags: Constant<Bits<9>>,
-    w_x_len: Constant<Bits<9>>,
-    w_x_wrid: Constant<Bits<9>>,
-    w_x_laddr: Constant<Bits<9>>,
-    w_x_lkey: Constant<Bits<9>>,
-    w_x_rkey: Constant<Bits<9>>,
-    w_x_raddr: Constant<Bits<9>>,
+    w_x_opcode: Constant<Bits<10>>,
+    w_x_flags: Constant<Bits<10>>,
+    w_x_nsge: Constant<Bits<10>>,
+    w_x_wrid: Constant<Bits<10>>,
+    w_x_rkey: Constant<Bits<10>>,
+    w_x_raddr: Constant<Bits<10>>,
     m_dst_mac: Constant<Bits<9>>,
     m_src_mac: Constant<Bits<9>>,
     m_src_ip: Constant<Bits<9>>,
@@ -361,10 +406,16 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
         assert!(
-            DW <= 512 && 512 % DW == 0,
+            DW <= WQE_W && WQE_W.is_multiple_of(DW),
             "a WQE is a whole number of beats"
         );
-        assert_eq!(WQE_LEN, 64);
+        assert_eq!(WQE_LEN * 8, WQE_W);
+        assert_eq!(WQE_W, 1 << 10, "WQE bit positions are 10 bits");
+        assert!(
+            WQE_LEN.is_power_of_two(),
+            "ring slots are shifted, not multiplied"
+        );
+        const { assert!(MAX_SGE < 8, "SGE indices are 3 bits") };
         // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
         for tagged in [false, true] {
             for ext in [0, RETH.len] {
@@ -466,6 +517,16 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rem: Default::default(),
             laddr: Default::default(),
             first: Default::default(),
+            kq: Default::default(),
+            ka: Default::default(),
+            kbad: Default::default(),
+            tot: Default::default(),
+            si: Default::default(),
+            soff: Default::default(),
+            s_rem: Default::default(),
+            pk_rem: Default::default(),
+            lastpk: Default::default(),
+            pmtu_r: Default::default(),
             first_psn: Default::default(),
             status: Default::default(),
             rd_addr: Default::default(),
@@ -473,7 +534,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rd_valid: Default::default(),
             pay_out: Default::default(),
             meta_q: Fifo::new(),
-            pay: Skid::new(),
+            gat: Gather::new(),
+            jq: Fifo::new(),
             sent: Default::default(),
             sent_valid: Default::default(),
             n_bad_db: Default::default(),
@@ -511,10 +573,20 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             pmtu_ok: Default::default(),
             w_opcode: Default::default(),
             w_flags: Default::default(),
-            w_len: Default::default(),
+            w_nsge: Default::default(),
             w_wrid: Default::default(),
-            w_laddr: Default::default(),
-            w_lkey: Default::default(),
+            q_addr: Default::default(),
+            q_len: Default::default(),
+            q_lkey: Default::default(),
+            g_idx: Default::default(),
+            g_addr: Default::default(),
+            g_len: Default::default(),
+            k_more: Default::default(),
+            pk_eff: Default::default(),
+            piece: Default::default(),
+            pk_left: Default::default(),
+            next_sge: Default::default(),
+            issue_piece: Default::default(),
             w_rkey: Default::default(),
             w_raddr: Default::default(),
             last: Default::default(),
@@ -549,11 +621,18 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             pkts_now: Default::default(),
             rts: k(QP_STATE_RTS.into()),
             wr_write: k(WR_RDMA_WRITE.into()),
-            max_len: k(1 << 31),
+            max_len: k(MAX_MSG_LEN.into()),
+            max_sge: k(MAX_SGE as u64),
+            st_len: k(WC_LOC_LEN_ERR.into()),
+            sg_x_addr: (0..MAX_SGE).map(|i| sge_at(i, "addr")).collect(),
+            sg_x_len: (0..MAX_SGE).map(|i| sge_at(i, "length")).collect(),
+            sg_x_lkey: (0..MAX_SGE).map(|i| sge_at(i, "lkey")).collect(),
+            ix: (0..MAX_SGE as u64).map(k).collect(),
             one256: k(1),
             dw_step: k(DW as u64),
             max_pay_out: k(MAX_PAY_OUT),
             wqe_len: k(WQE_LEN as u64),
+            wqe_sh: k(WQE_LEN.trailing_zeros().into()),
             op_first: k(RC_RDMA_WRITE_FIRST.into()),
             op_middle: k(RC_RDMA_WRITE_MIDDLE.into()),
             op_last: k(RC_RDMA_WRITE_LAST.into()),
@@ -589,14 +668,12 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             x_ip: at(&QP_CTX, "remote_ip"),
             x_vlan: at(&QP_CTX, "vlan"),
             x_base: at(&QP_CTX, "sq_base"),
-            w_x_opcode: at(&WQE, "opcode"),
-            w_x_flags: at(&WQE, "flags"),
-            w_x_len: at(&WQE, "length"),
-            w_x_wrid: at(&WQE, "wr_id"),
-            w_x_laddr: at(&WQE, "local_addr"),
-            w_x_lkey: at(&WQE, "lkey"),
-            w_x_rkey: at(&WQE, "rkey"),
-            w_x_raddr: at(&WQE, "remote_addr"),
+            w_x_opcode: wqe_at("opcode"),
+            w_x_flags: wqe_at("flags"),
+            w_x_nsge: wqe_at("num_sge"),
+            w_x_wrid: wqe_at("wr_id"),
+            w_x_rkey: wqe_at("rkey"),
+            w_x_raddr: wqe_at("remote_addr"),
             m_dst_mac: at(&TX_META, "dst_mac"),
             m_src_mac: at(&TX_META, "src_mac"),
             m_src_ip: at(&TX_META, "src_ip"),
@@ -635,9 +712,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
-            psn, wqe, wpos, wqe_have, wqe_fail, rem, laddr, first, first_psn, status, rd_addr,
-            rd_len, rd_valid, pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err,
-            n_prot_err, n_yield, rsv
+            psn, wqe, wpos, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, si, soff,
+            s_rem, pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out,
+            sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
         self.sq_ram.read_clock.next = self.clk.val();
@@ -651,8 +728,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.ready.rst.next = self.rst.val();
         self.meta_q.clk.next = self.clk.val();
         self.meta_q.rst.next = self.rst.val();
-        self.pay.clk.next = self.clk.val();
-        self.pay.rst.next = self.rst.val();
+        self.gat.clk.next = self.clk.val();
+        self.gat.rst.next = self.rst.val();
+        self.jq.clk.next = self.clk.val();
+        self.jq.rst.next = self.rst.val();
         self.keys.clk.next = self.clk.val();
         self.keys.rst.next = self.rst.val();
         self.keys.s_mrw_en.next = self.s_mrw_en.val();
@@ -666,11 +745,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.m_meta_tdata.next = self.meta_q.m_tdata.val();
         self.m_meta_tvalid.next = self.meta_q.m_tvalid.val();
         self.meta_q.m_tready.next = self.m_meta_tready.val();
-        self.m_pay_tdata.next = self.pay.m_axis_tdata.val();
-        self.m_pay_tkeep.next = self.pay.m_axis_tkeep.val();
-        self.m_pay_tlast.next = self.pay.m_axis_tlast.val();
-        self.m_pay_tvalid.next = self.pay.m_axis_tvalid.val();
-        self.pay.m_axis_tready.next = self.m_pay_tready.val();
+        self.m_pay_tdata.next = self.gat.m_tdata.val();
+        self.m_pay_tkeep.next = self.gat.m_tkeep.val();
+        self.m_pay_tlast.next = self.gat.m_tlast.val();
+        self.m_pay_tvalid.next = self.gat.m_tvalid.val();
+        self.gat.m_tready.next = self.m_pay_tready.val();
         self.m_sent_tdata.next = self.sent.q.val();
         self.m_sent_tvalid.next = self.sent_valid.q.val();
         self.bad_db.next = self.n_bad_db.q.val();
@@ -702,7 +781,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.c_base.next = self.ctx.q.val().get_bits::<64>(self.x_base.val().index());
         self.ring_mask.next = (bits::<32>(1) << self.c_log.val()) - bits::<32>(1);
         self.slot.next = bit_cast::<32, 16>(self.ci.q.val()) & self.ring_mask.val();
-        self.wqe_addr.next = self.c_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 6);
+        self.wqe_addr.next =
+            self.c_base.val() + (bit_cast::<64, 32>(self.slot.val()) << self.wqe_sh.val());
         self.pmtu_ok.next = true;
         self.pmtu_bytes.next = bits::<32>(4096);
         if self.c_pmtu.val() == bits::<4>(1) {
@@ -716,6 +796,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         } else if self.c_pmtu.val() != bits::<4>(5) {
             self.pmtu_ok.next = false;
         }
+        // Registered for the segmenter (the context is loaded in Look, so from Fetch on).
+        self.pmtu_r.d.next = self.pmtu_bytes.val();
 
         // The work request.
         self.w_opcode.next = self
@@ -724,22 +806,55 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .val()
             .get_bits::<8>(self.w_x_opcode.val().index());
         self.w_flags.next = self.wqe.q.val().get_bits::<8>(self.w_x_flags.val().index());
-        self.w_len.next = self.wqe.q.val().get_bits::<32>(self.w_x_len.val().index());
+        self.w_nsge.next = self.wqe.q.val().get_bits::<8>(self.w_x_nsge.val().index());
         self.w_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_x_wrid.val().index());
-        self.w_laddr.next = self
-            .wqe
-            .q
-            .val()
-            .get_bits::<64>(self.w_x_laddr.val().index());
-        self.w_lkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_lkey.val().index());
         self.w_rkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_rkey.val().index());
-        // The key check's request: the WQE's whole local buffer, read access (no right needed).
+        // SGE `kq` for the key check, SGE `g_idx` for the segmenter.
+        self.q_addr.next = bits::<64>(0);
+        self.q_len.next = bits::<32>(0);
+        self.q_lkey.next = bits::<32>(0);
+        self.g_addr.next = bits::<64>(0);
+        self.g_len.next = bits::<32>(0);
+        self.g_idx.next = self.si.q.val();
+        for i in 0..MAX_SGE {
+            if self.kq.q.val() == self.ix[i].val() {
+                self.q_addr.next = self
+                    .wqe
+                    .q
+                    .val()
+                    .get_bits::<64>(self.sg_x_addr[i].val().index());
+                self.q_len.next = self
+                    .wqe
+                    .q
+                    .val()
+                    .get_bits::<32>(self.sg_x_len[i].val().index());
+                self.q_lkey.next = self
+                    .wqe
+                    .q
+                    .val()
+                    .get_bits::<32>(self.sg_x_lkey[i].val().index());
+            }
+            if self.g_idx.val() == self.ix[i].val() {
+                self.g_addr.next = self
+                    .wqe
+                    .q
+                    .val()
+                    .get_bits::<64>(self.sg_x_addr[i].val().index());
+                self.g_len.next = self
+                    .wqe
+                    .q
+                    .val()
+                    .get_bits::<32>(self.sg_x_len[i].val().index());
+            }
+        }
+        // The key check's request: SGE `kq` of the WQE, read access (no right needed).
         self.keys.s_valid.next = false;
-        self.keys.s_key.next = self.w_lkey.val();
+        self.keys.s_key.next = self.q_lkey.val();
         self.keys.s_pdn.next = self.c_pdn.val();
-        self.keys.s_addr.next = self.w_laddr.val();
-        self.keys.s_len.next = self.w_len.val();
+        self.keys.s_addr.next = self.q_addr.val();
+        self.keys.s_len.next = self.q_len.val();
         self.keys.s_need.next = bits::<8>(0);
+        self.k_more.next = bit_cast::<8, 3>(self.kq.q.val()) < self.w_nsge.val();
         self.w_raddr.next = self
             .wqe
             .q
@@ -747,8 +862,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .get_bits::<64>(self.w_x_raddr.val().index());
 
         // The next packet of the work request.
-        self.last.next = self.rem.q.val() <= self.pmtu_bytes.val();
-        self.plen.next = self.pmtu_bytes.val().get_bits::<13>(0);
+        self.last.next = self.rem.q.val() <= self.pmtu_r.q.val();
+        self.plen.next = self.pmtu_r.q.val().get_bits::<13>(0);
         if self.last.val() {
             self.plen.next = self.rem.q.val().get_bits::<13>(0);
         }
@@ -770,8 +885,23 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.pmtu_log.next = bit_cast::<8, 4>(self.c_pmtu.val()) + bits::<8>(7);
         self.off40.next = bit_cast::<40, 24>(self.c_pkts.val()) << self.pmtu_log.val();
         self.off.next = self.off40.val().get_bits::<32>(0);
-        self.off_ok.next = (self.c_pkts.val() == bits::<24>(0))
-            | (self.off40.val() < bit_cast::<40, 32>(self.w_len.val()));
+        self.off_ok.next =
+            (self.c_pkts.val() == bits::<24>(0)) | (self.off40.val() < self.tot.q.val());
+        // The next piece of the packet: at its start (`pk_rem` 0) the whole packet, else what
+        // is left of it, as far as the SGE reaches.
+        self.pk_eff.next = self.pk_rem.q.val();
+        if self.pk_rem.q.val() == bits::<13>(0) {
+            self.pk_eff.next = self.plen.val();
+        }
+        self.piece.next = self.pk_eff.val();
+        if self.s_rem.q.val() < bit_cast::<32, 13>(self.pk_eff.val()) {
+            self.piece.next = self.s_rem.q.val().get_bits::<13>(0);
+        }
+        self.pk_left.next = self.pk_eff.val() - self.piece.val();
+        // The SGE is used up and bytes of the packet are still to read: on to the next SGE.
+        self.next_sge.next = (self.s_rem.q.val() == bits::<32>(0))
+            & (self.pk_eff.val() != bits::<13>(0))
+            & (bit_cast::<8, 3>(self.si.q.val()) < self.w_nsge.val());
 
         // Credits: the beats of the next packet's frame (in Check, of a full first packet)
         // against its priority's queue.
@@ -814,7 +944,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.first.q.val() {
             self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
                 | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
-                | bit_cast::<128, 32>(self.w_len.val());
+                | bit_cast::<128, 32>(self.tot.q.val().get_bits::<32>(0));
         }
         self.port.next = self.port_base.val()
             | ((bit_cast::<16, QA>(self.qpn.q.val()) << 6) ^ bit_cast::<16, QA>(self.qpn.q.val()));
@@ -837,28 +967,41 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
 
         // Command register free this cycle; a packet needs it and a place in the record queue.
         self.rd_free.next = !self.rd_valid.q.val() | self.m_rd_tready.val();
-        self.can_issue.next = self.rd_free.val()
-            & self.meta_q.s_tready.val()
+        self.issue_piece.next = self.rd_free.val()
+            & self.jq.s_tready.val()
             & (self.pay_out.q.val() < self.max_pay_out.val());
+        self.can_issue.next = self.issue_piece.val() & self.meta_q.s_tready.val();
         self.issue_pay.next = false;
+        // Each payload read's join bit (its packet goes on in the next read), in read order.
+        self.jq.s_tdata.next = bits::<1>(0);
+        if self.pk_left.val() != bits::<13>(0) {
+            self.jq.s_tdata.next = bits::<1>(1);
+        }
+        self.jq.s_tvalid.next = false;
 
         // Router: bytes are payload while payload reads are outstanding, else the WQE.
+        // Payload pieces go through the gather block, which joins each packet's pieces.
         self.route_pay.next = self.pay_out.q.val() != bits::<8>(0);
-        self.pay.s_axis_tdata.next = self.s_rd_tdata.val();
-        self.pay.s_axis_tkeep.next = self.s_rd_tkeep.val();
-        self.pay.s_axis_tlast.next = self.s_rd_tlast.val();
-        self.pay.s_axis_tvalid.next = self.s_rd_tvalid.val() & self.route_pay.val();
-        self.s_rd_tready.next = self.pay.s_axis_tready.val() | !self.route_pay.val();
+        self.gat.s_tdata.next = self.s_rd_tdata.val();
+        self.gat.s_tkeep.next = self.s_rd_tkeep.val();
+        self.gat.s_tlast.next = self.s_rd_tlast.val();
+        self.gat.s_tjoin.next = self.jq.m_tdata.val() == bits::<1>(1);
+        self.gat.s_tvalid.next =
+            self.s_rd_tvalid.val() & self.route_pay.val() & self.jq.m_tvalid.val();
+        self.s_rd_tready.next =
+            (self.gat.s_tready.val() & self.jq.m_tvalid.val()) | !self.route_pay.val();
         self.pay_done.next = self.s_rd_tvalid.val()
             & self.route_pay.val()
-            & self.pay.s_axis_tready.val()
+            & self.gat.s_tready.val()
+            & self.jq.m_tvalid.val()
             & self.s_rd_tlast.val();
+        self.jq.m_tready.next = self.pay_done.val();
         if self.pay_done.val() & self.s_rd_tuser.val() {
             self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
         }
         if self.s_rd_tvalid.val() & !self.route_pay.val() {
             self.wqe.d.next = self.wqe.q.val()
-                | (bit_cast::<512, DW>(self.s_rd_tdata.val()) << self.wpos.q.val());
+                | (bit_cast::<WQE_W, DW>(self.s_rd_tdata.val()) << self.wpos.q.val());
             self.wpos.d.next = self.wpos.q.val() + self.dw_step.val();
             if self.s_rd_tlast.val() {
                 self.wqe_have.d.next = true;
@@ -1003,8 +1146,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.rd_addr.d.next = self.wqe_addr.val();
                     self.rd_len.d.next = self.wqe_len.val();
                     self.rd_valid.d.next = true;
-                    self.wqe.d.next = bits::<512>(0);
-                    self.wpos.d.next = bits::<10>(0);
+                    self.wqe.d.next = bits::<WQE_W>(0);
+                    self.wpos.d.next = bits::<11>(0);
                     self.wqe_have.d.next = false;
                     self.flushing.d.next = self.flush.val();
                     self.state.d.next = ReqState::Fetch;
@@ -1012,11 +1155,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             }
             ReqState::Fetch => {
                 if self.wqe_have.q.val() {
-                    self.rem.d.next = self.w_len.val() - self.off.val();
-                    self.laddr.d.next = self.w_laddr.val() + bit_cast::<64, 32>(self.off.val());
                     self.first.d.next = self.c_pkts.val() == bits::<24>(0);
                     self.first_psn.d.next = self.psn.q.val() - self.c_pkts.val();
                     self.status.d.next = self.st_ok.val();
+                    self.kq.d.next = bits::<3>(0);
+                    self.ka.d.next = bits::<3>(0);
+                    self.kbad.d.next = false;
+                    self.tot.d.next = bits::<40>(0);
                     self.state.d.next = ReqState::Prot;
                     if self.flushing.q.val() {
                         self.status.d.next = self.st_flush.val();
@@ -1026,41 +1171,105 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
                     } else if (self.w_opcode.val() != self.wr_write.val())
-                        | (self.w_len.val() > self.max_len.val())
-                        | !self.off_ok.val()
+                        | (self.w_nsge.val() > self.max_sge.val())
                     {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
-                    } else {
-                        self.keys.s_valid.next = true;
                     }
                 }
             }
             ReqState::Prot => {
+                // One key check per SGE, one per cycle, adding up the message length; then
+                // the answers (in order, `key_check::LATENCY` cycles later).
+                if self.k_more.val() {
+                    self.keys.s_valid.next = true;
+                    self.kq.d.next = self.kq.q.val() + bits::<3>(1);
+                    self.tot.d.next = self.tot.q.val() + bit_cast::<40, 32>(self.q_len.val());
+                }
                 if self.keys.m_valid.val() {
-                    self.state.d.next = ReqState::Seg;
+                    self.ka.d.next = self.ka.q.val() + bits::<3>(1);
                     if !self.keys.m_ok.val() {
+                        self.kbad.d.next = true;
+                    }
+                }
+                if !self.k_more.val() & (self.ka.q.val() == self.kq.q.val()) {
+                    self.rem.d.next = self.tot.q.val().get_bits::<32>(0) - self.off.val();
+                    self.si.d.next = bits::<3>(0);
+                    self.soff.d.next = self.off.val();
+                    self.state.d.next = ReqState::Seek;
+                    if self.kbad.q.val() {
                         self.status.d.next = self.st_prot.val();
                         self.n_prot_err.d.next = self.n_prot_err.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Done;
+                    } else if self.tot.q.val() > self.max_len.val() {
+                        self.status.d.next = self.st_len.val();
+                        self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Done;
+                    } else if !self.off_ok.val() {
+                        self.status.d.next = self.st_bad_wqe.val();
+                        self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
                     }
                 }
             }
+            ReqState::Seek => {
+                // Find SGE `si` and the offset in it where the message goes on (`soff` bytes
+                // past SGE `si`'s start), passing over used-up and empty SGEs.
+                if (bit_cast::<8, 3>(self.si.q.val()) < self.w_nsge.val())
+                    & (self.soff.q.val() >= self.g_len.val())
+                {
+                    self.soff.d.next = self.soff.q.val() - self.g_len.val();
+                    self.si.d.next = self.si.q.val() + bits::<3>(1);
+                } else {
+                    self.laddr.d.next = self.g_addr.val() + bit_cast::<64, 32>(self.soff.q.val());
+                    self.s_rem.d.next = self.g_len.val() - self.soff.q.val();
+                    if bit_cast::<8, 3>(self.si.q.val()) >= self.w_nsge.val() {
+                        self.s_rem.d.next = bits::<32>(0);
+                    }
+                    self.state.d.next = ReqState::Seg;
+                }
+            }
             ReqState::Seg => {
-                if self.can_issue.val() & self.fits.val() {
+                if self.next_sge.val() {
+                    self.si.d.next = self.si.q.val() + bits::<3>(1);
+                    self.soff.d.next = bits::<32>(0);
+                    self.state.d.next = ReqState::Seek;
+                } else if self.pk_rem.q.val() != bits::<13>(0) {
+                    // The packet's next piece.
+                    if self.issue_piece.val() {
+                        self.issue_pay.next = true;
+                        self.jq.s_tvalid.next = true;
+                        self.rd_addr.d.next = self.laddr.q.val();
+                        self.rd_len.d.next = self.piece.val();
+                        self.rd_valid.d.next = true;
+                        self.laddr.d.next =
+                            self.laddr.q.val() + bit_cast::<64, 13>(self.piece.val());
+                        self.s_rem.d.next =
+                            self.s_rem.q.val() - bit_cast::<32, 13>(self.piece.val());
+                        self.pk_rem.d.next = self.pk_left.val();
+                        if self.lastpk.q.val() & (self.pk_left.val() == bits::<13>(0)) {
+                            self.state.d.next = ReqState::Done;
+                        }
+                    }
+                } else if self.can_issue.val() & self.fits.val() {
+                    // A packet: its record, its credits and its first piece.
                     self.issue_pay.next = true;
+                    self.jq.s_tvalid.next = true;
                     self.rsv.d.next = bit_cast::<RSV_W, 16>(self.f_beats.val())
                         | (bit_cast::<RSV_W, 4>(self.rsv_tag.val()) << self.sh_rsv.val());
                     self.meta_q.s_tvalid.next = true;
                     self.rd_addr.d.next = self.laddr.q.val();
-                    self.rd_len.d.next = self.plen.val();
+                    self.rd_len.d.next = self.piece.val();
                     self.rd_valid.d.next = true;
                     self.rem.d.next = self.rem.q.val() - bit_cast::<32, 13>(self.plen.val());
-                    self.laddr.d.next = self.laddr.q.val() + bit_cast::<64, 13>(self.plen.val());
+                    self.laddr.d.next = self.laddr.q.val() + bit_cast::<64, 13>(self.piece.val());
+                    self.s_rem.d.next = self.s_rem.q.val() - bit_cast::<32, 13>(self.piece.val());
+                    self.pk_rem.d.next = self.pk_left.val();
+                    self.lastpk.d.next = self.last.val();
                     self.psn.d.next = self.psn.q.val() + bits::<24>(1);
                     self.first.d.next = false;
-                    if self.last.val() {
+                    if self.last.val() & (self.pk_left.val() == bits::<13>(0)) {
                         self.state.d.next = ReqState::Done;
                     }
                 } else if !self.fits.val() & (self.ready.m_tvalid.val() | self.dirty.q.val()) {
@@ -1091,7 +1300,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         | (bit_cast::<SENT_W, 8>(self.w_opcode.val()) << self.s_wr_opcode.val())
                         | (bit_cast::<SENT_W, 16>(self.c_cqn.val()) << self.s_cqn.val())
                         | (bit_cast::<SENT_W, 64>(self.w_wrid.val()) << self.s_wr_id.val())
-                        | (bit_cast::<SENT_W, 32>(self.w_len.val()) << self.s_byte_len.val())
+                        | (bit_cast::<SENT_W, 32>(self.tot.q.val().get_bits::<32>(0))
+                            << self.s_byte_len.val())
                         | (bit_cast::<SENT_W, 24>(self.first_psn.q.val())
                             << self.s_first_psn.val())
                         | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val());

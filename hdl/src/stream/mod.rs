@@ -11,9 +11,11 @@
 //! guesses.
 
 pub mod fifo;
+pub mod gather;
 pub mod skid;
 
 pub use fifo::Fifo;
+pub use gather::Gather;
 pub use skid::Skid;
 
 use crate::prelude::*;

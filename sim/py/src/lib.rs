@@ -318,5 +318,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<verbs::Wc>()?;
     m.add_function(wrap_pyfunction!(verbs::wc_status, m)?)?;
     m.add_function(wrap_pyfunction!(verbs::access_flags, m)?)?;
+    m.add_function(wrap_pyfunction!(verbs::wr_opcodes, m)?)?;
+    m.add_function(wrap_pyfunction!(verbs::wc_opcodes, m)?)?;
     Ok(())
 }

@@ -8,7 +8,7 @@
 //! `RuntimeError` (refused arguments `ValueError`) with the driver's message.
 
 use ferroce_driver::{
-    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Vlan,
+    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Sge, Vlan,
     WrOpcode,
 };
 use ferroce_sim::world::{step_until, Host as RsHost, World as RsWorld, WorldConfig};
@@ -341,9 +341,53 @@ impl Host {
         self.with(py, |h| h.dev.modify_qp(&mut qp.qp, to, attr).map_err(drv))
     }
 
-    /// Post RDMA WRITEs on `qp` with one doorbell (`ibv_post_send`). Each work request is a
-    /// tuple `(wr_id, local_addr, length, lkey, remote_addr, rkey)` or a dict with those keys
-    /// and optionally `signaled` (default True). All or nothing.
+    /// Post a list of send work requests on `qp` with one doorbell (`ibv_post_send`), in
+    /// pyverbs' shape: each a dict with `wr_id`, `opcode` (a `verbs.WR_*` code), `sg_list`
+    /// (a list of `(addr, length, lkey)`, at most 4), and as the opcode needs `remote_addr`,
+    /// `rkey`, `imm_data`, `compare_add`, `swap`; `signaled` (default True). All or nothing:
+    /// a request the driver refuses (a key that does not cover its buffer, too many SGEs, an
+    /// opcode the NIC does not run yet) raises `ValueError` and posts none of the list.
+    fn post_send(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let mut list = Vec::with_capacity(wrs.len());
+        for w in &wrs {
+            let opt = |k: &str| -> PyResult<Option<Bound<'_, PyAny>>> {
+                match w.get_item(k) {
+                    Ok(v) if !v.is_none() => Ok(Some(v)),
+                    Ok(_) => Ok(None),
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyKeyError>(py) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            };
+            let code: u32 = w.get_item("opcode")?.extract()?;
+            let opcode = WrOpcode::from_code(code).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "opcode {code} ({}) is not one the NIC runs yet",
+                    ferroce_spec::queues::name_of(ferroce_spec::queues::WR_OPCODES, code)
+                ))
+            })?;
+            let sg_list = match opt("sg_list")? {
+                Some(v) => v
+                    .extract::<Vec<(u64, u32, u32)>>()?
+                    .into_iter()
+                    .map(|(addr, length, lkey)| Sge { addr, length, lkey })
+                    .collect(),
+                None => Vec::new(),
+            };
+            list.push(SendWr {
+                wr_id: w.get_item("wr_id")?.extract()?,
+                opcode,
+                sg_list,
+                remote_addr: opt("remote_addr")?.map_or(Ok(0), |v| v.extract())?,
+                rkey: opt("rkey")?.map_or(Ok(0), |v| v.extract())?,
+                signaled: opt("signaled")?.map_or(Ok(true), |v| v.extract())?,
+            });
+        }
+        self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))
+    }
+
+    /// RDMA WRITEs of one buffer each, the shorthand `post_send` grew from: each work request
+    /// a tuple `(wr_id, local_addr, length, lkey, remote_addr, rkey)` or a dict with those
+    /// keys and optionally `signaled` (default True). One doorbell; all or nothing.
     fn post_write(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
         let mut list = Vec::with_capacity(wrs.len());
         for w in &wrs {
@@ -368,9 +412,11 @@ impl Host {
             list.push(SendWr {
                 wr_id,
                 opcode: WrOpcode::RdmaWrite,
-                local_addr,
-                length,
-                lkey,
+                sg_list: vec![Sge {
+                    addr: local_addr,
+                    length,
+                    lkey,
+                }],
                 remote_addr,
                 rkey,
                 signaled,
@@ -510,6 +556,24 @@ pub fn access_flags() -> Vec<(u32, &'static str)> {
     ferroce_spec::queues::ACCESS_FLAGS
         .iter()
         .map(|s| (s.value, s.name))
+        .collect()
+}
+
+/// `(code, name, implemented)` of every work request opcode (`WR_*`).
+#[pyfunction]
+pub fn wr_opcodes() -> Vec<(u32, &'static str, bool)> {
+    ferroce_spec::queues::WR_OPCODES
+        .iter()
+        .map(|s| (s.value, s.name, s.implemented))
+        .collect()
+}
+
+/// `(code, name, implemented)` of every work completion opcode (`Wc.opcode`).
+#[pyfunction]
+pub fn wc_opcodes() -> Vec<(u32, &'static str, bool)> {
+    ferroce_spec::queues::WC_OPCODES
+        .iter()
+        .map(|s| (s.value, s.name, s.implemented))
         .collect()
 }
 

@@ -10,6 +10,7 @@ mod board;
 mod crc32;
 mod dma_rd;
 mod dma_wr;
+mod gather;
 mod host_bar0;
 mod icrc;
 mod key_check;

@@ -18,7 +18,7 @@ use ferroce_hdl::rc::Requester;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
-use ferroce_spec::queues::{MR_CTX, QP_CTX, WQE};
+use ferroce_spec::queues::{MAX_SGE, MR_CTX, QP_CTX, SGE, SGE_LEN, WQE, WQE_LEN, WQE_SGE_AT};
 use ferroce_tests::diff::Outputs;
 use ferroce_tests::{hdl_edge, rng, seed, soak, wander_credits, wide};
 use rand::Rng;
@@ -96,8 +96,7 @@ fn region_image(e: &Region) -> Vec<u8> {
 }
 
 fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
-    let mut img: Vec<u8> = (0..64).map(|_| r.gen()).collect();
-    let e = regions[r.gen_range(0..regions.len())];
+    let mut img: Vec<u8> = (0..WQE_LEN).map(|_| r.gen()).collect();
     let mut put = |name: &str, v: u128| WQE.set(&WQE.field(name), &mut img, v);
     put(
         "opcode",
@@ -107,20 +106,37 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
             r.gen_range(1..7)
         },
     );
-    let len = match r.gen_range(0..10) {
-        0 => 0,
-        1 => r.gen_range((1 << 31) + 1..1 << 32),
-        2 | 3 => r.gen_range(0..5000),
-        _ => r.gen_range(0..600),
+    let nsge = if r.gen_bool(0.95) {
+        r.gen_range(0..=MAX_SGE)
+    } else {
+        r.gen_range(MAX_SGE + 1..256)
     };
-    put("length", len);
-    // Mostly a source inside a region (its PD may still not be the QP's).
-    if r.gen_bool(0.85) {
-        put("lkey", e.2.into());
-        let off = r.gen_range(0..=e.1);
-        put("local_addr", (e.0 + off).into());
-        if r.gen_bool(0.9) && len <= 1 << 31 {
-            put("length", u128::from(r.gen_range(0..=e.1 - off)).min(len));
+    put("num_sge", nsge as u128);
+    // Mostly all SGEs in one region (its PD may still not be the QP's).
+    let home = regions[r.gen_range(0..regions.len())];
+    for i in 0..MAX_SGE {
+        let at = WQE_SGE_AT + i * SGE_LEN;
+        let sge = &mut img[at..at + SGE_LEN];
+        let mut put = |name: &str, v: u128| SGE.set(&SGE.field(name), sge, v);
+        let len = match r.gen_range(0..40) {
+            0..=3 => 0,
+            4 => r.gen_range((1 << 31) + 1..1 << 32),
+            5..=12 => r.gen_range(0..5000),
+            _ => r.gen_range(0..600),
+        };
+        put("length", len);
+        if r.gen_bool(0.97) {
+            let e = if r.gen_bool(0.9) {
+                home
+            } else {
+                regions[r.gen_range(0..regions.len())]
+            };
+            put("lkey", e.2.into());
+            let off = r.gen_range(0..=e.1);
+            put("addr", (e.0 + off).into());
+            if r.gen_bool(0.98) && len <= 1 << 31 {
+                put("length", u128::from(r.gen_range(0..=e.1 - off)).min(len));
+            }
         }
     }
     img
@@ -159,7 +175,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     tb.set("tx_cap", cap)?;
     hdl.tx_cap.next = bits_from_u64(cap);
     let (mut packets, mut records, mut doorbells) = (0, 0, 0);
-    let cycles = soak(30_000);
+    let cycles = soak(36_000);
     for cycle in 0..cycles {
         // Context writes: all eight QPs at the start, then now and then.
         let qpw = if cycle < 8 {
@@ -198,7 +214,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         };
         if beats.is_empty() {
             if let Some(len) = cmds.pop_front() {
-                let bytes = if len == 64 {
+                let bytes = if len == WQE_LEN as u64 {
                     wqe_bytes(&mut r, &regions)
                 } else {
                     (0..len).map(|_| r.gen()).collect()

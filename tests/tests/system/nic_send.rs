@@ -14,7 +14,7 @@ use anyhow::{ensure, Context, Result};
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use ferroce_driver::{
     CompletionQueue, Device, DmaMemory, DriverError, ProtectionDomain, QpAttr, QpState, QueuePair,
-    SendWr, WrOpcode,
+    SendWr, Sge, WrOpcode,
 };
 use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::pcie::PcieConfig;
@@ -23,7 +23,9 @@ use ferroce_spec::meta::src_port;
 use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
 };
-use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR};
+use ferroce_spec::queues::{
+    MAX_SGE, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN,
+};
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{rng, seed};
 use rand::Rng;
@@ -98,6 +100,13 @@ struct Want {
     payload: Vec<u8>,
 }
 
+/// `wr` with its (first and only) SGE changed by `f`.
+fn with_sge(wr: &SendWr, f: impl FnOnce(&mut Sge)) -> SendWr {
+    let mut w = wr.clone();
+    f(&mut w.sg_list[0]);
+    w
+}
+
 /// A posted work request with its source bytes.
 struct Posted {
     wr: SendWr,
@@ -107,7 +116,7 @@ struct Posted {
 }
 
 fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
-    let len = p.wr.length as usize;
+    let len = p.wr.length() as usize;
     let n = p.packets as usize;
     (0..n)
         .map(|i| {
@@ -125,7 +134,7 @@ fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
                 opcode,
                 psn: (p.first_psn + i as u32) & 0xFF_FFFF,
                 ack_req: last,
-                reth: first.then_some((p.wr.remote_addr, p.wr.rkey, p.wr.length)),
+                reth: first.then_some((p.wr.remote_addr, p.wr.rkey, p.wr.length() as u32)),
                 payload: p.bytes[lo..hi].to_vec(),
             }
         })
@@ -254,18 +263,32 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                     5 => 3 * pmtu + r.gen_range(0..pmtu),
                     _ => r.gen_range(1..=12_000),
                 };
-                // A source buffer at a random offset in its page, so reads cross 4 KiB pages.
-                let off = r.gen_range(0..4096u64);
-                let buf = nic.dev.mem.alloc(len + 4096, 4096)?;
+                // The message in 1 to 4 SGEs cut at random points (some empty), each in a
+                // buffer of its own at a random offset in its page, so reads cross 4 KiB pages
+                // and packets take bytes from several SGEs.
                 let bytes: Vec<u8> = (0..len).map(|_| r.gen()).collect();
-                nic.dev.mem.write(buf.addr + off, &bytes)?;
-                let mr = nic.dev.reg_mr(&pd, buf.addr, buf.len as u64, 0)?;
+                let nsge = r.gen_range(1..=MAX_SGE);
+                let mut cuts: Vec<usize> = (1..nsge).map(|_| r.gen_range(0..=len)).collect();
+                cuts.sort_unstable();
+                cuts.insert(0, 0);
+                cuts.push(len);
+                let mut sg_list = Vec::new();
+                for w in cuts.windows(2) {
+                    let piece = &bytes[w[0]..w[1]];
+                    let off = r.gen_range(0..4096u64);
+                    let buf = nic.dev.mem.alloc(piece.len() + 4096, 4096)?;
+                    nic.dev.mem.write(buf.addr + off, piece)?;
+                    let mr = nic.dev.reg_mr(&pd, buf.addr, buf.len as u64, 0)?;
+                    sg_list.push(Sge {
+                        addr: buf.addr + off,
+                        length: piece.len() as u32,
+                        lkey: mr.lkey,
+                    });
+                }
                 let wr = SendWr {
                     wr_id,
                     opcode: WrOpcode::RdmaWrite,
-                    local_addr: buf.addr + off,
-                    length: len as u32,
-                    lkey: mr.lkey,
+                    sg_list,
                     remote_addr: r.gen::<u64>() & !0xFFF | r.gen_range(0..4096),
                     rkey: r.gen(),
                     signaled: r.gen_bool(0.7),
@@ -280,7 +303,7 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                 });
                 next_psn[k] = (next_psn[k] + packets) & 0xFF_FFFF;
             }
-            let wrs: Vec<SendWr> = list.iter().map(|p| p.wr).collect();
+            let wrs: Vec<SendWr> = list.iter().map(|p| p.wr.clone()).collect();
             nic.dev.post_send(qp, &wrs)?;
             total += list.len();
             posted[k].extend(list);
@@ -411,9 +434,11 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     let good = SendWr {
         wr_id: 1,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: buf.addr,
-        length: 100,
-        lkey: mr.lkey,
+        sg_list: vec![Sge {
+            addr: buf.addr,
+            length: 100,
+            lkey: mr.lkey,
+        }],
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
@@ -425,11 +450,13 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     bad[0] = r.gen_range(2..=6);
     bad[8] = 1;
     let slot = u64::from(qp.sq_pi) & ((1 << qp.sq_log_size) - 1);
-    nic.dev.mem.write(qp.sq.addr + slot * 64, &bad)?;
+    nic.dev
+        .mem
+        .write(qp.sq.addr + slot * WQE_LEN as u64, &bad)?;
     qp.sq_pi += 1;
     nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
     nic.dev
-        .post_send(&mut qp, &[good, SendWr { wr_id: 3, ..good }])?;
+        .post_send(&mut qp, &[good.clone(), SendWr { wr_id: 3, ..good }])?;
     nic.dev.ring_sq_doorbell(idle.qpn, 5)?;
     let wire = nic.wire.clone();
     nic.sim
@@ -485,66 +512,48 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
     let good = SendWr {
         wr_id: 100,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: buf.addr + 64 + u64::from(1024 - len),
-        length: len,
-        lkey: mr.lkey,
+        sg_list: vec![Sge {
+            addr: buf.addr + 64 + u64::from(1024 - len),
+            length: len,
+            lkey: mr.lkey,
+        }],
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
     };
     let forged = [
         // Wrong tag: a stale or guessed key for the region's index.
-        SendWr {
-            lkey: mr.lkey ^ r.gen_range(1..=255),
-            ..good
-        },
+        with_sge(&good, |s| s.lkey = mr.lkey ^ r.gen_range(1..=255)),
         // A key of another PD, covering the buffer.
-        SendWr {
-            lkey: foreign.lkey,
-            ..good
-        },
+        with_sge(&good, |s| s.lkey = foreign.lkey),
         // One byte past the region's end.
-        SendWr {
-            local_addr: buf.addr + 64 + u64::from(1025 - len),
-            ..good
-        },
+        with_sge(&good, |s| s.addr = buf.addr + 64 + u64::from(1025 - len)),
         // One byte before its start.
-        SendWr {
-            local_addr: buf.addr + 63,
-            ..good
-        },
+        with_sge(&good, |s| s.addr = buf.addr + 63),
         // A deregistered region's key.
-        SendWr {
-            lkey: gone.lkey,
-            ..good
-        },
+        with_sge(&good, |s| s.lkey = gone.lkey),
         // Tag 0 at an index that was never used.
-        SendWr {
-            lkey: 200 << 8,
-            ..good
-        },
+        with_sge(&good, |s| s.lkey = 200 << 8),
         // Host memory nobody registered or allocated.
-        SendWr {
-            local_addr: 0x7ead_0000_0000,
-            ..good
-        },
+        with_sge(&good, |s| s.addr = 0x7ead_0000_0000),
         // A length that wraps the address space.
-        SendWr {
-            local_addr: u64::MAX - 10,
-            length: 100,
-            ..good
-        },
+        with_sge(&good, |s| {
+            s.addr = u64::MAX - 10;
+            s.length = 100;
+        }),
     ];
     let before = nic.sim.borrow().rc.borrow().dma_stats();
     let size = 1u64 << qp.sq_log_size;
     for (i, wr) in forged.iter().enumerate() {
         let wqe = SendWr {
             wr_id: i as u64 + 1,
-            ..*wr
+            ..wr.clone()
         }
         .wqe();
         let slot = u64::from(qp.sq_pi) & (size - 1);
-        nic.dev.mem.write(qp.sq.addr + slot * 64, &wqe)?;
+        nic.dev
+            .mem
+            .write(qp.sq.addr + slot * WQE_LEN as u64, &wqe)?;
         qp.sq_pi += 1;
     }
     nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
@@ -561,7 +570,7 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
         .collect();
     ensure!(got == want, "seed {s}: completions {got:?}");
     let after = nic.sim.borrow().rc.borrow().dma_stats();
-    let wqes = (forged.len() + 1) as u64 * 64;
+    let wqes = ((forged.len() + 1) * WQE_LEN) as u64;
     ensure!(
         after.read_bytes - before.read_bytes == wqes + u64::from(len),
         "seed {s}: the NIC read {} bytes, the WQEs are {wqes} and the good source {len}",
@@ -582,6 +591,138 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
     Ok(())
 }
 
+/// Scatter/gather lists the NIC refuses, written into the ring behind the driver's back: a
+/// forged key on the last of four SGEs and one SGE a byte past its region (LOC_PROT_ERR), five
+/// SGEs (LOC_QP_OP_ERR), SGEs that add up to more than 2^31 bytes (LOC_LEN_ERR). None reads a
+/// byte of its buffers or sends a packet; a good four-SGE WQE after them (an empty SGE in the
+/// middle) goes out as one packet of its SGEs' bytes in order, with the next PSN.
+#[test]
+fn sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing() -> Result<()> {
+    let s = seed("sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing");
+    let mut r = rng(s);
+    let mut nic = open(s)?;
+    let mut cq = nic.dev.create_cq(32)?;
+    let pd = nic.dev.alloc_pd()?;
+    let psn = r.gen_range(0..1 << 24);
+    let mut qp = rts_qp(&mut nic.dev, &pd, &cq, 4096, 0x400, psn)?;
+    let buf = nic.dev.mem.alloc(8192, 4096)?;
+    let mr = nic.dev.reg_mr(&pd, buf.addr, 8192, 0)?;
+    // A region of 2^31 + 4 KiB that no memory backs: the NIC must refuse before reading it.
+    let huge = nic.dev.reg_mr(&pd, 0x7e00_0000_0000, (1 << 31) + 4096, 0)?;
+    let bytes: Vec<u8> = (0..8192).map(|_| r.gen()).collect();
+    nic.dev.mem.write(buf.addr, &bytes)?;
+    let sge = |off: u64, len: u32| Sge {
+        addr: buf.addr + off,
+        length: len,
+        lkey: mr.lkey,
+    };
+    // Four pieces from all over the buffer, crossing its page boundary; one empty.
+    let pieces = [
+        (r.gen_range(0..100u64), r.gen_range(1..=300u32)),
+        (4000 + r.gen_range(0..50u64), r.gen_range(100..=900u32)),
+        (r.gen_range(0..8000u64), 0),
+        (r.gen_range(5000..7000u64), r.gen_range(1..=1000u32)),
+    ];
+    let good = SendWr {
+        wr_id: 100,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: pieces.iter().map(|&(o, l)| sge(o, l)).collect(),
+        remote_addr: 0x1000,
+        rkey: 5,
+        signaled: true,
+    };
+    let want: Vec<u8> = pieces
+        .iter()
+        .flat_map(|&(o, l)| bytes[o as usize..(o as usize + l as usize)].to_vec())
+        .collect();
+    let mut forged_key = good.clone();
+    forged_key.sg_list[3].lkey ^= r.gen_range(1..=255);
+    let mut past_end = good.clone();
+    past_end.sg_list[1] = sge(8000, 193);
+    let mut too_long = good.clone();
+    let half = (1u32 << 30) + 1;
+    too_long.sg_list = vec![
+        Sge {
+            addr: huge.addr,
+            length: half,
+            lkey: huge.lkey,
+        },
+        Sge {
+            addr: huge.addr + u64::from(half),
+            length: half,
+            lkey: huge.lkey,
+        },
+    ];
+    let mut five = good.wqe();
+    WQE.set(&WQE.field("num_sge"), &mut five, MAX_SGE as u128 + 1);
+    let images = [
+        forged_key.wqe(),
+        past_end.wqe(),
+        five,
+        too_long.wqe(),
+        good.wqe(),
+    ];
+    let before = nic.sim.borrow().rc.borrow().dma_stats();
+    let size = 1u64 << qp.sq_log_size;
+    for (i, img) in images.iter().enumerate() {
+        let mut img = *img;
+        WQE.set(&WQE.field("wr_id"), &mut img, i as u128 + 1);
+        let slot = u64::from(qp.sq_pi) & (size - 1);
+        nic.dev
+            .mem
+            .write(qp.sq.addr + slot * WQE_LEN as u64, &img)?;
+        qp.sq_pi += 1;
+    }
+    nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
+    let wire = nic.wire.clone();
+    nic.sim
+        .borrow_mut()
+        .run_until(200_000, "the good WRITE", |_| wire.borrow().count() >= 1)?;
+    nic.sim.borrow_mut().run(5000)?;
+    let got: Vec<(u64, u32)> = nic
+        .dev
+        .poll_cq(&mut cq, 32)?
+        .iter()
+        .map(|c| (c.wr_id, c.status))
+        .collect();
+    let want_wcs = [
+        (1, WC_LOC_PROT_ERR),
+        (2, WC_LOC_PROT_ERR),
+        (3, WC_LOC_QP_OP_ERR),
+        (4, WC_LOC_LEN_ERR),
+    ];
+    ensure!(got == want_wcs, "seed {s}: completions {got:?}");
+    let after = nic.sim.borrow().rc.borrow().dma_stats();
+    let wqes = (images.len() * WQE_LEN) as u64;
+    ensure!(
+        after.read_bytes - before.read_bytes == wqes + want.len() as u64,
+        "seed {s}: the NIC read {} bytes, the WQEs are {wqes} and the good sources {}",
+        after.read_bytes - before.read_bytes,
+        want.len()
+    );
+    let f = wire.borrow_mut().recv().context("frame")?.data;
+    let body = strip_fcs(0, &f)?;
+    let got_psn = u32::from_be_bytes([0, body[51], body[52], body[53]]);
+    ensure!(
+        (body[42], got_psn) == (RC_RDMA_WRITE_ONLY, psn),
+        "seed {s}: opcode {:#x}, PSN {got_psn}, want WRITE ONLY with {psn}",
+        body[42]
+    );
+    // BTH 12 + RETH 16 after the 42 header bytes; then the payload, pad and ICRC.
+    let pay = &body[42 + 12 + 16..];
+    ensure!(
+        pay.len() >= want.len() && pay[..want.len()] == want[..],
+        "seed {s}: the payload is not the SGEs' bytes in order"
+    );
+    let dlen = u32::from_be_bytes([body[66], body[67], body[68], body[69]]);
+    ensure!(dlen as usize == want.len(), "seed {s}: RETH length {dlen}");
+    ensure!(wire.borrow().count() == 0, "more frames");
+    ensure!(nic.sim.borrow().tb.get("req_prot_err")? == 2);
+    ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 2);
+    ensure!(nic.sim.borrow().rc.borrow().violations.is_empty());
+    Ok(())
+}
+
 #[test]
 fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
     let s = seed("post_send_refuses_bad_lists_whole_and_rings_no_doorbell");
@@ -595,54 +736,26 @@ fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
     let good = SendWr {
         wr_id: 9,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: buf.addr + 64,
-        length: 1024,
-        lkey: mr.lkey,
+        sg_list: vec![Sge {
+            addr: buf.addr + 64,
+            length: 1024,
+            lkey: mr.lkey,
+        }],
         remote_addr: 0,
         rkey: 1,
         signaled: true,
     };
     let cases: Vec<(SendWr, &str)> = vec![
-        (SendWr { lkey: 0, ..good }, "BadKey"),
-        (
-            SendWr {
-                lkey: mr.lkey ^ 0x100,
-                ..good
-            },
-            "BadKey",
-        ),
-        (
-            SendWr {
-                local_addr: buf.addr,
-                ..good
-            },
-            "OutOfRegion",
-        ),
-        (
-            SendWr {
-                length: 1025,
-                ..good
-            },
-            "OutOfRegion",
-        ),
-        (
-            SendWr {
-                lkey: foreign.lkey,
-                ..good
-            },
-            "Invalid",
-        ),
-        (
-            SendWr {
-                length: (1 << 31) + 1,
-                ..good
-            },
-            "Invalid",
-        ),
+        (with_sge(&good, |s| s.lkey = 0), "BadKey"),
+        (with_sge(&good, |s| s.lkey = mr.lkey ^ 0x100), "BadKey"),
+        (with_sge(&good, |s| s.addr = buf.addr), "OutOfRegion"),
+        (with_sge(&good, |s| s.length = 1025), "OutOfRegion"),
+        (with_sge(&good, |s| s.lkey = foreign.lkey), "Invalid"),
+        (with_sge(&good, |s| s.length = (1 << 31) + 1), "Invalid"),
     ];
     for (bad, what) in &cases {
         // The bad request last in a list: nothing of the list is posted.
-        let r = nic.dev.post_send(&mut qp, &[good, *bad]);
+        let r = nic.dev.post_send(&mut qp, &[good.clone(), bad.clone()]);
         let name = match &r {
             Err(DriverError::BadKey { .. }) => "BadKey",
             Err(DriverError::OutOfRegion { .. }) => "OutOfRegion",
@@ -655,17 +768,12 @@ fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
     // A deregistered region's key stops working; the ring has 64 entries.
     nic.dev.dereg_mr(&foreign)?;
     ensure!(matches!(
-        nic.dev.post_send(
-            &mut qp,
-            &[SendWr {
-                lkey: foreign.lkey,
-                ..good
-            }]
-        ),
+        nic.dev
+            .post_send(&mut qp, &[with_sge(&good, |s| s.lkey = foreign.lkey)]),
         Err(DriverError::BadKey { .. })
     ));
     ensure!(matches!(
-        nic.dev.post_send(&mut qp, &vec![good; 65]),
+        nic.dev.post_send(&mut qp, &vec![good.clone(); 65]),
         Err(DriverError::QueueFull {
             free: 64,
             asked: 65,
@@ -674,7 +782,9 @@ fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
     ));
     let mut init = nic.dev.create_qp(&pd, &cq, 4)?;
     ensure!(
-        nic.dev.post_send(&mut init, &[good]).is_err(),
+        nic.dev
+            .post_send(&mut init, std::slice::from_ref(&good))
+            .is_err(),
         "post_send in RESET"
     );
     nic.sim.borrow_mut().run(3000)?;
@@ -682,11 +792,10 @@ fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
     // Zero-length requests need no region (verbs allows an empty SGE).
     nic.dev.post_send(
         &mut qp,
-        &[SendWr {
-            length: 0,
-            lkey: 0,
-            ..good
-        }],
+        &[with_sge(&good, |s| {
+            s.length = 0;
+            s.lkey = 0;
+        })],
     )?;
     let wire = nic.wire.clone();
     nic.sim

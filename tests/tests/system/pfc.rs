@@ -10,7 +10,7 @@
 //!   `rx_overflow` shows it.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{access, DmaMemory, PfcConfig, SendWr, WrOpcode};
+use ferroce_driver::{access, DmaMemory, PfcConfig, SendWr, Sge, WrOpcode};
 use ferroce_sim::traffic::{write_stream, Direction, LOSSLESS_PFC};
 use ferroce_sim::world::{step_until, World, WorldConfig};
 use ferroce_tests::seed;
@@ -129,9 +129,11 @@ fn without_pfc_the_same_receiver_drops_frames() -> Result<()> {
         .map(|i| SendWr {
             wr_id: i as u64,
             opcode: WrOpcode::RdmaWrite,
-            local_addr: src.addr + (i * SIZE) as u64,
-            length: SIZE as u32,
-            lkey: smr.lkey,
+            sg_list: vec![Sge {
+                addr: src.addr + (i * SIZE) as u64,
+                length: SIZE as u32,
+                lkey: smr.lkey,
+            }],
             remote_addr: dmr.addr + (i * SIZE) as u64,
             rkey: dmr.rkey,
             signaled: true,

@@ -15,7 +15,7 @@
 //! the transmit credits of both NICs all came back.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{DmaMemory, SendWr, Vlan, WrOpcode};
+use ferroce_driver::{DmaMemory, SendWr, Sge, Vlan, WrOpcode};
 use ferroce_sim::world::{Phy, World, WorldConfig};
 use ferroce_spec::mac_ctrl;
 use ferroce_spec::queues::WC_SUCCESS;
@@ -84,9 +84,11 @@ fn paused_priority(name: &str, phy: Phy) -> Result<()> {
                 SendWr {
                     wr_id: i as u64,
                     opcode: WrOpcode::RdmaWrite,
-                    local_addr: src.addr + off,
-                    length: WR_BYTES as u32,
-                    lkey: src.lkey,
+                    sg_list: vec![Sge {
+                        addr: src.addr + off,
+                        length: WR_BYTES as u32,
+                        lkey: src.lkey,
+                    }],
                     remote_addr: dst.addr + off,
                     rkey: dst.rkey,
                     signaled: true,

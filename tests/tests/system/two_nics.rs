@@ -9,7 +9,7 @@
 
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{
-    DmaMemory, MemoryRegion, QpState, QueuePair, SendWr, Vlan, WorkCompletion, WrOpcode,
+    DmaMemory, MemoryRegion, QpState, QueuePair, SendWr, Sge, Vlan, WorkCompletion, WrOpcode,
 };
 use ferroce_sim::host::SimMem;
 use ferroce_sim::world::{step_until, Host, World, WorldConfig};
@@ -95,9 +95,11 @@ fn random_write(r: &mut ChaCha8Rng, d: &mut Dir, k: usize, pmtu: usize, wr_id: u
     SendWr {
         wr_id,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: d.src.addr + src_off as u64,
-        length: len as u32,
-        lkey: d.src.lkey,
+        sg_list: vec![Sge {
+            addr: d.src.addr + src_off as u64,
+            length: len as u32,
+            lkey: d.src.lkey,
+        }],
         remote_addr: d.tgt.addr + (k * AREA + at) as u64,
         rkey: d.tgt.rkey,
         signaled: true,
@@ -198,7 +200,7 @@ fn pump(h: &mut Host, qps: &mut [Qp], r: &mut ChaCha8Rng) -> Result<usize> {
             wr_id: wr.wr_id,
             status: WC_SUCCESS,
             opcode: WC_RDMA_WRITE,
-            byte_len: wr.length,
+            byte_len: wr.length() as u32,
             qpn: wc.qpn,
         };
         ensure!(*wc == want, "completion {wc:?}, want {want:?}");
@@ -280,7 +282,7 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
         .iter()
         .chain(&qb)
         .flat_map(|q| q.todo.iter())
-        .map(|wr| u64::from(wr.length))
+        .map(|wr| wr.length())
         .sum();
     let start = w.cycle();
     let max_cycles: u64 = std::env::var("FERROCE_MAX_CYCLES")
@@ -398,9 +400,11 @@ fn a_corrupted_frame_is_dropped_and_writes_nothing() -> Result<()> {
     let wr = |k: usize, len: u32, remote: u64, rkey: u32, id: u64| SendWr {
         wr_id: id,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: d.src.addr,
-        length: len,
-        lkey: d.src.lkey,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: len,
+            lkey: d.src.lkey,
+        }],
         remote_addr: d.tgt.addr + (k * AREA) as u64 + remote,
         rkey,
         signaled: true,
@@ -457,9 +461,11 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
     let wr = |k: usize, len: u32, remote: u64, rkey: u32, id: u64| SendWr {
         wr_id: id,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: d.src.addr,
-        length: len,
-        lkey: d.src.lkey,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: len,
+            lkey: d.src.lkey,
+        }],
         remote_addr: d.tgt.addr + (k * AREA) as u64 + remote,
         rkey,
         signaled: true,
@@ -533,9 +539,11 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
     let wr = SendWr {
         wr_id: 1,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: d.src.addr,
-        length: len as u32,
-        lkey: d.src.lkey,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: len as u32,
+            lkey: d.src.lkey,
+        }],
         remote_addr: d.tgt.addr,
         rkey: d.tgt.rkey,
         signaled: true,
@@ -725,7 +733,7 @@ fn modify_qp_on_a_live_qp_keeps_its_running_state_and_query_returns_it() -> Resu
     let mut ba = dir(&mut r, &mut w.b, &mut w.a, 1)?;
     let pkts = |wrs: &[SendWr]| -> u32 {
         wrs.iter()
-            .map(|x| (x.length as usize).div_ceil(pmtu).max(1) as u32)
+            .map(|x| (x.length() as usize).div_ceil(pmtu).max(1) as u32)
             .sum()
     };
     // (packets, messages) sent a -> b and b -> a so far.
@@ -737,7 +745,7 @@ fn modify_qp_on_a_live_qp_keeps_its_running_state_and_query_returns_it() -> Resu
             let saved = (d.expect.clone(), d.cursor.clone());
             id += 1;
             let x = random_write(&mut r, d, 0, pmtu, id);
-            if x.length <= 6000 {
+            if x.length() <= 6000 {
                 break x;
             }
             (d.expect, d.cursor) = saved;
@@ -856,9 +864,11 @@ fn a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp() -> Resul
     let wr = |k: usize, rkey: u32, id: u64| SendWr {
         wr_id: id,
         opcode: WrOpcode::RdmaWrite,
-        local_addr: d.src.addr,
-        length: 3000,
-        lkey: d.src.lkey,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: 3000,
+            lkey: d.src.lkey,
+        }],
         remote_addr: d.tgt.addr + (k * AREA) as u64,
         rkey,
         signaled: true,

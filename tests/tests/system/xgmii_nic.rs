@@ -4,7 +4,7 @@
 //! `pfc_classes.rs`.)
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{DmaMemory, SendWr, WrOpcode};
+use ferroce_driver::{DmaMemory, SendWr, Sge, WrOpcode};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::traffic::{write_latency, Direction};
 use ferroce_sim::world::{Phy, World, WorldConfig};
@@ -86,9 +86,11 @@ fn lane_faults_are_dropped_and_counted_and_clean_frames_land() -> Result<()> {
         let wr = SendWr {
             wr_id: k,
             opcode: WrOpcode::RdmaWrite,
-            local_addr: src_mr.addr + off,
-            length: LEN as u32,
-            lkey: src_mr.lkey,
+            sg_list: vec![Sge {
+                addr: src_mr.addr + off,
+                length: LEN as u32,
+                lkey: src_mr.lkey,
+            }],
             remote_addr: tgt.addr + off,
             rkey: tgt.rkey,
             signaled: true,
