@@ -219,7 +219,7 @@ pub const DESIGNS: &[Design] = &[
         name: "ferroce_requester_64",
         config: Config::TenG,
         scope: Scope::Block,
-        summary: "RC requester: doorbells, QP scheduler, WQE fetch, RDMA WRITE cut at the PMTU into packet records and payload reads",
+        summary: "RC requester: doorbells, QP scheduler, WQE fetch, SGE key checks, RDMA WRITE of up to 4 SGEs cut at the PMTU into packet records and payload reads, the pieces gathered",
     },
     Design {
         name: "ferroce_gather_64",

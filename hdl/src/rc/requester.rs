@@ -1,8 +1,9 @@
 //! `Requester`: the RC send path from doorbell to packets. Doorbells name a QP with work; a
 //! scheduler visits QPs round robin, one work request per visit; the WQE is fetched from the
-//! send queue ring by DMA, and an RDMA WRITE is cut at the path MTU into FIRST / MIDDLE / LAST
-//! or ONLY packets (RETH on the first, AckReq on the last, one PSN each), each a `TX_META`
-//! record and a DMA read of its payload. The payload reads are issued ahead of the wire, as
+//! send queue ring by DMA (128 bytes: the header and up to four SGEs), and an RDMA WRITE of
+//! its SGEs' bytes in order is cut at the path MTU into FIRST / MIDDLE / LAST or ONLY packets
+//! (RETH on the first, AckReq on the last, one PSN each), each a `TX_META` record and one DMA
+//! read per SGE piece of its payload, joined again by a `Gather`. The payload reads are issued ahead of the wire, as
 //! far as the DMA read engine's tags and a 16-record queue allow, so the read latency is hidden.
 //! Every work request, sent or refused, leaves a `SENT` record for the completer.
 //!
@@ -19,21 +20,26 @@
 //! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
 //! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
 //!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
-//! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for a QP number the NIC does not have), `bad_qp` (a QP in RTS
-//!   with a path MTU that is not 256..4096), `bad_wqe` (WQE opcode not RDMA WRITE, or length
-//!   over 2^31: refused, `SENT` with status LOC_QP_OP_ERR, no packet), `dma_err` (a WQE fetch
+//! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for
+//!   a QP number the NIC does not have), `bad_qp` (a QP in RTS with a path MTU that is not
+//!   256..4096), `bad_wqe` (WQE opcode not RDMA WRITE or more than `MAX_SGE` SGEs: refused,
+//!   `SENT` with status LOC_QP_OP_ERR, no packet; SGEs adding up to more than 2^31 bytes: the
+//!   same with LOC_LEN_ERR), `dma_err` (a WQE fetch
 //!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
-//!   to the wire by then and is counted), `prot_err` (the WQE's local buffer is not inside a
+//!   to the wire by then and is counted), `prot_err` (an SGE's buffer is not inside a
 //!   region its lkey names in the QP's PD: refused, `SENT` with LOC_PROT_ERR, no packet and no
 //!   payload read).
 //!
 //! ```text
 //!  s_db --> pi RAM, ready FIFO (a QP is queued at most once: bitmap)
 //!  ready FIFO --> [Idle: pop] -> [Look: context + pi] -> [Check: RTS? work?] -> WQE fetch
-//!    -> [Fetch: 64 bytes from s_rd] -> [Prot: lkey, PD and range through KeyCheck]
-//!    -> [Seg: one packet per cycle: record -> meta FIFO,
-//!       payload read -> m_rd] -> [Done: SENT record, write back sq_psn/sq_ci, requeue]
-//!  s_rd --> payload (while payload reads are outstanding) -> Skid -> m_pay
+//!    -> [Fetch: 128 bytes from s_rd] -> [Prot: each SGE's lkey, PD and range through
+//!       KeyCheck, one per cycle; their lengths added up] -> [Seek: the SGE and offset to start]
+//!    -> [Seg: a packet: record -> meta FIFO and its first piece's read -> m_rd; one more
+//!       read per cycle for each further SGE piece of the packet (Seek between SGEs)]
+//!    -> [Done: SENT record, write back sq_psn/sq_ci, requeue]
+//!  s_rd --> payload (while payload reads are outstanding) -> Gather (join bits in read
+//!       order) -> m_pay
 //!       \-> WQE capture (otherwise)
 //! ```
 //!
@@ -51,7 +57,7 @@
 //! sends nothing more: each of its queued WQEs is fetched (for its `wr_id`) and handed to the
 //! completer as a `SENT` with WR_FLUSH_ERR, without a packet, a key check or a payload read.
 //!
-//! Protection: the NIC, not only the driver, checks every WQE's local buffer (`KeyCheck`:
+//! Protection: the NIC, not only the driver, checks every SGE of every WQE (`KeyCheck`:
 //! the lkey names a registered region of the QP's PD and the range is inside it) before it
 //! reads a byte of it, also when a QP resumes a WQE after yielding. A WQE written into the ring
 //! behind the driver's back with a forged key completes with LOC_PROT_ERR and causes no DMA
