@@ -215,6 +215,9 @@ pub struct QueuePair {
     pub sq_pi: u16,
     /// Work requests the driver knows have left the ring (completed).
     pub sq_done: u16,
+    /// Moves to RESET so far, mod 256 (the context's `epoch`): the NIC completes no work
+    /// request sent before the last one.
+    pub epoch: u8,
     attr: QpAttr,
 }
 
@@ -608,6 +611,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_log_size,
             sq_pi: 0,
             sq_done: 0,
+            epoch: 0,
             attr: QpAttr::default(),
         };
         self.write_qp(&qp, true, true)?;
@@ -626,6 +630,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         put(&QP_CTX, &mut img, "state", qp.state.code().into());
         put(&QP_CTX, &mut img, "init_sq", init_sq.into());
         put(&QP_CTX, &mut img, "init_rq", init_rq.into());
+        put(&QP_CTX, &mut img, "epoch", qp.epoch.into());
         put(&QP_CTX, &mut img, "sq_ci", qp.sq_pi.into());
         put(&QP_CTX, &mut img, "sq_log_size", qp.sq_log_size.into());
         put(&QP_CTX, &mut img, "sq_cqn", qp.send_cq.into());
@@ -769,15 +774,19 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         let init_sq =
             to == Reset || (qp.state == Reset && to == Init) || (qp.state == Rtr && to == Rts);
         let init_rq = to == Reset || (qp.state == Reset && to == Init) || to == Rtr;
-        let prev = (qp.state, qp.attr, qp.sq_pi, qp.sq_done);
+        let prev = (qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch);
+        if to == Reset {
+            // The ring starts again at entry 0; what was posted is gone with the QP's state,
+            // and what the NIC still holds of it completes silently (a new epoch).
+            (qp.sq_pi, qp.sq_done) = (0, 0);
+            if qp.state != Reset {
+                qp.epoch = qp.epoch.wrapping_add(1);
+            }
+        }
         qp.state = to;
         qp.attr = next;
-        if to == Reset {
-            // The ring starts again at entry 0; what was posted is gone with the QP's state.
-            (qp.sq_pi, qp.sq_done) = (0, 0);
-        }
         if let Err(e) = self.write_qp(qp, init_sq, init_rq) {
-            (qp.state, qp.attr, qp.sq_pi, qp.sq_done) = prev;
+            (qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch) = prev;
             return Err(e);
         }
         if to == Reset {

@@ -226,6 +226,7 @@ pub const SENT: Layout = Layout::host(
             24,
             "PSN of its last packet (first_psn - 1 if it sent none)",
         ),
+        f("epoch", 216, 8, "the QP's epoch (QP_CTX) when it was sent"),
     ],
     "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
 );

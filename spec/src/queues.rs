@@ -109,6 +109,14 @@ pub const QP_CTX: Layout = Layout::host(
              the NIC keeps its own",
         ),
         f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
+        f(
+            "epoch",
+            24,
+            8,
+            "the QP's incarnation: the driver counts it up on every move to RESET; a work \
+             request sent in an earlier epoch leaves no completion (IBA 10.3.1: RESET \
+             discards the QP's work)",
+        ),
         f("remote_qpn", 32, 24, "destination QP at the peer"),
         f("sq_cqn", 64, 16, "CQ that receives send completions"),
         f(

@@ -33,7 +33,10 @@
 //! WR_FLUSH_ERR. A PSN sequence error NAK only moves `una`: retransmission is a later step.
 //! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
 //! requests the same way, so a QP whose peer will never answer does not hold the completions
-//! of the QPs behind it; a later `init_sq` write (RESET) clears that.
+//! of the QPs behind it; a later `init_sq` write (RESET) clears that. A move to RESET also
+//! starts a new epoch (the context's `epoch`, which every `SENT` record carries): requests of
+//! an earlier epoch complete silently when they reach the head, without a CQE (IBA discards
+//! a reset QP's work), so a QP reset with requests outstanding holds no other QP either.
 //!
 //! The CQE: `spec::queues::CQE`, its owner bit the inverse of the pass over the ring
 //! (`(pi >> log_size) & 1`). The CQ's producer index is kept in this block's copy of the CQ
@@ -57,8 +60,10 @@ pub const CQ_W: usize = 128;
 const SENT_W: usize = SENT.len * 8;
 const RACK_W: usize = RX_ACK.len * 8;
 const CQE_W: usize = CQE_LEN * 8;
-/// Per QP: una 0/24, error status 24/8 (0: none).
+/// Per QP, as QUERY reads it: una 0/24, error status 24/8 (0: none).
 const QST_W: usize = 32;
+/// Per QP, as this block keeps it: those and the epoch 32/8.
+const QS_W: usize = 40;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
@@ -102,10 +107,11 @@ pub struct Completer<const DW: usize> {
     pub bad_cq: Signal<Out, Bits<32>>,
     pub cqes: Signal<Out, Bits<32>>,
     sent_q: Fifo<SENT_W, 5, 6>,
-    qst_ram: RAM<Bits<QST_W>, QA>,
+    qst_ram: RAM<Bits<QS_W>, QA>,
     qst_peek: RAM<Bits<QST_W>, QA>,
     qw_addr: Signal<Local, Bits<QA>>,
-    qw_data: Signal<Local, Bits<QST_W>>,
+    qw_data: Signal<Local, Bits<QS_W>>,
+    qw_lo: Signal<Local, Bits<QST_W>>,
     qw_en: Signal<Local, Bit>,
     cq_ram: RAM<Bits<CQS_W>, QA>,
     state: DFF<CplState>,
@@ -144,6 +150,9 @@ pub struct Completer<const DW: usize> {
     s_wrid: Signal<Local, Bits<64>>,
     s_len: Signal<Local, Bits<32>>,
     s_last: Signal<Local, Bits<24>>,
+    s_epoch: Signal<Local, Bits<8>>,
+    q_epoch: Signal<Local, Bits<8>>,
+    stale: Signal<Local, Bit>,
     since: Signal<Local, Bits<24>>,
     acked: Signal<Local, Bit>,
     pass: Signal<Local, Bits<32>>,
@@ -159,10 +168,11 @@ pub struct Completer<const DW: usize> {
     wc_op: Signal<Local, Bits<8>>,
     cqe_img: Signal<Local, Bits<CQE_W>>,
     wd_free: Signal<Local, Bit>,
-    qst_w: Signal<Local, Bits<QST_W>>,
+    qst_w: Signal<Local, Bits<QS_W>>,
     // Constants.
     q_una: Constant<Bits<9>>,
     q_init: Constant<Bits<9>>,
+    q_ep: Constant<Bits<9>>,
     r_qpn: Constant<Bits<7>>,
     r_syn: Constant<Bits<7>>,
     r_psn: Constant<Bits<7>>,
@@ -174,6 +184,7 @@ pub struct Completer<const DW: usize> {
     x_wrid: Constant<Bits<8>>,
     x_len: Constant<Bits<8>>,
     x_last: Constant<Bits<8>>,
+    x_epoch: Constant<Bits<8>>,
     c_wrid: Constant<Bits<8>>,
     c_len: Constant<Bits<8>>,
     c_qpn: Constant<Bits<8>>,
@@ -246,6 +257,7 @@ impl<const DW: usize> Completer<DW> {
             qst_peek: RAM::default(),
             qw_addr: Default::default(),
             qw_data: Default::default(),
+            qw_lo: Default::default(),
             qw_en: Default::default(),
             cq_ram: RAM::default(),
             state: DFF::default(),
@@ -283,6 +295,9 @@ impl<const DW: usize> Completer<DW> {
             s_wrid: Default::default(),
             s_len: Default::default(),
             s_last: Default::default(),
+            s_epoch: Default::default(),
+            q_epoch: Default::default(),
+            stale: Default::default(),
             since: Default::default(),
             acked: Default::default(),
             pass: Default::default(),
@@ -301,6 +316,7 @@ impl<const DW: usize> Completer<DW> {
             qst_w: Default::default(),
             q_una: field_at(&QP_CTX, "una_psn"),
             q_init: field_at(&QP_CTX, "init_sq"),
+            q_ep: field_at(&QP_CTX, "epoch"),
             r_qpn: field_at(&RX_ACK, "qpn"),
             r_syn: field_at(&RX_ACK, "syndrome"),
             r_psn: field_at(&RX_ACK, "psn"),
@@ -312,6 +328,7 @@ impl<const DW: usize> Completer<DW> {
             x_wrid: field_at(&SENT, "wr_id"),
             x_len: field_at(&SENT, "byte_len"),
             x_last: field_at(&SENT, "last_psn"),
+            x_epoch: field_at(&SENT, "epoch"),
             c_wrid: field_at(&CQE, "wr_id"),
             c_len: field_at(&CQE, "byte_len"),
             c_qpn: field_at(&CQE, "qpn"),
@@ -452,15 +469,22 @@ impl<const DW: usize> Logic for Completer<DW> {
             .m_tdata
             .val()
             .get_bits::<24>(self.x_last.val().index());
+        self.s_epoch.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.x_epoch.val().index());
 
         // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
         // ACK's or the head request's QP (and CQ), the address held while it is worked on.
         self.qw_addr.next = self.s_qpw_index.val();
-        self.qw_data.next = bit_cast::<QST_W, 24>(
+        self.qw_data.next = bit_cast::<QS_W, 24>(
             self.s_qpw_data
                 .val()
                 .get_bits::<24>(self.q_una.val().index()),
-        );
+        ) | (bit_cast::<QS_W, 8>(
+            self.s_qpw_data.val().get_bits::<8>(self.q_ep.val().index()),
+        ) << 32);
         self.qw_en.next = self.s_qpw_en.val()
             & (self
                 .s_qpw_data
@@ -483,6 +507,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.cq_ram.read_address.next = self.s_cqn.val().get_bits::<QA>(0);
         self.una.next = self.qst_ram.read_data.val().get_bits::<24>(0);
         self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
+        self.q_epoch.next = self.qst_ram.read_data.val().get_bits::<8>(32);
+        // A request of an earlier epoch (sent before the QP's last RESET) completes silently.
+        self.stale.next = self.s_epoch.val() != self.q_epoch.val();
         self.h_shift.next = self.one256.val() << self.s_qpn.val().get_bits::<QA>(0);
         self.h_err.next = (self.herr.q.val() & self.h_shift.val()) != bits::<256>(0);
         self.q_err.next = self.err.val();
@@ -510,11 +537,13 @@ impl<const DW: usize> Logic for Completer<DW> {
                 self.new_err.next = self.wc_rop.val();
             }
         }
-        self.qst_w.next = (bit_cast::<QST_W, 8>(self.new_err.val()) << 24)
-            | bit_cast::<QST_W, 24>(self.una.val());
+        self.qst_w.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+            | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
+            | bit_cast::<QS_W, 24>(self.una.val());
         if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
-            self.qst_w.next = (bit_cast::<QST_W, 8>(self.new_err.val()) << 24)
-                | bit_cast::<QST_W, 24>(self.new_una.val());
+            self.qst_w.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+                | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
+                | bit_cast::<QS_W, 24>(self.new_una.val());
         }
 
         // The head request: acknowledged when `una` is past its last PSN (mod 2^24).
@@ -573,7 +602,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
             }
             CplState::Sent => {
-                if (self.s_status.val() == bits::<8>(0))
+                if self.stale.val() {
+                    self.sent_q.m_tready.next = true;
+                    self.state.d.next = CplState::Idle;
+                } else if (self.s_status.val() == bits::<8>(0))
                     & !self.acked.val()
                     & (self.q_err.val() == bits::<8>(0))
                 {
@@ -601,8 +633,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                     // A failed request flushes the QP's later ones.
                     if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
                         self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                        self.qw_data.next = (bit_cast::<QST_W, 8>(self.wc_flush.val()) << 24)
-                            | bit_cast::<QST_W, 24>(self.una.val());
+                        self.qw_data.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+                            | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
+                            | bit_cast::<QS_W, 24>(self.una.val());
                         self.qw_en.next = true;
                     }
                     self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
@@ -628,7 +661,8 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.qst_ram.write_data.next = self.qw_data.val();
         self.qst_ram.write_enable.next = self.qw_en.val();
         self.qst_peek.write_address.next = self.qw_addr.val();
-        self.qst_peek.write_data.next = self.qw_data.val();
+        self.qw_lo.next = self.qw_data.val().get_bits::<QST_W>(0);
+        self.qst_peek.write_data.next = self.qw_lo.val();
         self.qst_peek.write_enable.next = self.qw_en.val();
         self.qst_peek.read_address.next = self.s_peek_index.val();
         self.m_peek_cpl.next = self.qst_peek.read_data.val();

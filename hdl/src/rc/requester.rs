@@ -274,6 +274,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     c_base: Signal<Local, Bits<64>>,
     c_cqn: Signal<Local, Bits<16>>,
     c_pdn: Signal<Local, Bits<16>>,
+    c_epoch: Signal<Local, Bits<8>>,
     ring_mask: Signal<Local, Bits<32>>,
     slot: Signal<Local, Bits<32>>,
     wqe_addr: Signal<Local, Bits<64>>,
@@ -371,6 +372,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     x_rqpn: Constant<Bits<9>>,
     x_cqn: Constant<Bits<9>>,
     x_pdn: Constant<Bits<9>>,
+    x_epoch: Constant<Bits<9>>,
     x_psn: Constant<Bits<9>>,
     x_ci: Constant<Bits<9>>,
     x_mac: Constant<Bits<9>>,
@@ -406,6 +408,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     s_byte_len: Constant<Bits<9>>,
     s_first_psn: Constant<Bits<9>>,
     s_last_psn: Constant<Bits<9>>,
+    s_epoch: Constant<Bits<9>>,
 }
 
 impl<const DW: usize, const KW: usize> Requester<DW, KW> {
@@ -572,6 +575,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             c_base: Default::default(),
             c_cqn: Default::default(),
             c_pdn: Default::default(),
+            c_epoch: Default::default(),
             ring_mask: Default::default(),
             slot: Default::default(),
             wqe_addr: Default::default(),
@@ -668,6 +672,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             x_rqpn: at(&QP_CTX, "remote_qpn"),
             x_cqn: at(&QP_CTX, "sq_cqn"),
             x_pdn: at(&QP_CTX, "pdn"),
+            x_epoch: at(&QP_CTX, "epoch"),
             x_psn: at(&QP_CTX, "sq_psn"),
             x_ci: at(&QP_CTX, "sq_ci"),
             x_mac: at(&QP_CTX, "remote_mac"),
@@ -703,6 +708,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_byte_len: at(&SENT, "byte_len"),
             s_first_psn: at(&SENT, "first_psn"),
             s_last_psn: at(&SENT, "last_psn"),
+            s_epoch: at(&SENT, "epoch"),
         }
     }
 }
@@ -780,6 +786,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.c_rqpn.next = self.ctx.q.val().get_bits::<24>(self.x_rqpn.val().index());
         self.c_cqn.next = self.ctx.q.val().get_bits::<16>(self.x_cqn.val().index());
         self.c_pdn.next = self.ctx.q.val().get_bits::<16>(self.x_pdn.val().index());
+        self.c_epoch.next = self.ctx.q.val().get_bits::<8>(self.x_epoch.val().index());
         self.c_mac.next = self.ctx.q.val().get_bits::<48>(self.x_mac.val().index());
         self.c_ip.next = self.ctx.q.val().get_bits::<32>(self.x_ip.val().index());
         // The 802.1Q group (vlan, pcp, vid) as one value: the same layout in both records.
@@ -1310,7 +1317,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             << self.s_byte_len.val())
                         | (bit_cast::<SENT_W, 24>(self.first_psn.q.val())
                             << self.s_first_psn.val())
-                        | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val());
+                        | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val())
+                        | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val());
                     self.ci.d.next = self.ci_next.val();
                     if !self.dirty_sq.q.val() {
                         self.sw_addr.next = self.qpn.q.val();

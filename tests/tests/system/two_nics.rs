@@ -925,3 +925,120 @@ fn a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp() -> Resul
     ensure!(w.a.dev.query_qp(&qps[0])?.state == Some(QpState::Err));
     Ok(())
 }
+
+/// QP 1's WRITEs are all dropped on the wire, so it has work outstanding ahead of QP 2's
+/// WRITE; the host moves QP 1 to RESET: QP 2's WRITE completes, QP 1's lost ones leave no
+/// completion (IBA: RESET discards the QP's work; the NIC drops them by epoch). QP 1, brought
+/// back up with the PSN its peer still expects, sends again, and only its new WRITE completes.
+#[test]
+fn a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp() -> Result<()> {
+    let s = seed("a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let psn1 = r.gen_range(0..0x100_0000);
+    let mut q1 = w.connect(1024, psn1, 7, 16)?.0;
+    let mut q2 = w.connect(1024, r.gen_range(0..0x100_0000), 7, 16)?.0;
+    let d = dir(&mut r, &mut w.a, &mut w.b, 2)?;
+    let drop_to: Rc<RefCell<u32>> = Rc::default();
+    let dt = drop_to.clone();
+    w.ab.set_fault_hook(move |_, f| {
+        let dq = u32::from_be_bytes([0, f[47], f[48], f[49]]);
+        if dq == *dt.borrow() {
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let peer1 = w.a.dev.query_qp(&q1)?.remote_qpn;
+    *drop_to.borrow_mut() = peer1;
+    let wr = |k: usize, id: u64| SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: 3000,
+            lkey: d.src.lkey,
+        }],
+        remote_addr: d.tgt.addr + (k * AREA) as u64,
+        rkey: d.tgt.rkey,
+        signaled: true,
+    };
+    w.a.dev.post_send(&mut q1, &[wr(0, 10), wr(0, 11)])?;
+    w.run(3000)?;
+    w.a.dev.post_send(&mut q2, &[wr(1, 20)])?;
+    w.run(20_000)?;
+    let mut wcs = w.a.dev.poll_cq(&mut w.a.cq, 16)?;
+    ensure!(
+        wcs.is_empty(),
+        "seed {s}: completions behind QP 1's lost WRITEs: {wcs:?}"
+    );
+    let epoch = q1.epoch;
+    w.a.dev
+        .modify_qp(&mut q1, QpState::Reset, Default::default())?;
+    ensure!(
+        q1.epoch == epoch.wrapping_add(1),
+        "a move to RESET starts an epoch"
+    );
+    {
+        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+        step_until(&w.b.sim, 200_000, "QP 2's completion", || {
+            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
+            !wcs.is_empty()
+        })?;
+    }
+    w.run(5000)?;
+    wcs.extend(w.a.dev.poll_cq(&mut w.a.cq, 16)?);
+    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
+    ensure!(
+        got == [(20, WC_SUCCESS, q2.qpn)],
+        "seed {s}: after QP 1's RESET: {got:?}"
+    );
+    // Up again, the peer's expected PSN unchanged (nothing of QP 1 reached it).
+    *drop_to.borrow_mut() = u32::MAX;
+    let (mac_b, ip_b) = (w.b.mac, w.b.ip);
+    w.a.dev
+        .modify_qp(&mut q1, QpState::Init, Default::default())?;
+    w.a.dev.modify_qp(
+        &mut q1,
+        QpState::Rtr,
+        ferroce_driver::QpAttr {
+            path_mtu: Some(1024),
+            dest_qpn: Some(peer1),
+            rq_psn: Some(7),
+            remote_mac: Some(mac_b),
+            remote_ipv4: Some(ip_b),
+            ..Default::default()
+        },
+    )?;
+    w.a.dev.modify_qp(
+        &mut q1,
+        QpState::Rts,
+        ferroce_driver::QpAttr {
+            sq_psn: Some(psn1),
+            ..Default::default()
+        },
+    )?;
+    w.a.dev.post_send(&mut q1, &[wr(0, 12)])?;
+    wcs.clear();
+    {
+        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+        step_until(&w.b.sim, 200_000, "QP 1's new WRITE", || {
+            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
+            !wcs.is_empty()
+        })?;
+    }
+    w.run(5000)?;
+    wcs.extend(w.a.dev.poll_cq(&mut w.a.cq, 16)?);
+    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
+    ensure!(
+        got == [(12, WC_SUCCESS, q1.qpn)],
+        "seed {s}: QP 1 after coming back: {got:?}"
+    );
+    let mut tgt = vec![0u8; 3000];
+    w.b.dev.mem.read(d.tgt.addr, &mut tgt)?;
+    ensure!(
+        tgt == d.src_bytes[..3000],
+        "seed {s}: QP 1's new WRITE landed wrong"
+    );
+    Ok(())
+}
