@@ -294,7 +294,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_dma_rd_64" => emit(&mut DmaRead::<64, 8, 9>::new(), name),
         "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
         "ferroce_rq_mux_64" => emit(&mut RqMux::<64, 8>::new(), name),
-        "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 640>::new(), name),
+        "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 704>::new(), name),
         "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8, 10, 13>::new(), name),
         "ferroce_pfc_gen_64" => emit(&mut PfcGen::new(line_bits_per_cycle(64)), name),
         "ferroce_xgmii_tx_64" => emit(&mut XgmiiTx::new(), name),
@@ -310,7 +310,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         }
         "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
         "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
-        "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 640, 6, 10, 13>::new(), name),
+        "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 704, 6, 10, 13>::new(), name),
         "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
         "ferroce_gather_64" => emit(&mut Gather::<64, 8>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),

@@ -56,7 +56,7 @@ use ferroce_spec::regs;
 
 /// The `10g` NIC as `ferroce_nic_64` and `ferroce_nic_10g` build it: 64-bit datapath, 16 KiB
 /// transmit queues (`QA` = 11 beats), a 32 KiB receive buffer (`AW` = 12).
-pub type Nic64 = Nic<64, 8, 9, 640, 6, 12, 704, 11, 14>;
+pub type Nic64 = Nic<64, 8, 9, 704, 6, 12, 704, 11, 14>;
 
 #[derive(LogicBlock)]
 pub struct Nic<

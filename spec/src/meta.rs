@@ -4,12 +4,12 @@
 
 use crate::headers::{BTH_LEN, ETH_HDR_LEN, ICRC_LEN, IPV4_HDR_LEN, UDP_HDR_LEN, VLAN_TAG_LEN};
 use crate::layout::{f, Layout};
-use crate::opcodes::{opcode, IMPLEMENTED, OPCODES};
+use crate::opcodes::OPCODES;
 
 /// One packet for the TX header builder: everything that is not the payload.
 pub const TX_META: Layout = Layout::host(
     "TX packet metadata",
-    64,
+    80,
     &[
         f("dst_mac", 0, 48, "destination MAC"),
         f("src_mac", 48, 48, "source MAC"),
@@ -53,15 +53,23 @@ pub const TX_META: Layout = Layout::host(
             "ext",
             384,
             128,
-            "extended headers in wire order as one big-endian value, first byte in bits \
-             511..504 (a RETH fills it; an AETH is its top 32 bits)",
+            "extended header bytes 0..16 in wire order as one big-endian value, first byte \
+             in bits 511..504 (a RETH fills it; an AETH is its top 32 bits)",
+        ),
+        f(
+            "ext2",
+            512,
+            96,
+            "extended header bytes 16..28, big-endian, byte 16 in bits 607..600 (the ImmDt \
+             after a RETH, the last 12 bytes of an AtomicETH)",
         ),
     ],
     "Metadata of one RoCEv2 packet for the TX header builder (`hdl::net::TxHeader`).",
 );
 
-/// Bytes of the metadata's `ext` field.
-pub const TX_EXT_LEN: usize = 16;
+/// Bytes of extended headers the record holds (`ext`, then `ext2`): the longest any RC
+/// opcode has (RETH + ImmDt, 20; AtomicETH, 28).
+pub const TX_EXT_LEN: usize = 28;
 
 /// Headers before the extended transport headers on an untagged IPv4 frame.
 pub const TX_BASE_HDR_LEN: usize = ETH_HDR_LEN + IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN;
@@ -95,19 +103,20 @@ pub const fn beats_of(len: usize, kw: usize) -> usize {
 /// IPv4 time to live and flags (don't fragment) the builder writes.
 pub const IPV4_FLAGS_DF: u8 = 0b010;
 
-/// The opcodes the TX builder sends, with their extended-header bytes: every implemented
-/// opcode (`opcodes::IMPLEMENTED`).
+/// The opcodes the TX builder sends, with their extended-header bytes: every RC opcode of
+/// the table (requests, responses, acknowledgements), whichever the transport generates today
+/// (`opcodes::IMPLEMENTED`).
 pub fn tx_opcodes() -> Vec<(u8, usize)> {
-    IMPLEMENTED
+    OPCODES
         .iter()
-        .map(|&c| {
-            let op = opcode(c).expect("implemented opcodes are in the table");
+        .filter(|op| op.code < 0x20)
+        .map(|op| {
             assert!(
                 op.ext_len() <= TX_EXT_LEN,
                 "{} ext headers too long",
                 op.name
             );
-            (c, op.ext_len())
+            (op.code, op.ext_len())
         })
         .collect()
 }
@@ -277,11 +286,12 @@ pub const fn src_port(qpn: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::opcodes::IMPLEMENTED;
 
     #[test]
     fn layout_is_consistent() {
         TX_META.check().expect("TX_META");
-        assert_eq!(TX_MAX_HDR_LEN, 74);
+        assert_eq!(TX_MAX_HDR_LEN, 86);
         for l in [&TX_META, &RX_META, &crate::queues::QP_CTX] {
             let v = l.field("vlan").bit;
             assert_eq!(l.field("vlan").width, 1);
@@ -290,12 +300,16 @@ mod tests {
             assert_eq!(v + VLAN_GROUP_W, l.field("vid").bit + 12, "{}", l.name);
         }
         assert_eq!(
-            TX_META.field("ext").width,
+            TX_META.field("ext").width + TX_META.field("ext2").width,
             TX_EXT_LEN * 8,
-            "ext holds TX_EXT_LEN bytes"
+            "ext and ext2 hold TX_EXT_LEN bytes"
         );
         assert!(TX_MAX_PAYLOAD < 1 << TX_META.field("pay_len").width);
         let ops = tx_opcodes();
+        for &c in IMPLEMENTED {
+            assert!(ops.iter().any(|o| o.0 == c), "the builder sends {c:#x}");
+        }
+        assert!(ops.iter().any(|&(_, e)| e == 28) && ops.iter().any(|&(_, e)| e == 20));
         assert!(ops.iter().any(|&(_, e)| e == 16) && ops.iter().any(|&(_, e)| e == 4));
         RX_META.check().expect("RX_META");
         assert_eq!(rx_max_hdr_len(), 86, "tagged, ATOMIC ETH is the longest");

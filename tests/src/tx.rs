@@ -7,11 +7,8 @@ use etherparse::{
     IpNumber, Ipv4Dscp, Ipv4Ecn, Ipv4Header, PacketBuilder, SingleVlanHeader, VlanHeader, VlanId,
     VlanPcp,
 };
-use ferroce_spec::meta::{TX_MAX_PAYLOAD, TX_META};
-use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
-    RC_RDMA_WRITE_ONLY,
-};
+use ferroce_spec::meta::{tx_opcodes, TX_EXT_LEN, TX_MAX_PAYLOAD, TX_META};
+use ferroce_spec::opcodes::opcode;
 use rand::Rng;
 
 /// One packet as a requester or responder would describe it.
@@ -33,32 +30,24 @@ pub struct TxPacket {
     pub psn: u32,
     /// An 802.1Q tag as (PCP, VID), or untagged.
     pub vlan: Option<(u8, u16)>,
-    /// Extended headers as they go on the wire (16 bytes for a RETH, 4 for an AETH).
+    /// Extended headers as they go on the wire (16 bytes for a RETH, 4 for an AETH, 20 for a
+    /// RETH and ImmDt, 28 for an AtomicETH).
     pub ext: Vec<u8>,
     pub payload: Vec<u8>,
 }
 
-/// Extended-header bytes of an opcode the builder sends.
-pub fn ext_len(opcode: u8) -> usize {
-    match opcode {
-        RC_RDMA_WRITE_FIRST | RC_RDMA_WRITE_ONLY => 16,
-        RC_ACKNOWLEDGE => 4,
-        _ => 0,
-    }
+/// Extended-header bytes of an opcode, from IBA's table of its headers.
+pub fn ext_len(code: u8) -> usize {
+    opcode(code).map_or(0, |o| o.ext_len())
 }
 
 impl TxPacket {
-    /// A random packet of an implemented opcode; payload lengths favour the edges.
+    /// A random packet of an opcode the builder sends (every RC opcode); payload lengths
+    /// favour the edges, none for opcodes that carry none.
     pub fn random(r: &mut impl Rng) -> TxPacket {
-        let ops = [
-            RC_RDMA_WRITE_FIRST,
-            RC_RDMA_WRITE_MIDDLE,
-            RC_RDMA_WRITE_LAST,
-            RC_RDMA_WRITE_ONLY,
-            RC_ACKNOWLEDGE,
-        ];
-        let opcode = ops[r.gen_range(0..ops.len())];
-        let len = if opcode == RC_ACKNOWLEDGE {
+        let ops = tx_opcodes();
+        let opcode = ops[r.gen_range(0..ops.len())].0;
+        let len = if !self::opcode(opcode).is_some_and(|o| o.payload) {
             0
         } else {
             match r.gen_range(0..8) {
@@ -126,9 +115,10 @@ impl TxPacket {
             set("pcp", pcp.into());
             set("vid", vid.into());
         }
-        let mut ext = [0u8; 16];
+        let mut ext = [0u8; TX_EXT_LEN];
         ext[..self.ext.len()].copy_from_slice(&self.ext);
-        set("ext", be(&ext));
+        set("ext", be(&ext[..16]));
+        set("ext2", be(&ext[16..]));
         m
     }
 

@@ -34,7 +34,7 @@
 use crate::host::k;
 use crate::prelude::*;
 use crate::stream::{counts, data_of_count, keep_of_count, ones, Skid};
-use crate::util::{bits_from_bools, bits_from_u128, log2_exact};
+use crate::util::{bits_from_bools, log2_exact};
 use ferroce_spec::headers::{
     BTH, ETH, ETHERTYPE_IPV4, ETHERTYPE_VLAN, ETH_TYPE_OFFSET, ICRC_LEN, IPV4, IP_PROTO_UDP,
     ROCEV2_UDP_PORT, UDP, VLAN_TAG_LEN,
@@ -115,7 +115,7 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     // Stage B locals.
     opc: Signal<Local, Bits<8>>,
     ext_len: Signal<Local, Bits<16>>,
-    ext_mask: Signal<Local, Bits<128>>,
+    ext_mask: Signal<Local, Bits<EXT_W>>,
     known: Signal<Local, Bit>,
     pay16: Signal<Local, Bits<16>>,
     negp: Signal<Local, Bits<16>>,
@@ -135,7 +135,7 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     // Stage C locals.
     s1: Signal<Local, Bits<32>>,
     s2: Signal<Local, Bits<16>>,
-    ext_v: Signal<Local, Bits<128>>,
+    ext_v: Signal<Local, Bits<EXT_W>>,
     ck: Signal<Local, Bits<16>>,
     this_beat: Signal<Local, Bits<DW>>,
     next_beat: Signal<Local, Bits<DW>>,
@@ -157,11 +157,11 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     tag32: Signal<Local, Bits<32>>,
     // Constants.
     base_img: Constant<Bits<IW>>,
-    mp: Vec<Constant<Bits<9>>>,
+    mp: Vec<Constant<Bits<10>>>,
     ip: Vec<Constant<Bits<16>>>,
     op_code: Vec<Constant<Bits<8>>>,
     op_ext: Vec<Constant<Bits<16>>>,
-    op_mask: Vec<Constant<Bits<128>>>,
+    op_mask: Vec<Constant<Bits<EXT_W>>>,
     top_sh: Vec<Constant<Bits<16>>>,
     nc: Vec<Constant<Bits<16>>>,
     top_at: Constant<Bits<10>>,
@@ -191,10 +191,12 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
 }
 
 /// Metadata fields in the order of `TxHeader::mp`.
-const META_FIELDS: [&str; 17] = [
+const META_FIELDS: [&str; 18] = [
     "dst_mac", "src_mac", "src_ip", "dst_ip", "src_port", "dscp", "ecn", "ttl", "opcode", "se",
-    "ack_req", "pkey", "dest_qp", "psn", "pay_len", "ext", "vlan",
+    "ack_req", "pkey", "dest_qp", "psn", "pay_len", "ext", "vlan", "ext2",
 ];
+/// Bits of extended headers (`ext` then `ext2`, one big-endian value).
+const EXT_W: usize = TX_EXT_LEN * 8;
 /// Header fields the kernel places, as (layout, offset of the header, field), in the order
 /// of `TxHeader::ip`.
 const IMG_FIELDS: [(&Layout, usize, &str); 17] = [
@@ -253,7 +255,17 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             IW >= TX_MAX_HDR_LEN * 8 && IW.is_multiple_of(DW) && IW >= 2 * DW && IW <= 1024,
             "the header image holds the longest header in whole beats"
         );
-        const { assert!(META_W == 512, "record fields are indexed with 9 bits") };
+        const {
+            assert!(
+                META_W > 512 && META_W <= 1024,
+                "record fields are indexed with 10 bits"
+            )
+        };
+        assert_eq!(
+            TX_META.field("ext").width + TX_META.field("ext2").width,
+            EXT_W,
+            "ext then ext2 are the extended headers"
+        );
         let hdr = constant_header();
         // Byte i of the frame lives in image bits IW-8-8i ..= IW-1-8i.
         let mut bools = vec![false; IW];
@@ -277,13 +289,8 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             .map(|n| k(TX_META.find(n).expect("TX_META field").bit as u64))
             .collect();
         let ops = tx_opcodes();
-        let ext_mask = |e: usize| -> u128 {
-            if e == 0 {
-                0
-            } else {
-                u128::MAX << (8 * (TX_EXT_LEN - e))
-            }
-        };
+        // The top `e` bytes of the extended-header value.
+        let ext_mask = |e: usize| -> Vec<bool> { (0..EXT_W).map(|b| b >= EXT_W - 8 * e).collect() };
         let ip_fixed = IPV4.len + UDP.len + BTH.len + ICRC_LEN;
         // Image bits of the addresses (`top`), or of everything from the tag's end down.
         let tag_mask = |top: bool| -> Vec<bool> {
@@ -388,7 +395,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             op_ext: ops.iter().map(|&(_, e)| k(e as u64)).collect(),
             op_mask: ops
                 .iter()
-                .map(|&(_, e)| Constant::new(bits_from_u128::<128>(ext_mask(e))))
+                .map(|&(_, e)| Constant::new(bits_from_bools::<EXT_W>(&ext_mask(e))))
                 .collect(),
             top_sh: (0..KW).map(|l| k((DW - 8 - 8 * l) as u64)).collect(),
             nc: counts(KW),
@@ -453,7 +460,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
         // Stage B: lengths, the header image without its checksum, the checksum's sum.
         self.opc.next = self.a_meta.q.val().get_bits::<8>(self.mp[8].val().index());
         self.ext_len.next = bits::<16>(0);
-        self.ext_mask.next = bits::<128>(0);
+        self.ext_mask.next = bits::<EXT_W>(0);
         self.known.next = false;
         for i in 0..self.op_code.len() {
             if self.opc.val() == self.op_code[i].val() {
@@ -500,11 +507,18 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
             + (self.sip.val() & bits::<32>(0xFFFF))
             + (self.dip.val() >> 16)
             + (self.dip.val() & bits::<32>(0xFFFF));
-        self.ext_v.next = self
-            .a_meta
-            .q
-            .val()
-            .get_bits::<128>(self.mp[15].val().index())
+        self.ext_v.next = ((bit_cast::<EXT_W, 128>(
+            self.a_meta
+                .q
+                .val()
+                .get_bits::<128>(self.mp[15].val().index()),
+        ) << 96)
+            | bit_cast::<EXT_W, 96>(
+                self.a_meta
+                    .q
+                    .val()
+                    .get_bits::<96>(self.mp[17].val().index()),
+            ))
             & self.ext_mask.val();
         self.img_b.next = self.base_img.val()
             | (bit_cast::<IW, 48>(self.a_meta.q.val().get_bits::<48>(self.mp[0].val().index()))
@@ -546,7 +560,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
                     .val()
                     .get_bits::<24>(self.mp[13].val().index()),
             ) << self.ip[17].val())
-            | (bit_cast::<IW, 128>(self.ext_v.val()) << self.ip[18].val());
+            | (bit_cast::<IW, EXT_W>(self.ext_v.val()) << self.ip[18].val());
         if self.a_valid.q.val() & !self.b_valid.q.val() {
             self.a_valid.d.next = false;
             self.b_valid.d.next = true;

@@ -81,7 +81,11 @@ use ferroce_spec::queues::{ACCESS_REMOTE_WRITE, MR_CTX, QP_CTX, QP_STATE_RTR, QP
 pub const QA: usize = 8;
 pub const QP_W: usize = 512;
 pub const MR_W: usize = 256;
+/// `RX_META` records, and the ACK records this block keeps (every `TX_META` field an ACK sets
+/// lies below bit 512; `ext2` stays zero).
 const META_W: usize = 512;
+/// `TX_META` records as they leave (`m_ack`).
+const TXM_W: usize = TX_META.len * 8;
 const RACK_W: usize = RX_ACK.len * 8;
 /// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
 /// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16 (`epsn` and
@@ -140,7 +144,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_wd_tlast: Signal<Out, Bit>,
     pub m_wd_tvalid: Signal<Out, Bit>,
     pub m_wd_tready: Signal<In, Bit>,
-    pub m_ack_tdata: Signal<Out, Bits<META_W>>,
+    pub m_ack_tdata: Signal<Out, Bits<TXM_W>>,
     pub m_ack_tvalid: Signal<Out, Bit>,
     pub m_ack_tready: Signal<In, Bit>,
     pub m_rack_tdata: Signal<Out, Bits<RACK_W>>,
@@ -346,7 +350,10 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
         assert_eq!(RX_META.len * 8, META_W);
-        assert_eq!(TX_META.len * 8, META_W);
+        assert!(TX_META
+            .fields
+            .iter()
+            .all(|f| f.name == "ext2" || f.bit + f.width <= META_W));
         // The RETH (va, rkey, dma_len) and the AETH (syndrome, msn) sit at the top of `ext`.
         let ext = RX_META.field("ext");
         assert_eq!((ext.bit, ext.width), (384, 128));
@@ -649,7 +656,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.m_wr_tready.val() {
             self.wr_valid.d.next = false;
         }
-        self.m_ack_tdata.next = self.ack_out.m_tdata.val();
+        self.m_ack_tdata.next = bit_cast::<TXM_W, META_W>(self.ack_out.m_tdata.val());
         self.m_ack_tvalid.next = self.ack_out.m_tvalid.val();
         self.ack_out.m_tready.next = self.m_ack_tready.val();
         self.m_rack_tdata.next = self.rack_q.m_tdata.val();

@@ -6,6 +6,7 @@
 
 use anyhow::{ensure, Context, Result};
 use ferroce_sim::{AxisSink, AxisSource, PauseGenerator, RecordSource, Tb};
+use ferroce_spec::opcodes::{opcode, ExtHeader};
 use ferroce_tests::tx::{by_wire_order, TxPacket};
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{budget, rng, seed, soak};
@@ -136,9 +137,14 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
     ensure!(rows.len() == pkts.len(), "tshark saw {} frames", rows.len());
     for (i, (row, p)) in rows.iter().zip(&sent).enumerate() {
         let be = |b: &[u8]| b.iter().fold(0u64, |a, &x| (a << 8) | u64::from(x));
-        let (va, msn) = match p.ext.len() {
-            16 => (format!("{:#018x}", be(&p.ext[..8])), String::new()),
-            4 => (String::new(), be(&p.ext[1..4]).to_string()),
+        // A RETH, an AtomicETH (whose VA tshark files under the same field) or an AETH comes
+        // first in the extended headers when the opcode has one.
+        let first = opcode(p.opcode).and_then(|o| o.ext.first().copied());
+        let (va, msn) = match first {
+            Some(ExtHeader::Reth | ExtHeader::AtomicEth) => {
+                (format!("{:#018x}", be(&p.ext[..8])), String::new())
+            }
+            Some(ExtHeader::Aeth) => (String::new(), be(&p.ext[1..4]).to_string()),
             _ => (String::new(), String::new()),
         };
         // Expert notes (a low TTL) are fine; warnings and errors are not.

@@ -135,9 +135,9 @@ fn bad_records_are_counted_and_frames_around_them_are_intact() -> Result<()> {
         let p = TxPacket::random(&mut r);
         match i % 4 {
             0 => {
-                // An opcode the builder does not send (RC SEND ONLY): no frame.
+                // An opcode the builder does not send (reserved RC 0x15): no frame.
                 let mut q = p.clone();
-                q.opcode = 0x04;
+                q.opcode = 0x15;
                 send(&b, &q, q.payload.clone());
                 bad_op += 1;
             }

@@ -86,8 +86,8 @@ macro_rules! framer_dut {
     };
 }
 
-framer_dut!(TxHeader<64, 8, 640>);
-framer_dut!(TxFrame<64, 8, 640, 6, 10, 13>);
+framer_dut!(TxHeader<64, 8, 704>);
+framer_dut!(TxFrame<64, 8, 704, 6, 10, 13>);
 
 impl Dut for MacTx<64, 8, 10, 13> {
     fn drive(&mut self, i: &In) {
@@ -345,7 +345,7 @@ fn run<D: Dut + Block>(
             let mut payload = p.payload.clone();
             if framer {
                 match r.gen_range(0..20) {
-                    0 => p.opcode = 0x04,
+                    0 => p.opcode = 0x15,
                     1 => {
                         payload.push(0xA5);
                     }
@@ -428,7 +428,7 @@ fn run<D: Dut + Block>(
 
 #[test]
 fn tx_header_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxHeader::<64, 8, 640>::new();
+    let mut b = TxHeader::<64, 8, 704>::new();
     let frames = run(
         "ferroce_tx_header_64",
         &mut b,
@@ -456,7 +456,7 @@ fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxFrame::<64, 8, 640, 6, 10, 13>::new();
+    let mut b = TxFrame::<64, 8, 704, 6, 10, 13>::new();
     let frames = run("ferroce_tx_64", &mut b, true, cut_frame, soak(5000) as u64)?;
     assert!(frames > 30, "too little traffic: {frames} frames");
     Ok(())
