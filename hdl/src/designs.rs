@@ -129,7 +129,7 @@ pub const DESIGNS: &[Design] = &[
         name: "ferroce_tx_header_64",
         config: Config::TenG,
         scope: Scope::Block,
-        summary: "TX header builder: Eth/IPv4/UDP/BTH/RETH|AETH from a metadata record, payload, pad, ICRC slot",
+        summary: "TX header builder: Eth/VLAN/IPv4/UDP/BTH and every RC opcode's extended headers (RETH, AETH, ImmDt, AtomicETH, ...) from a metadata record, payload, pad, ICRC slot",
     },
     Design {
         name: "ferroce_mac_tx_64",
