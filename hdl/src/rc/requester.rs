@@ -215,7 +215,6 @@ pub struct Requester<const DW: usize, const KW: usize> {
     psn: DFF<Bits<24>>,
     // The work request.
     wqe: DFF<Bits<WQE_W>>,
-    wpos: DFF<Bits<11>>,
     wqe_have: DFF<Bit>,
     wqe_fail: DFF<Bit>,
     rem: DFF<Bits<32>>,
@@ -340,6 +339,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     ix: Vec<Constant<Bits<3>>>,
     one256: Constant<Bits<256>>,
     dw_step: Constant<Bits<11>>,
+    wqe_top: Constant<Bits<11>>,
     max_pay_out: Constant<Bits<8>>,
     wqe_len: Constant<Bits<13>>,
     wqe_sh: Constant<Bits<8>>,
@@ -520,7 +520,6 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ci: Default::default(),
             psn: Default::default(),
             wqe: Default::default(),
-            wpos: Default::default(),
             wqe_have: Default::default(),
             wqe_fail: Default::default(),
             rem: Default::default(),
@@ -640,6 +639,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ix: (0..MAX_SGE as u64).map(k).collect(),
             one256: k(1),
             dw_step: k(DW as u64),
+            wqe_top: k((WQE_W - DW) as u64),
             max_pay_out: k(MAX_PAY_OUT),
             wqe_len: k(WQE_LEN as u64),
             wqe_sh: k(WQE_LEN.trailing_zeros().into()),
@@ -724,9 +724,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
-            psn, wqe, wpos, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, si, soff,
-            s_rem, pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out,
-            sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
+            psn, wqe, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, si, soff, s_rem,
+            pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
+            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
         );
         self.ctx_ram.read_clock.next = self.clk.val();
         self.sq_ram.read_clock.next = self.clk.val();
@@ -1012,10 +1012,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.pay_done.val() & self.s_rd_tuser.val() {
             self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
         }
+        // WQE beats shift in from the top (constant shifts: wiring, no barrel shifter); after
+        // the WQE's `WQE_W / DW` beats its first byte is at the bottom.
         if self.s_rd_tvalid.val() & !self.route_pay.val() {
-            self.wqe.d.next = self.wqe.q.val()
-                | (bit_cast::<WQE_W, DW>(self.s_rd_tdata.val()) << self.wpos.q.val());
-            self.wpos.d.next = self.wpos.q.val() + self.dw_step.val();
+            self.wqe.d.next = (self.wqe.q.val() >> self.dw_step.val())
+                | (bit_cast::<WQE_W, DW>(self.s_rd_tdata.val()) << self.wqe_top.val());
             if self.s_rd_tlast.val() {
                 self.wqe_have.d.next = true;
                 self.wqe_fail.d.next = self.s_rd_tuser.val();
@@ -1160,7 +1161,6 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.rd_len.d.next = self.wqe_len.val();
                     self.rd_valid.d.next = true;
                     self.wqe.d.next = bits::<WQE_W>(0);
-                    self.wpos.d.next = bits::<11>(0);
                     self.wqe_have.d.next = false;
                     self.flushing.d.next = self.flush.val();
                     self.state.d.next = ReqState::Fetch;
