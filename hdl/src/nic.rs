@@ -50,7 +50,7 @@ use crate::net::tx_queues::USED_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
 use crate::rc::{Completer, Requester, Responder};
-use ferroce_spec::headers::{AETH, RETH};
+use ferroce_spec::headers::{AETH, IMMDT, RETH};
 use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
 use ferroce_spec::regs;
 
@@ -213,7 +213,7 @@ impl<
         let ack = beats_of(tx_frame_len(true, AETH.len, 0), KW);
         let cap_req = (1usize << QA) - 2 * ack;
         assert!(
-            beats_of(tx_frame_len(true, RETH.len, TX_MAX_PAYLOAD), KW) <= cap_req,
+            beats_of(tx_frame_len(true, RETH.len + IMMDT.len, TX_MAX_PAYLOAD), KW) <= cap_req,
             "a transmit queue must hold the largest packet and an ACK"
         );
         // Where each statistic sits in BAR0's live words (`spec::regs`, MAC_STATS).

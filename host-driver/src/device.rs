@@ -226,18 +226,49 @@ pub struct QueuePair {
 pub enum WrOpcode {
     #[default]
     RdmaWrite,
+    RdmaWriteWithImm,
+    Send,
+    SendWithImm,
 }
 
 impl WrOpcode {
+    pub const ALL: [WrOpcode; 4] = [
+        WrOpcode::RdmaWrite,
+        WrOpcode::RdmaWriteWithImm,
+        WrOpcode::Send,
+        WrOpcode::SendWithImm,
+    ];
+
     pub fn code(self) -> u32 {
         match self {
             WrOpcode::RdmaWrite => queues::WR_RDMA_WRITE,
+            WrOpcode::RdmaWriteWithImm => queues::WR_RDMA_WRITE_WITH_IMM,
+            WrOpcode::Send => queues::WR_SEND,
+            WrOpcode::SendWithImm => queues::WR_SEND_WITH_IMM,
         }
     }
 
     /// The opcode of an `ibv_wr_opcode` value, if the driver posts it.
     pub fn from_code(code: u32) -> Option<WrOpcode> {
-        [WrOpcode::RdmaWrite].into_iter().find(|o| o.code() == code)
+        WrOpcode::ALL.into_iter().find(|o| o.code() == code)
+    }
+
+    /// Carries immediate data.
+    pub fn has_imm(self) -> bool {
+        matches!(self, WrOpcode::RdmaWriteWithImm | WrOpcode::SendWithImm)
+    }
+
+    /// A SEND (consumes a receive at the peer; no remote address).
+    pub fn is_send(self) -> bool {
+        matches!(self, WrOpcode::Send | WrOpcode::SendWithImm)
+    }
+
+    /// The completion opcode of this request (`spec::queues::WR_TO_WC`).
+    pub fn wc_opcode(self) -> u32 {
+        queues::WR_TO_WC
+            .iter()
+            .find(|p| p.0 == self.code())
+            .map_or(u32::MAX, |p| p.1)
     }
 }
 
@@ -259,11 +290,16 @@ pub struct SendWr {
     pub wr_id: u64,
     pub opcode: WrOpcode,
     pub sg_list: Vec<Sge>,
-    /// Target at the peer.
+    /// Target at the peer (WRITEs).
     pub remote_addr: u64,
     pub rkey: u32,
+    /// Immediate data of the WITH_IMM opcodes: the ImmDt read as a big-endian number.
+    pub imm_data: u32,
     /// Ask for a completion (`IBV_SEND_SIGNALED`).
     pub signaled: bool,
+    /// Set the solicited event bit on the last packet of a SEND or a WRITE with immediate
+    /// (`IBV_SEND_SOLICITED`).
+    pub solicited: bool,
 }
 
 impl SendWr {
@@ -276,16 +312,19 @@ impl SendWr {
     /// SGEs past `MAX_SGE` are not written (`post_send` refuses such a request).
     pub fn wqe(&self) -> [u8; WQE_LEN] {
         let mut img = [0u8; WQE_LEN];
-        let flags = if self.signaled {
-            queues::WQE_FLAG_SIGNALED
-        } else {
-            0
-        };
+        let mut flags = 0;
+        if self.signaled {
+            flags |= queues::WQE_FLAG_SIGNALED;
+        }
+        if self.solicited {
+            flags |= queues::WQE_FLAG_SOLICITED;
+        }
         let w = &queues::WQE;
         put(w, &mut img, "opcode", self.opcode.code().into());
         put(w, &mut img, "flags", flags.into());
         put(w, &mut img, "num_sge", self.sg_list.len().min(255) as u128);
         put(w, &mut img, "wr_id", self.wr_id.into());
+        put(w, &mut img, "imm_data", self.imm_data.into());
         put(w, &mut img, "rkey", self.rkey.into());
         put(w, &mut img, "remote_addr", self.remote_addr.into());
         for (i, sge) in self.sg_list.iter().take(queues::MAX_SGE).enumerate() {

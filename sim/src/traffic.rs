@@ -153,6 +153,7 @@ pub fn write_stream(
         remote_addr: dmr.addr + (i * size) as u64,
         rkey: dmr.rkey,
         signaled: true,
+        ..Default::default()
     };
     let sim = src.sim.clone();
     let start = sim.borrow().tb.cycle();

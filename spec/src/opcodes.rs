@@ -154,6 +154,16 @@ pub const RC_RDMA_WRITE_FIRST: u8 = Opcode::code_of("RC_RDMA_WRITE_FIRST");
 pub const RC_RDMA_WRITE_MIDDLE: u8 = Opcode::code_of("RC_RDMA_WRITE_MIDDLE");
 pub const RC_RDMA_WRITE_LAST: u8 = Opcode::code_of("RC_RDMA_WRITE_LAST");
 pub const RC_RDMA_WRITE_ONLY: u8 = Opcode::code_of("RC_RDMA_WRITE_ONLY");
+pub const RC_RDMA_WRITE_LAST_WITH_IMMEDIATE: u8 =
+    Opcode::code_of("RC_RDMA_WRITE_LAST_WITH_IMMEDIATE");
+pub const RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE: u8 =
+    Opcode::code_of("RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE");
+pub const RC_SEND_FIRST: u8 = Opcode::code_of("RC_SEND_FIRST");
+pub const RC_SEND_MIDDLE: u8 = Opcode::code_of("RC_SEND_MIDDLE");
+pub const RC_SEND_LAST: u8 = Opcode::code_of("RC_SEND_LAST");
+pub const RC_SEND_LAST_WITH_IMMEDIATE: u8 = Opcode::code_of("RC_SEND_LAST_WITH_IMMEDIATE");
+pub const RC_SEND_ONLY: u8 = Opcode::code_of("RC_SEND_ONLY");
+pub const RC_SEND_ONLY_WITH_IMMEDIATE: u8 = Opcode::code_of("RC_SEND_ONLY_WITH_IMMEDIATE");
 pub const RC_ACKNOWLEDGE: u8 = Opcode::code_of("RC_ACKNOWLEDGE");
 
 /// Look an opcode up by its code.

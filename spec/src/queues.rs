@@ -25,7 +25,13 @@ pub const WQE: Layout = Layout::host(
             8,
             "scatter/gather elements that follow (0 ..= MAX_SGE)",
         ),
-        f("imm_data", 32, 32, "immediate data (WITH_IMM opcodes)"),
+        f(
+            "imm_data",
+            32,
+            32,
+            "immediate data (WITH_IMM opcodes): the ImmDt read as a big-endian number, as \
+             tshark shows it",
+        ),
         f("wr_id", 64, 64, "returned in the completion"),
         f("remote_addr", 128, 64, "target virtual address at the peer"),
         f("rkey", 192, 32, "remote key of the target"),
@@ -227,6 +233,24 @@ pub const WR_OPCODES: &[Code] = &[
     code(6, "ATOMIC_FETCH_AND_ADD", false),
 ];
 pub const WR_RDMA_WRITE: u32 = 0;
+pub const WR_RDMA_WRITE_WITH_IMM: u32 = 1;
+pub const WR_SEND: u32 = 2;
+pub const WR_SEND_WITH_IMM: u32 = 3;
+pub const WR_RDMA_READ: u32 = 4;
+pub const WR_ATOMIC_CMP_AND_SWP: u32 = 5;
+pub const WR_ATOMIC_FETCH_AND_ADD: u32 = 6;
+
+/// The completion opcode of each work request opcode (`WR_*` to `WC_*`): a WRITE with or
+/// without immediate completes as RDMA_WRITE, a SEND as SEND (verbs' mapping).
+pub const WR_TO_WC: &[(u32, u32)] = &[
+    (WR_RDMA_WRITE, WC_RDMA_WRITE),
+    (WR_RDMA_WRITE_WITH_IMM, WC_RDMA_WRITE),
+    (WR_SEND, WC_SEND),
+    (WR_SEND_WITH_IMM, WC_SEND),
+    (WR_RDMA_READ, WC_RDMA_READ),
+    (WR_ATOMIC_CMP_AND_SWP, WC_COMP_SWAP),
+    (WR_ATOMIC_FETCH_AND_ADD, WC_FETCH_ADD),
+];
 
 /// WQE flags.
 pub const WQE_FLAG_SIGNALED: u32 = 1 << 0;
@@ -243,7 +267,13 @@ pub const WC_OPCODES: &[Code] = &[
     code(128, "RECV", false),
     code(129, "RECV_RDMA_WITH_IMM", false),
 ];
+pub const WC_SEND: u32 = 0;
 pub const WC_RDMA_WRITE: u32 = 1;
+pub const WC_RDMA_READ: u32 = 2;
+pub const WC_COMP_SWAP: u32 = 3;
+pub const WC_FETCH_ADD: u32 = 4;
+pub const WC_RECV: u32 = 128;
+pub const WC_RECV_RDMA_WITH_IMM: u32 = 129;
 
 /// Work completion status (the CQE's `status`; values of `enum ibv_wc_status`).
 pub const WC_STATUS: &[Code] = &[

@@ -67,7 +67,7 @@ def test_post_send_gathers_up_to_four_sges_in_pyverbs_shape():
                 remote_addr=want[0][0], rkey=0)
     for bad in [dict(good, sg_list=[(saddr, 10, smr.lkey)] * 5),
                 dict(good, sg_list=[(saddr, 10, smr.lkey), (saddr, 10, smr.lkey ^ 0x100)]),
-                dict(good, opcode=verbs.WR_SEND)]:
+                dict(good, opcode=verbs.WR_RDMA_READ)]:
         with pytest.raises(ValueError):
             a.post_send(qa, [good, bad])
     world.run(5000)

@@ -245,6 +245,7 @@ pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
         .args(["-e", "_ws.malformed", "-e", "_ws.expert.severity"])
         .args(["-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn"])
         .args(["-e", "vlan.priority", "-e", "vlan.id"])
+        .args(["-e", "infiniband.immdt", "-e", "infiniband.bth.se"])
         .output()
         .context("running tshark (installed by .ci/setup)")?;
     ensure!(

@@ -50,8 +50,8 @@ use crate::stream::Fifo;
 use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP};
 use ferroce_spec::meta::{RX_ACK, SENT};
 use ferroce_spec::queues::{
-    CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_RDMA_WRITE, WC_REM_ACCESS_ERR,
-    WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_WRITE,
+    CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
+    WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_TO_WC,
 };
 
 pub const QA: usize = 8;
@@ -66,6 +66,9 @@ const QST_W: usize = 32;
 const QS_W: usize = 40;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
+
+/// Work request opcodes with a completion opcode (`WR_TO_WC`).
+const WR_N: usize = WR_TO_WC.len();
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum CplState {
@@ -201,8 +204,8 @@ pub struct Completer<const DW: usize> {
     one256: Constant<Bits<256>>,
     q_state: Constant<Bits<9>>,
     st_err: Constant<Bits<4>>,
-    wc_write: Constant<Bits<8>>,
-    wr_write: Constant<Bits<8>>,
+    wr_codes: Vec<Constant<Bits<8>>>,
+    wc_codes: Vec<Constant<Bits<8>>>,
     signaled: Constant<Bits<8>>,
     cqe_len: Constant<Bits<13>>,
     n_beats: Constant<Bits<4>>,
@@ -345,8 +348,8 @@ impl<const DW: usize> Completer<DW> {
             one256: k(1),
             q_state: field_at(&QP_CTX, "state"),
             st_err: k(QP_STATE_ERR.into()),
-            wc_write: k(WC_RDMA_WRITE.into()),
-            wr_write: k(WR_RDMA_WRITE.into()),
+            wr_codes: WR_TO_WC.iter().map(|p| k(p.0.into())).collect(),
+            wc_codes: WR_TO_WC.iter().map(|p| k(p.1.into())).collect(),
             signaled: k(WQE_FLAG_SIGNALED.into()),
             cqe_len: k(CQE_LEN as u64),
             n_beats: k((CQE_W / DW) as u64),
@@ -566,9 +569,12 @@ impl<const DW: usize> Logic for Completer<DW> {
         if (self.pass.val() & bits::<32>(1)) != bits::<32>(0) {
             self.owner.next = bits::<1>(0);
         }
+        // The completion opcode of the request's opcode (`WR_TO_WC`).
         self.wc_op.next = bits::<8>(0);
-        if self.s_wr_op.val() == self.wr_write.val() {
-            self.wc_op.next = self.wc_write.val();
+        for i in 0..WR_N {
+            if self.s_wr_op.val() == self.wr_codes[i].val() {
+                self.wc_op.next = self.wc_codes[i].val();
+            }
         }
         self.cqe_img.next = (bit_cast::<CQE_W, 64>(self.s_wrid.val()) << self.c_wrid.val())
             | (bit_cast::<CQE_W, 32>(self.s_len.val()) << self.c_len.val())

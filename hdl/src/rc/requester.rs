@@ -1,10 +1,12 @@
 //! `Requester`: the RC send path from doorbell to packets. Doorbells name a QP with work; a
 //! scheduler visits QPs round robin, one work request per visit; the WQE is fetched from the
-//! send queue ring by DMA (128 bytes: the header and up to four SGEs), and an RDMA WRITE of
-//! its SGEs' bytes in order is cut at the path MTU into FIRST / MIDDLE / LAST or ONLY packets
-//! (RETH on the first, AckReq on the last, one PSN each), each a `TX_META` record and one DMA
-//! read per SGE piece of its payload, joined again by a `Gather`. The payload reads are issued ahead of the wire, as
-//! far as the DMA read engine's tags and a 16-record queue allow, so the read latency is hidden.
+//! send queue ring by DMA (128 bytes: the header and up to four SGEs), and an RDMA WRITE or a
+//! SEND, with or without immediate, of its SGEs' bytes in order is cut at the path MTU into
+//! FIRST / MIDDLE / LAST or ONLY packets (a WRITE's RETH on the first, the ImmDt on the last,
+//! AckReq on the last, SE on the last when the WQE asks, one PSN each), each a `TX_META` record
+//! and one DMA read per SGE piece of its payload, joined again by a `Gather`. The payload
+//! reads are issued ahead of the wire, as far as the DMA read engine's tags and a 16-record
+//! queue allow, so the read latency is hidden.
 //! Every work request, sent or refused, leaves a `SENT` record for the completer.
 //!
 //! Ports:
@@ -22,7 +24,8 @@
 //!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
 //! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for
 //!   a QP number the NIC does not have), `bad_qp` (a QP in RTS with a path MTU that is not
-//!   256..4096), `bad_wqe` (WQE opcode not RDMA WRITE or more than `MAX_SGE` SGEs: refused,
+//!   256..4096), `bad_wqe` (a WQE opcode other than RDMA WRITE, SEND and their immediate
+//!   variants, or more than `MAX_SGE` SGEs: refused,
 //!   `SENT` with status LOC_QP_OP_ERR, no packet; SGEs adding up to more than 2^31 bytes: the
 //!   same with LOC_LEN_ERR), `dma_err` (a WQE fetch
 //!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
@@ -80,18 +83,22 @@ use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
+use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{ICRC_LEN, RETH, VLAN_TAG_LEN};
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
     beats_of, src_port, tx_frame_len, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
+    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+    RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST,
+    RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY,
+    RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
     MAX_MSG_LEN, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR,
-    WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_LEN, WQE_SGE_AT,
-    WR_RDMA_WRITE,
+    WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED,
+    WQE_LEN, WQE_SGE_AT, WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -120,6 +127,11 @@ pub enum ReqState {
 /// record.
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
     field_at(l, name)
+}
+
+/// Bit position of a `TX_META` field that may lie past bit 511.
+fn meta_at10(name: &str) -> Constant<Bits<10>> {
+    field_at(&TX_META, name)
 }
 
 /// Bits of a WQE.
@@ -283,6 +295,13 @@ pub struct Requester<const DW: usize, const KW: usize> {
     w_flags: Signal<Local, Bits<8>>,
     w_nsge: Signal<Local, Bits<8>>,
     w_wrid: Signal<Local, Bits<64>>,
+    w_imm: Signal<Local, Bits<32>>,
+    is_send: Signal<Local, Bit>,
+    has_imm: Signal<Local, Bit>,
+    imm_here: Signal<Local, Bit>,
+    se: Signal<Local, Bits<1>>,
+    ext_v: Signal<Local, Bits<128>>,
+    ext2_v: Signal<Local, Bits<96>>,
     q_addr: Signal<Local, Bits<64>>,
     q_len: Signal<Local, Bits<32>>,
     q_lkey: Signal<Local, Bits<32>>,
@@ -329,7 +348,16 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pkts_now: Signal<Local, Bits<24>>,
     // Constants.
     rts: Constant<Bits<4>>,
-    wr_write: Constant<Bits<8>>,
+    wr_write_imm: Constant<Bits<8>>,
+    wr_send: Constant<Bits<8>>,
+    wr_send_imm: Constant<Bits<8>>,
+    wr_max: Constant<Bits<8>>,
+    send_delta: Constant<Bits<8>>,
+    fl_solicited: Constant<Bits<8>>,
+    imm_len: Constant<Bits<16>>,
+    w_x_imm: Constant<Bits<10>>,
+    m_se: Constant<Bits<9>>,
+    m_ext2: Constant<Bits<10>>,
     max_len: Constant<Bits<40>>,
     max_sge: Constant<Bits<8>>,
     st_len: Constant<Bits<8>>,
@@ -425,9 +453,29 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             "ring slots are shifted, not multiplied"
         );
         const { assert!(MAX_SGE < 8, "SGE indices are 3 bits") };
+        // The opcode is computed: the WRITE opcodes' codes, less `send_delta` for a SEND, plus
+        // one for the immediate variant of a LAST or ONLY (IBA table 38, checked here); the
+        // work request opcodes the block sends are 0 ..= `wr_max`.
+        let d = RC_RDMA_WRITE_FIRST - RC_SEND_FIRST;
+        assert_eq!(RC_RDMA_WRITE_MIDDLE - RC_SEND_MIDDLE, d);
+        assert_eq!(RC_RDMA_WRITE_LAST - RC_SEND_LAST, d);
+        assert_eq!(RC_RDMA_WRITE_ONLY - RC_SEND_ONLY, d);
+        assert_eq!(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_LAST + 1);
+        assert_eq!(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_RDMA_WRITE_ONLY + 1);
+        assert_eq!(RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_LAST + 1);
+        assert_eq!(RC_SEND_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY + 1);
+        let mut wr = [
+            WR_RDMA_WRITE,
+            WR_RDMA_WRITE_WITH_IMM,
+            WR_SEND,
+            WR_SEND_WITH_IMM,
+        ];
+        wr.sort_unstable();
+        assert_eq!(wr, [0, 1, 2, 3]);
+        assert_eq!(TX_META.field("ext2").width, 96);
         // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
         for tagged in [false, true] {
-            for ext in [0, RETH.len] {
+            for ext in [0, IMMDT.len, RETH.len, RETH.len + IMMDT.len] {
                 for len in [0, 1, 255, 256, 4095, 4096] {
                     let pad = (4 - len % 4) % 4;
                     let tag = if tagged { VLAN_TAG_LEN } else { 0 };
@@ -584,6 +632,13 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             w_flags: Default::default(),
             w_nsge: Default::default(),
             w_wrid: Default::default(),
+            w_imm: Default::default(),
+            is_send: Default::default(),
+            has_imm: Default::default(),
+            imm_here: Default::default(),
+            se: Default::default(),
+            ext_v: Default::default(),
+            ext2_v: Default::default(),
             q_addr: Default::default(),
             q_len: Default::default(),
             q_lkey: Default::default(),
@@ -629,7 +684,16 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rsv_tag: Default::default(),
             pkts_now: Default::default(),
             rts: k(QP_STATE_RTS.into()),
-            wr_write: k(WR_RDMA_WRITE.into()),
+            wr_write_imm: k(WR_RDMA_WRITE_WITH_IMM.into()),
+            wr_send: k(WR_SEND.into()),
+            wr_send_imm: k(WR_SEND_WITH_IMM.into()),
+            wr_max: k(WR_SEND_WITH_IMM.into()),
+            send_delta: k((RC_RDMA_WRITE_FIRST - RC_SEND_FIRST).into()),
+            fl_solicited: k(WQE_FLAG_SOLICITED.into()),
+            imm_len: k(IMMDT.len as u64),
+            w_x_imm: wqe_at("imm_data"),
+            m_se: at(&TX_META, "se"),
+            m_ext2: meta_at10("ext2"),
             max_len: k(MAX_MSG_LEN.into()),
             max_sge: k(MAX_SGE as u64),
             st_len: k(WC_LOC_LEN_ERR.into()),
@@ -822,6 +886,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.w_nsge.next = self.wqe.q.val().get_bits::<8>(self.w_x_nsge.val().index());
         self.w_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_x_wrid.val().index());
         self.w_rkey.next = self.wqe.q.val().get_bits::<32>(self.w_x_rkey.val().index());
+        self.w_imm.next = self.wqe.q.val().get_bits::<32>(self.w_x_imm.val().index());
+        self.is_send.next = (self.w_opcode.val() == self.wr_send.val())
+            | (self.w_opcode.val() == self.wr_send_imm.val());
+        self.has_imm.next = (self.w_opcode.val() == self.wr_write_imm.val())
+            | (self.w_opcode.val() == self.wr_send_imm.val());
         // SGE `kq` for the key check, SGE `g_idx` for the segmenter.
         self.q_addr.next = bits::<64>(0);
         self.q_len.next = bits::<32>(0);
@@ -884,6 +953,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.last.val() {
             self.ack.next = bits::<1>(1);
         }
+        // The WRITE opcode of the packet's place in the message; a SEND's is `send_delta`
+        // lower, an immediate variant one higher.
+        self.imm_here.next = self.has_imm.val() & self.last.val();
         self.opcode.next = self.op_middle.val();
         if self.first.q.val() & self.last.val() {
             self.opcode.next = self.op_only.val();
@@ -891,6 +963,20 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.opcode.next = self.op_first.val();
         } else if self.last.val() {
             self.opcode.next = self.op_last.val();
+        }
+        if self.imm_here.val() {
+            self.opcode.next = self.opcode.val() + bits::<8>(1);
+        }
+        if self.is_send.val() {
+            self.opcode.next = self.opcode.val() - self.send_delta.val();
+        }
+        // Solicited event: on the last packet of a SEND or a WRITE with immediate that asks.
+        self.se.next = bits::<1>(0);
+        if ((self.w_flags.val() & self.fl_solicited.val()) != bits::<8>(0))
+            & self.last.val()
+            & (self.is_send.val() | self.has_imm.val())
+        {
+            self.se.next = bits::<1>(1);
         }
         // Where a WQE resumes: after `sq_pkts` whole PMTU packets (a yield leaves it there;
         // anything else the host wrote that points at or past the end is refused).
@@ -944,8 +1030,17 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.f_bytes.next = self.hdr_fixed.val()
             + self.f_plen.val()
             + ((bits::<16>(0) - self.f_plen.val()) & bits::<16>(3));
-        if self.f_first.val() {
-            self.f_bytes.next = self.f_bytes.val() + self.reth_len.val();
+        // Extended headers: a RETH on a WRITE's first packet, an ImmDt on the last packet of
+        // a request with immediate (in Check, before the WQE is fetched: both, at most).
+        if self.state.q.val() == ReqState::Check {
+            self.f_bytes.next = self.f_bytes.val() + self.reth_len.val() + self.imm_len.val();
+        } else {
+            if self.f_first.val() & !self.is_send.val() {
+                self.f_bytes.next = self.f_bytes.val() + self.reth_len.val();
+            }
+            if self.imm_here.val() {
+                self.f_bytes.next = self.f_bytes.val() + self.imm_len.val();
+            }
         }
         if (self.c_vgrp.val() & bits::<16>(1)) != bits::<16>(0) {
             self.f_bytes.next = self.f_bytes.val() + self.tag_len.val();
@@ -953,11 +1048,20 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.f_beats.next = (self.f_bytes.val() + self.kw_m1.val()) >> self.kw_sh.val();
         self.fits.next = (self.u.val() + self.f_beats.val()) <= self.tx_cap.val();
 
-        self.reth.next = bits::<128>(0);
-        if self.first.q.val() {
-            self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
-                | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
-                | bit_cast::<128, 32>(self.tot.q.val().get_bits::<32>(0));
+        self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
+            | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
+            | bit_cast::<128, 32>(self.tot.q.val().get_bits::<32>(0));
+        // `ext`: the RETH of a WRITE's first packet, else the ImmDt of a last packet with
+        // immediate (its first bytes); `ext2`: the ImmDt after a RETH (WRITE ONLY with IMM).
+        self.ext_v.next = bits::<128>(0);
+        self.ext2_v.next = bits::<96>(0);
+        if self.first.q.val() & !self.is_send.val() {
+            self.ext_v.next = self.reth.val();
+            if self.imm_here.val() {
+                self.ext2_v.next = bit_cast::<96, 32>(self.w_imm.val()) << 64;
+            }
+        } else if self.imm_here.val() {
+            self.ext_v.next = bit_cast::<128, 32>(self.w_imm.val()) << 96;
         }
         self.port.next = self.port_base.val()
             | ((bit_cast::<16, QA>(self.qpn.q.val()) << 6) ^ bit_cast::<16, QA>(self.qpn.q.val()));
@@ -973,7 +1077,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<META_W, 24>(self.c_rqpn.val()) << self.m_dest_qp.val())
             | (bit_cast::<META_W, 24>(self.psn.q.val()) << self.m_psn.val())
             | (bit_cast::<META_W, 13>(self.plen.val()) << self.m_pay_len.val())
-            | (bit_cast::<META_W, 128>(self.reth.val()) << self.m_ext.val())
+            | (bit_cast::<META_W, 1>(self.se.val()) << self.m_se.val())
+            | (bit_cast::<META_W, 128>(self.ext_v.val()) << self.m_ext.val())
+            | (bit_cast::<META_W, 96>(self.ext2_v.val()) << self.m_ext2.val())
             | (bit_cast::<META_W, 16>(self.c_vgrp.val()) << self.m_vlan.val());
         self.meta_q.s_tdata.next = self.meta.val();
         self.meta_q.s_tvalid.next = false;
@@ -1183,7 +1289,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.status.d.next = self.st_dma.val();
                         self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
-                    } else if (self.w_opcode.val() != self.wr_write.val())
+                    } else if (self.w_opcode.val() > self.wr_max.val())
                         | (self.w_nsge.val() > self.max_sge.val())
                     {
                         self.status.d.next = self.st_bad_wqe.val();

@@ -344,7 +344,8 @@ impl Host {
     /// Post a list of send work requests on `qp` with one doorbell (`ibv_post_send`), in
     /// pyverbs' shape: each a dict with `wr_id`, `opcode` (a `verbs.WR_*` code), `sg_list`
     /// (a list of `(addr, length, lkey)`, at most 4), and as the opcode needs `remote_addr`,
-    /// `rkey`, `imm_data`, `compare_add`, `swap`; `signaled` (default True). All or nothing:
+    /// `rkey`, `imm_data` (the ImmDt as a big-endian number), `compare_add`, `swap`;
+    /// `signaled` (default True), `solicited` (default False). All or nothing:
     /// a request the driver refuses (a key that does not cover its buffer, too many SGEs, an
     /// opcode the NIC does not run yet) raises `ValueError` and posts none of the list.
     fn post_send(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
@@ -379,7 +380,9 @@ impl Host {
                 sg_list,
                 remote_addr: opt("remote_addr")?.map_or(Ok(0), |v| v.extract())?,
                 rkey: opt("rkey")?.map_or(Ok(0), |v| v.extract())?,
+                imm_data: opt("imm_data")?.map_or(Ok(0), |v| v.extract())?,
                 signaled: opt("signaled")?.map_or(Ok(true), |v| v.extract())?,
+                solicited: opt("solicited")?.map_or(Ok(false), |v| v.extract())?,
             });
         }
         self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))
@@ -420,6 +423,7 @@ impl Host {
                 remote_addr,
                 rkey,
                 signaled,
+                ..Default::default()
             });
         }
         self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))

@@ -21,7 +21,10 @@ use ferroce_sim::pcie::PcieConfig;
 use ferroce_sim::{AxisSink, PauseGenerator};
 use ferroce_spec::meta::src_port;
 use ferroce_spec::opcodes::{
-    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
+    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+    RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST,
+    RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY,
+    RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
     MAX_SGE, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN,
@@ -96,7 +99,9 @@ struct Want {
     opcode: u8,
     psn: u32,
     ack_req: bool,
+    se: bool,
     reth: Option<(u64, u32, u32)>,
+    imm: Option<u32>,
     payload: Vec<u8>,
 }
 
@@ -122,11 +127,22 @@ fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
         .map(|i| {
             let first = i == 0;
             let last = i == n - 1;
-            let opcode = match (first, last) {
-                (true, true) => RC_RDMA_WRITE_ONLY,
-                (true, false) => RC_RDMA_WRITE_FIRST,
-                (false, true) => RC_RDMA_WRITE_LAST,
-                _ => RC_RDMA_WRITE_MIDDLE,
+            let op = p.wr.opcode;
+            let imm = op.has_imm() && last;
+            // IBA table 38, written out.
+            let opcode = match (op.is_send(), first, last, imm) {
+                (false, true, true, false) => RC_RDMA_WRITE_ONLY,
+                (false, true, true, true) => RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+                (false, true, false, _) => RC_RDMA_WRITE_FIRST,
+                (false, false, true, false) => RC_RDMA_WRITE_LAST,
+                (false, false, true, true) => RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+                (false, false, false, _) => RC_RDMA_WRITE_MIDDLE,
+                (true, true, true, false) => RC_SEND_ONLY,
+                (true, true, true, true) => RC_SEND_ONLY_WITH_IMMEDIATE,
+                (true, true, false, _) => RC_SEND_FIRST,
+                (true, false, true, false) => RC_SEND_LAST,
+                (true, false, true, true) => RC_SEND_LAST_WITH_IMMEDIATE,
+                (true, false, false, _) => RC_SEND_MIDDLE,
             };
             let lo = (i * pmtu as usize).min(len);
             let hi = ((i + 1) * pmtu as usize).min(len);
@@ -134,7 +150,13 @@ fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
                 opcode,
                 psn: (p.first_psn + i as u32) & 0xFF_FFFF,
                 ack_req: last,
-                reth: first.then_some((p.wr.remote_addr, p.wr.rkey, p.wr.length() as u32)),
+                se: last && p.wr.solicited && (op.is_send() || op.has_imm()),
+                reth: (first && !op.is_send()).then_some((
+                    p.wr.remote_addr,
+                    p.wr.rkey,
+                    p.wr.length() as u32,
+                )),
+                imm: imm.then_some(p.wr.imm_data),
                 payload: p.bytes[lo..hi].to_vec(),
             }
         })
@@ -166,6 +188,8 @@ fn check_frame(i: usize, body: &[u8], wants: &mut HashMap<u32, Vec<Want>>) -> Re
     let b = udp.payload();
     // BTH (IBTA 9.2): opcode, SE/M/pad/tver, P_Key, reserved, dest QP, A + reserved, PSN.
     let opcode = b[0];
+    let se = b[1] & 0x80 != 0;
+    ensure!(b[1] & 0x40 == 0, "frame {i}: MigReq");
     let pad = usize::from((b[1] >> 4) & 3);
     ensure!(b[1] & 0x0F == 0, "frame {i}: TVer");
     ensure!(b[2..4] == [0xFF, 0xFF], "frame {i}: P_Key");
@@ -181,9 +205,9 @@ fn check_frame(i: usize, body: &[u8], wants: &mut HashMap<u32, Vec<Want>>) -> Re
     );
     let w = qp_wants.remove(0);
     ensure!(
-        (opcode, psn, ack_req) == (w.opcode, w.psn, w.ack_req),
-        "frame {i}: opcode/PSN/AckReq {:?}, want {w:?}",
-        (opcode, psn, ack_req)
+        (opcode, psn, ack_req, se) == (w.opcode, w.psn, w.ack_req, w.se),
+        "frame {i}: opcode/PSN/AckReq/SE {:?}, want {w:?}",
+        (opcode, psn, ack_req, se)
     );
     let mut at = 12;
     if let Some((va, rkey, len)) = w.reth {
@@ -195,6 +219,12 @@ fn check_frame(i: usize, body: &[u8], wants: &mut HashMap<u32, Vec<Want>>) -> Re
         );
         ensure!(got == (va, rkey, len), "frame {i}: RETH {got:x?}");
         at = 28;
+    }
+    if let Some(imm) = w.imm {
+        // ImmDt (IBTA 9.3.4), after the RETH if there is one.
+        let got = u32::from_be_bytes(b[at..at + 4].try_into()?);
+        ensure!(got == imm, "frame {i}: ImmDt {got:#x}, want {imm:#x}");
+        at += 4;
     }
     let pay = &b[at..b.len() - 4 - pad];
     ensure!(
@@ -243,6 +273,7 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
         .collect::<std::result::Result<_, _>>()?;
     let mut wr_id = 1000u64;
     let mut total = 0usize;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
     // Two rounds of up to 4 requests on 4 QPs: at most 32 outstanding, what the completer
     // holds while no ACK comes (the requester waits beyond that).
     for round in 0..2 {
@@ -285,13 +316,18 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                         lkey: mr.lkey,
                     });
                 }
+                // Every opcode the requester sends, the immediate and the solicited bit at
+                // random.
+                let opcode = WrOpcode::ALL[r.gen_range(0..WrOpcode::ALL.len())];
                 let wr = SendWr {
                     wr_id,
-                    opcode: WrOpcode::RdmaWrite,
+                    opcode,
                     sg_list,
                     remote_addr: r.gen::<u64>() & !0xFFF | r.gen_range(0..4096),
                     rkey: r.gen(),
+                    imm_data: r.gen(),
                     signaled: r.gen_bool(0.7),
+                    solicited: r.gen_bool(0.5),
                 };
                 wr_id += 1;
                 let packets = len.div_ceil(pmtu).max(1) as u32;
@@ -374,6 +410,38 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
             row[2] == format!("{:#08x}", order[i]),
             "frame {i}: tshark dest QP {row:?}"
         );
+        // tshark's opcode, ImmDt and SE are the frame's (checked above against the WQE).
+        let b = &bodies[i][42..];
+        ensure!(
+            row[1] == b[0].to_string(),
+            "frame {i}: tshark opcode {row:?}"
+        );
+        let has_imm = [
+            RC_SEND_LAST_WITH_IMMEDIATE,
+            RC_SEND_ONLY_WITH_IMMEDIATE,
+            RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+            RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+        ]
+        .contains(&b[0]);
+        let at = if b[0] == RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE {
+            28
+        } else {
+            12
+        };
+        let imm = if has_imm {
+            hex(&b[at..at + 4])
+        } else {
+            String::new()
+        };
+        // (tshark 3.6 lists the ImmDt field twice.)
+        ensure!(
+            row[10].split(',').all(|x| x == imm),
+            "frame {i}: tshark ImmDt {row:?}"
+        );
+        ensure!(
+            (row[11] == "1" || row[11] == "True") == (b[1] & 0x80 != 0),
+            "frame {i}: tshark SE {row:?}"
+        );
     }
     for name in [
         "req_bad_db",
@@ -442,12 +510,14 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
+        ..Default::default()
     };
-    // A WQE with an opcode the NIC does not run (SEND today), written behind the driver's back,
+    // A WQE with an opcode the NIC does not run (READ or an atomic today, or none at all),
+    // written behind the driver's back,
     // before two good ones: it completes at once with an error (nothing answers the good ones
     // here, and completions come in order).
     let mut bad = good.wqe();
-    bad[0] = r.gen_range(2..=6);
+    bad[0] = [4, 5, 6, 7, 0x80, 0xFF][r.gen_range(0..6)];
     bad[8] = 1;
     let slot = u64::from(qp.sq_pi) & ((1 << qp.sq_log_size) - 1);
     nic.dev
@@ -520,6 +590,7 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
+        ..Default::default()
     };
     let forged = [
         // Wrong tag: a stale or guessed key for the region's index.
@@ -630,6 +701,7 @@ fn sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing() -> Res
         remote_addr: 0x1000,
         rkey: 5,
         signaled: true,
+        ..Default::default()
     };
     let want: Vec<u8> = pieces
         .iter()
@@ -744,6 +816,7 @@ fn post_send_refuses_bad_lists_whole_and_rings_no_doorbell() -> Result<()> {
         remote_addr: 0,
         rkey: 1,
         signaled: true,
+        ..Default::default()
     };
     let cases: Vec<(SendWr, &str)> = vec![
         (with_sge(&good, |s| s.lkey = 0), "BadKey"),

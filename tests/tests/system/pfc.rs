@@ -137,6 +137,7 @@ fn without_pfc_the_same_receiver_drops_frames() -> Result<()> {
             remote_addr: dmr.addr + (i * SIZE) as u64,
             rkey: dmr.rkey,
             signaled: true,
+            ..Default::default()
         })
         .collect();
     w.a.dev.post_send(&mut qa, &wrs)?;

@@ -92,6 +92,7 @@ fn paused_priority(name: &str, phy: Phy) -> Result<()> {
                     remote_addr: dst.addr + off,
                     rkey: dst.rkey,
                     signaled: true,
+                    ..Default::default()
                 }
             })
             .collect();

@@ -103,6 +103,7 @@ fn random_write(r: &mut ChaCha8Rng, d: &mut Dir, k: usize, pmtu: usize, wr_id: u
         remote_addr: d.tgt.addr + (k * AREA + at) as u64,
         rkey: d.tgt.rkey,
         signaled: true,
+        ..Default::default()
     }
 }
 
@@ -408,6 +409,7 @@ fn a_corrupted_frame_is_dropped_and_writes_nothing() -> Result<()> {
         remote_addr: d.tgt.addr + (k * AREA) as u64 + remote,
         rkey,
         signaled: true,
+        ..Default::default()
     };
     let rkey = d.tgt.rkey;
     w.a.dev.post_send(&mut qps[0], &[wr(0, 8192, 0, rkey, 1)])?;
@@ -469,6 +471,7 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
         remote_addr: d.tgt.addr + (k * AREA) as u64 + remote,
         rkey,
         signaled: true,
+        ..Default::default()
     };
     let rkey = d.tgt.rkey;
     // A stale key (same index, other tag) and a range past the region: NAK remote access
@@ -547,6 +550,7 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
         remote_addr: d.tgt.addr,
         rkey: d.tgt.rkey,
         signaled: true,
+        ..Default::default()
     };
     w.a.dev.post_send(&mut qp, &[wr])?;
     w.run_until(100_000, "a's WRITE on the wire", || {
@@ -872,6 +876,7 @@ fn a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp() -> Resul
         remote_addr: d.tgt.addr + (k * AREA) as u64,
         rkey,
         signaled: true,
+        ..Default::default()
     };
     let rkey = d.tgt.rkey;
     let mut wcs: Vec<WorkCompletion> = Vec::new();
@@ -962,6 +967,7 @@ fn a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp()
         remote_addr: d.tgt.addr + (k * AREA) as u64,
         rkey: d.tgt.rkey,
         signaled: true,
+        ..Default::default()
     };
     w.a.dev.post_send(&mut q1, &[wr(0, 10), wr(0, 11)])?;
     w.run(3000)?;

@@ -94,6 +94,7 @@ fn lane_faults_are_dropped_and_counted_and_clean_frames_land() -> Result<()> {
             remote_addr: tgt.addr + off,
             rkey: tgt.rkey,
             signaled: true,
+            ..Default::default()
         };
         w.a.dev.post_send(&mut qa, &[wr])?;
         let sent = || w.a.counter("xgmii_tx_frames");
