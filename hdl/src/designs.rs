@@ -14,7 +14,7 @@ use crate::net::{
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
 use crate::rc::{Completer, KeyCheck, Requester, Responder};
-use crate::stream::Gather;
+use crate::stream::{Gather, Scatter};
 
 /// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
 /// is 141), the ICRC tap's 9-bit shift, a 64 KiB receive buffer (`AW` 10: 1,024 beats), the
@@ -228,6 +228,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "Gather: joins a work request's scatter/gather pieces, each read as a packet from lane 0, end to end into one packet",
     },
     Design {
+        name: "ferroce_scatter_64",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "Scatter: cuts a received packet's payload into the pieces of a receive scatter list, each realigned to lane 0",
+    },
+    Design {
         name: "ferroce_key_check",
         config: Config::TenG,
         scope: Scope::Block,
@@ -313,6 +319,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 704, 6, 10, 13>::new(), name),
         "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
         "ferroce_gather_64" => emit(&mut Gather::<64, 8>::new(), name),
+        "ferroce_scatter_64" => emit(&mut Scatter::<64, 8>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),

@@ -12,10 +12,12 @@
 
 pub mod fifo;
 pub mod gather;
+pub mod scatter;
 pub mod skid;
 
 pub use fifo::Fifo;
 pub use gather::Gather;
+pub use scatter::Scatter;
 pub use skid::Skid;
 
 use crate::prelude::*;

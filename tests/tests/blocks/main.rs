@@ -21,6 +21,7 @@ mod pfc_gen;
 mod rq_mux;
 mod rx_parser;
 mod rxe_vectors;
+mod scatter;
 mod tx_frame;
 mod tx_header;
 mod tx_queues;
