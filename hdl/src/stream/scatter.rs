@@ -21,7 +21,8 @@
 //! (shifted down by `o` lanes), else `h`'s rest and the next input beat shifted up by the
 //! bytes in hand, and that beat becomes `h`. One beat per clock in and out; a piece boundary
 //! inside a beat costs nothing, and the next piece is taken as one ends (a packet of no
-//! bytes costs two cycles more: its empty beat is dropped, then the next piece loads). The two shifts are one mux level per lane, `KW` inputs wide.
+//! bytes costs two cycles more: its empty beat is dropped, then the next piece loads). The
+//! two shifts are one mux level per lane, `KW` inputs wide.
 //!
 //! Clock: 111 MHz on ECP5 (`ferroce pnr`), not yet 156.25: the worst path runs from `r` (bytes
 //! left of the piece) through `n`, the byte-count compares and the shift selects. Registering
