@@ -122,7 +122,7 @@ pub struct CompletionQueue {
 }
 
 /// A work completion (`struct ibv_wc`, the fields this NIC fills).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WorkCompletion {
     pub wr_id: u64,
     /// `queues::WC_STATUS` code (`WC_SUCCESS` = 0).
@@ -131,6 +131,11 @@ pub struct WorkCompletion {
     pub opcode: u32,
     pub byte_len: u32,
     pub qpn: u32,
+    /// Receive completions: the immediate data of a SEND or WRITE with immediate (the ImmDt as
+    /// a big-endian number), `None` without one.
+    pub imm_data: Option<u32>,
+    /// Receive completions: the sending QP.
+    pub src_qp: u32,
 }
 
 /// Priority flow control of the port (`Device::set_pfc`).
@@ -218,7 +223,54 @@ pub struct QueuePair {
     /// Moves to RESET so far, mod 256 (the context's `epoch`): the NIC completes no work
     /// request sent before the last one.
     pub epoch: u8,
+    /// The receive queue: a ring of `2^rq_log_size` receive WQEs (as many as the send queue),
+    /// its completions to CQ `recv_cq`.
+    pub rq: DmaBuf,
+    pub rq_log_size: u32,
+    pub recv_cq: u32,
+    /// Receive requests posted (the RQ producer index, wrapping at 2^16).
+    pub rq_pi: u16,
+    /// Receive requests retired: completed, or discarded by a move to RESET (the context's
+    /// `rq_ci` on an `init_rq` write).
+    pub rq_done: u16,
     attr: QpAttr,
+}
+
+/// One receive work request (`struct ibv_recv_wr`): a buffer for one incoming SEND (or the
+/// completion of a WRITE with immediate), the bytes written across `sg_list` in order (at
+/// most `spec::queues::MAX_SGE` elements, each in a region with local write access).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecvWr {
+    pub wr_id: u64,
+    pub sg_list: Vec<Sge>,
+}
+
+impl RecvWr {
+    /// Bytes the buffer holds.
+    pub fn length(&self) -> u64 {
+        self.sg_list.iter().map(|s| u64::from(s.length)).sum()
+    }
+
+    /// The receive WQE image (`spec::queues::RECV_WQE`, its SGEs after the header).
+    pub fn wqe(&self) -> [u8; queues::RECV_WQE_LEN] {
+        let mut img = [0u8; queues::RECV_WQE_LEN];
+        let w = &queues::RECV_WQE;
+        put(w, &mut img, "num_sge", self.sg_list.len().min(255) as u128);
+        put(w, &mut img, "wr_id", self.wr_id.into());
+        put_sges(&mut img, &self.sg_list);
+        img
+    }
+}
+
+/// `sges` into a WQE image from `WQE_SGE_AT` (at most `MAX_SGE`).
+fn put_sges(img: &mut [u8], sges: &[Sge]) {
+    for (i, sge) in sges.iter().take(queues::MAX_SGE).enumerate() {
+        let at = queues::WQE_SGE_AT + i * queues::SGE_LEN;
+        let e = &mut img[at..at + queues::SGE_LEN];
+        put(&queues::SGE, e, "addr", sge.addr.into());
+        put(&queues::SGE, e, "length", sge.length.into());
+        put(&queues::SGE, e, "lkey", sge.lkey.into());
+    }
 }
 
 /// Work request opcodes the driver posts (`enum ibv_wr_opcode`).
@@ -327,13 +379,7 @@ impl SendWr {
         put(w, &mut img, "imm_data", self.imm_data.into());
         put(w, &mut img, "rkey", self.rkey.into());
         put(w, &mut img, "remote_addr", self.remote_addr.into());
-        for (i, sge) in self.sg_list.iter().take(queues::MAX_SGE).enumerate() {
-            let at = queues::WQE_SGE_AT + i * queues::SGE_LEN;
-            let e = &mut img[at..at + queues::SGE_LEN];
-            put(&queues::SGE, e, "addr", sge.addr.into());
-            put(&queues::SGE, e, "length", sge.length.into());
-            put(&queues::SGE, e, "lkey", sge.lkey.into());
-        }
+        put_sges(&mut img, &self.sg_list);
         img
     }
 }
@@ -641,6 +687,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             )));
         }
         let sq = self.mem.alloc(WQE_LEN << sq_log_size, 4096)?;
+        let rq = self.mem.alloc(queues::RECV_WQE_LEN << sq_log_size, 4096)?;
         let mut qp = QueuePair {
             qpn: self.next_qpn,
             state: QpState::Reset,
@@ -651,6 +698,11 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_pi: 0,
             sq_done: 0,
             epoch: 0,
+            rq,
+            rq_log_size: sq_log_size,
+            recv_cq: send_cq.cqn,
+            rq_pi: 0,
+            rq_done: 0,
             attr: QpAttr::default(),
         };
         self.write_qp(&qp, true, true)?;
@@ -675,6 +727,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         put(&QP_CTX, &mut img, "sq_cqn", qp.send_cq.into());
         put(&QP_CTX, &mut img, "pdn", qp.pdn.into());
         put(&QP_CTX, &mut img, "sq_base", qp.sq.addr.into());
+        put(&QP_CTX, &mut img, "rq_base", qp.rq.addr.into());
+        put(&QP_CTX, &mut img, "rq_log_size", qp.rq_log_size.into());
+        put(&QP_CTX, &mut img, "rq_cqn", qp.recv_cq.into());
+        put(&QP_CTX, &mut img, "rq_ci", qp.rq_done.into());
         if let Some(mtu) = a.path_mtu {
             let enc = (1..=5)
                 .find(|e| queues::mtu_bytes(*e) == Some(mtu))
@@ -813,8 +869,13 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         let init_sq =
             to == Reset || (qp.state == Reset && to == Init) || (qp.state == Rtr && to == Rts);
         let init_rq = to == Reset || (qp.state == Reset && to == Init) || to == Rtr;
-        let prev = (qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch);
+        let prev = (
+            qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch, qp.rq_done,
+        );
         if to == Reset {
+            // Posted receives are discarded; the ring goes on from where it is (the NIC's
+            // copy of the producer index stays right).
+            qp.rq_done = qp.rq_pi;
             // The ring starts again at entry 0; what was posted is gone with the QP's state,
             // and what the NIC still holds of it completes silently (a new epoch).
             (qp.sq_pi, qp.sq_done) = (0, 0);
@@ -825,7 +886,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         qp.state = to;
         qp.attr = next;
         if let Err(e) = self.write_qp(qp, init_sq, init_rq) {
-            (qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch) = prev;
+            (
+                qp.state, qp.attr, qp.sq_pi, qp.sq_done, qp.epoch, qp.rq_done,
+            ) = prev;
             return Err(e);
         }
         if to == Reset {
@@ -850,6 +913,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_ci: g("sq_ci") as u16,
             una_psn: g("una_psn") as u32,
             sq_base: g("sq_base") as u64,
+            rq_base: g("rq_base") as u64,
+            rq_ci: g("rq_ci") as u16,
             remote_mac: g("remote_mac") as u64,
             remote_ip: g("remote_ip"),
             vlan: (g("vlan") == 1).then(|| Vlan {
@@ -1002,6 +1067,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 opcode: g("opcode") as u32,
                 byte_len: g("byte_len") as u32,
                 qpn: g("qpn") as u32,
+                imm_data: (g("wc_flags") as u32 & queues::WC_WITH_IMM != 0)
+                    .then_some(g("imm_data") as u32),
+                src_qp: g("src_qp") as u32,
             };
             cq.ci = cq.ci.wrapping_add(1);
             if let Some(q) = self.sq_track.get_mut(&wc.qpn) {
@@ -1013,6 +1081,74 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             out.push(wc);
         }
         Ok(out)
+    }
+
+    /// Post a list of receive work requests (`ibv_post_recv`): each receive WQE is written
+    /// into the receive queue ring, then the receive doorbell is rung once for the list. All
+    /// or nothing: a list that does not fit the ring's free entries, or has a buffer that is
+    /// not inside a region of the QP's PD registered with its `lkey` and local write access,
+    /// posts none. Allowed from INIT on (in ERR the NIC flushes them).
+    pub fn post_recv(&mut self, qp: &mut QueuePair, wrs: &[RecvWr]) -> Result<()> {
+        if qp.state == QpState::Reset {
+            return Err(DriverError::Invalid(format!(
+                "QP {}: post_recv in RESET, needs INIT or later",
+                qp.qpn
+            )));
+        }
+        let size = 1usize << qp.rq_log_size;
+        let used = usize::from(qp.rq_pi.wrapping_sub(qp.rq_done));
+        if wrs.len() > size - used {
+            return Err(DriverError::QueueFull {
+                qpn: qp.qpn,
+                free: size - used,
+                asked: wrs.len(),
+            });
+        }
+        for wr in wrs {
+            if wr.sg_list.len() > queues::MAX_SGE {
+                return Err(DriverError::Invalid(format!(
+                    "wr_id {}: {} SGEs, at most {}",
+                    wr.wr_id,
+                    wr.sg_list.len(),
+                    queues::MAX_SGE
+                )));
+            }
+            if wr.length() > u64::from(queues::MAX_MSG_LEN) {
+                return Err(DriverError::Invalid(format!(
+                    "wr_id {}: length {} is over 2^31",
+                    wr.wr_id,
+                    wr.length()
+                )));
+            }
+            for sge in wr.sg_list.iter().filter(|s| s.length > 0) {
+                self.check_local(qp.pdn, sge.lkey, sge.addr, sge.length.into())?;
+                let mr = self.mrs[(sge.lkey >> 8) as usize].filter(|m| m.lkey == sge.lkey);
+                if mr.is_some_and(|m| m.access & queues::ACCESS_LOCAL_WRITE == 0) {
+                    return Err(DriverError::Invalid(format!(
+                        "wr_id {}: lkey {:#x} has no local write access",
+                        wr.wr_id, sge.lkey
+                    )));
+                }
+            }
+        }
+        let mut pi = qp.rq_pi;
+        for wr in wrs {
+            let slot = usize::from(pi) & (size - 1);
+            self.mem
+                .write(qp.rq.addr + (slot * queues::RECV_WQE_LEN) as u64, &wr.wqe())?;
+            pi = pi.wrapping_add(1);
+        }
+        if !wrs.is_empty() {
+            self.ring_rq_doorbell(qp.qpn, pi)?;
+        }
+        qp.rq_pi = pi;
+        Ok(())
+    }
+
+    /// Ring QP `qpn`'s receive doorbell with producer index `pi`.
+    pub fn ring_rq_doorbell(&mut self, qpn: u32, pi: u16) -> Result<()> {
+        let off = self.info.db_offset + qpn * self.info.db_stride + regs::DB_RQ_PI;
+        self.bar.write32(off, pi.into())
     }
 
     /// Ring QP `qpn`'s send doorbell with producer index `pi`.
@@ -1039,6 +1175,9 @@ pub struct QpContext {
     /// Oldest PSN not yet acknowledged.
     pub una_psn: u32,
     pub sq_base: u64,
+    /// The receive queue ring, and the receive WQEs the NIC has taken from it.
+    pub rq_base: u64,
+    pub rq_ci: u16,
     pub remote_mac: u64,
     pub remote_ip: u128,
     pub vlan: Option<Vlan>,

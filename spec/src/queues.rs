@@ -47,6 +47,25 @@ pub const WQE: Layout = Layout::host(
 );
 pub const WQE_LEN: usize = WQE.len;
 
+/// Receive queue entry, 128 bytes: a receive buffer's scatter list. Its fields sit where the
+/// send WQE has them (one parser for both rings): `num_sge` SGEs from byte `WQE_SGE_AT`, at
+/// most `MAX_SGE`; a SEND is written across them in order.
+pub const RECV_WQE: Layout = Layout::host(
+    "receive WQE",
+    128,
+    &[
+        f(
+            "num_sge",
+            16,
+            8,
+            "scatter/gather elements that follow (0 ..= MAX_SGE)",
+        ),
+        f("wr_id", 64, 64, "returned in the completion"),
+    ],
+    "Receive queue entry: one receive buffer; its scatter list (`SGE`) follows from byte 64.",
+);
+pub const RECV_WQE_LEN: usize = RECV_WQE.len;
+
 /// Scatter/gather element: one local buffer of a work request, 16 bytes.
 pub const SGE: Layout = Layout::host(
     "SGE",
@@ -82,6 +101,24 @@ pub const CQE: Layout = Layout::host(
         f("qpn", 96, 24, "local QP number"),
         f("opcode", 120, 8, "work completion opcode (WC_*)"),
         f("status", 128, 8, "work completion status (WC_*)"),
+        f(
+            "wc_flags",
+            136,
+            8,
+            "WC_WITH_IMM: imm_data holds the immediate",
+        ),
+        f(
+            "imm_data",
+            160,
+            32,
+            "receive completions: the ImmDt as a big-endian number",
+        ),
+        f(
+            "src_qp",
+            192,
+            24,
+            "receive completions: the sending QP (the local QP's remote QP)",
+        ),
         f("owner", 255, 1, "phase: flips on every pass over the ring"),
     ],
     "Completion queue entry.",
@@ -111,8 +148,8 @@ pub const QP_CTX: Layout = Layout::host(
             "init_rq",
             9,
             1,
-            "this write sets epsn and msn (and ends any message in progress); without it \
-             the NIC keeps its own",
+            "this write sets epsn, msn and rq_ci (and ends any message in progress); \
+             without it the NIC keeps its own",
         ),
         f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
         f(
@@ -160,6 +197,20 @@ pub const QP_CTX: Layout = Layout::host(
         f("vid", 308, 12, "VLAN identifier of the tag"),
         f("remote_ip", 320, 128, "peer IP address; IPv4 in bits 31..0"),
         f("sq_base", 448, 64, "send queue ring address in host memory"),
+        f(
+            "rq_base",
+            512,
+            64,
+            "receive queue ring address in host memory",
+        ),
+        f("rq_cqn", 576, 16, "CQ that receives receive completions"),
+        f("rq_log_size", 592, 5, "receive queue has 2^n receive WQEs"),
+        f(
+            "rq_ci",
+            608,
+            16,
+            "NIC: receive WQEs the responder has taken (set by an init_rq write)",
+        ),
     ],
     "Queue pair context.",
 );
@@ -204,7 +255,10 @@ pub const ACCESS_REMOTE_READ: u32 = 4;
 pub const ACCESS_REMOTE_ATOMIC: u32 = 8;
 
 /// Every host layout, for checks and docs.
-pub const LAYOUTS: &[&Layout] = &[&WQE, &SGE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
+pub const LAYOUTS: &[&Layout] = &[&WQE, &RECV_WQE, &SGE, &CQE, &QP_CTX, &CQ_CTX, &MR_CTX];
+
+/// The CQE's `wc_flags` bit: the completion carries immediate data (`IBV_WC_WITH_IMM`).
+pub const WC_WITH_IMM: u32 = 2;
 
 /// A code with its name, for tables.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +410,14 @@ mod tests {
             WQE_LEN,
             "the SGEs fill the WQE"
         );
+        for name in ["num_sge", "wr_id"] {
+            assert_eq!(
+                RECV_WQE.field(name),
+                WQE.field(name),
+                "{name} where WQE has it"
+            );
+        }
+        assert_eq!(RECV_WQE_LEN, WQE_LEN);
         assert_eq!(mtu_bytes(1), Some(256));
         assert_eq!(mtu_bytes(5), Some(4096));
         assert_eq!(mtu_bytes(6), None);

@@ -127,6 +127,9 @@ pub const DB_OFFSET: u32 = 0x10_0000;
 pub const DB_STRIDE: u32 = 0x1000;
 /// Offset in a doorbell page: the send queue producer index (low 16 bits used).
 pub const DB_SQ_PI: u32 = 0x0;
+/// Offset in a doorbell page: the receive queue producer index (low 16 bits used). The driver
+/// rings it on `post_recv`; the NIC ignores it until its receive path takes receive WQEs.
+pub const DB_RQ_PI: u32 = 0x8;
 /// Size of BAR0 in bytes: control region plus doorbell pages for 256 QPs.
 pub const BAR0_SIZE: u32 = 0x20_0000;
 /// Address bits BAR0 decodes.

@@ -174,3 +174,22 @@ def test_qp_by_hand_and_a_remote_access_error():
     assert a.poll_cq() == []
     with pytest.raises(TimeoutError):
         a.wait_cq(1, max_cycles=2000)
+
+
+def test_post_recv_takes_pyverbs_receive_lists_and_refuses_bad_ones_whole():
+    """``post_recv`` with pyverbs' receive work request dicts (1 to 4 SGEs) posts them; a list
+    with a region lacking local write access, or five SGEs, raises ``ValueError`` and posts
+    nothing (the ring's bytes are checked by the Rust system test). The NIC does not take
+    receive WQEs yet."""
+    world = verbs.World()
+    a = world.a
+    qa, _ = world.connect(pmtu=1024)
+    addr, mr = region(a, 4096)
+    ro = a.reg_mr(addr, 4096, access=verbs.ACCESS_REMOTE_READ)
+    wrs = [dict(wr_id=7 + i, sg_list=[(addr + 64 * j, 64, mr.lkey) for j in range(i + 1)])
+           for i in range(4)]
+    a.post_recv(qa, wrs)
+    for bad in [dict(wr_id=1, sg_list=[(addr, 64, ro.lkey)]),
+                dict(wr_id=2, sg_list=[(addr, 8, mr.lkey)] * 5)]:
+        with pytest.raises(ValueError):
+            a.post_recv(qa, [wrs[0], bad])

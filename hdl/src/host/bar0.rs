@@ -248,10 +248,17 @@ fn word(byte_addr: u32) -> u64 {
     u64::from(byte_addr / 4)
 }
 
+/// Fields of a context the table does not store yet: the receive queue's, until the receive
+/// path takes them (the QP table is 512 bits; they read back as 0).
+const NOT_STORED: &[&str] = &["rq_base", "rq_cqn", "rq_log_size", "rq_ci"];
+
 /// Mask of the bits a host layout's fields cover: the rest are stored as 0.
 fn field_mask<const W: usize>(l: &ferroce_spec::layout::Layout) -> Bits<W> {
     let mut b = vec![false; W];
     for f in l.fields {
+        if f.bit >= W && NOT_STORED.contains(&f.name) {
+            continue;
+        }
         assert!(f.bit + f.width <= W, "{}.{} is not stored", l.name, f.name);
         b[f.bit..f.bit + f.width].fill(true);
     }

@@ -8,8 +8,8 @@
 //! `RuntimeError` (refused arguments `ValueError`) with the driver's message.
 
 use ferroce_driver::{
-    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Sge, Vlan,
-    WrOpcode,
+    access, DmaMemory, DriverError, MemoryRegion, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge,
+    Vlan, WrOpcode,
 };
 use ferroce_sim::world::{step_until, Host as RsHost, World as RsWorld, WorldConfig};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -186,6 +186,11 @@ pub struct Wc {
     opcode: u32,
     byte_len: u32,
     qp_num: u32,
+    /// Immediate data of a receive completion (the ImmDt as a big-endian number), None
+    /// without one.
+    imm_data: Option<u32>,
+    /// The sending QP of a receive completion.
+    src_qp: u32,
 }
 
 #[pymethods]
@@ -388,6 +393,29 @@ impl Host {
         self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))
     }
 
+    /// Post a list of receive work requests on `qp` with one doorbell (`ibv_post_recv`), in
+    /// pyverbs' shape: each a dict with `wr_id` and `sg_list` (a list of `(addr, length,
+    /// lkey)`, at most 4, each in a region with `ACCESS_LOCAL_WRITE`). All or nothing: a
+    /// request the driver refuses raises `ValueError` and posts none of the list. (The NIC
+    /// takes receive WQEs from the ring once its receive path lands; today it only stores
+    /// the ring in the QP context.)
+    fn post_recv(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
+        let mut list = Vec::with_capacity(wrs.len());
+        for w in &wrs {
+            let sg_list = w
+                .get_item("sg_list")?
+                .extract::<Vec<(u64, u32, u32)>>()?
+                .into_iter()
+                .map(|(addr, length, lkey)| Sge { addr, length, lkey })
+                .collect();
+            list.push(RecvWr {
+                wr_id: w.get_item("wr_id")?.extract()?,
+                sg_list,
+            });
+        }
+        self.with(py, |h| h.dev.post_recv(&mut qp.qp, &list).map_err(drv))
+    }
+
     /// RDMA WRITEs of one buffer each, the shorthand `post_send` grew from: each work request
     /// a tuple `(wr_id, local_addr, length, lkey, remote_addr, rkey)` or a dict with those
     /// keys and optionally `signaled` (default True). One doorbell; all or nothing.
@@ -551,6 +579,8 @@ fn wc(c: ferroce_driver::WorkCompletion) -> Wc {
         opcode: c.opcode,
         byte_len: c.byte_len,
         qp_num: c.qpn,
+        imm_data: c.imm_data,
+        src_qp: c.src_qp,
     }
 }
 

@@ -203,6 +203,7 @@ fn pump(h: &mut Host, qps: &mut [Qp], r: &mut ChaCha8Rng) -> Result<usize> {
             opcode: WC_RDMA_WRITE,
             byte_len: wr.length() as u32,
             qpn: wc.qpn,
+            ..Default::default()
         };
         ensure!(*wc == want, "completion {wc:?}, want {want:?}");
     }
