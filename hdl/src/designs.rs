@@ -13,7 +13,7 @@ use crate::net::{
 };
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
-use crate::rc::{Completer, KeyCheck, Requester, Responder};
+use crate::rc::{Completer, KeyCheck, RecvQueue, Requester, Responder};
 use crate::stream::{Gather, Scatter};
 
 /// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
@@ -234,6 +234,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "Scatter: cuts a received packet's payload into the pieces of a receive scatter list, each realigned to lane 0",
     },
     Design {
+        name: "ferroce_recv_queue_64",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "Receive queues: per-QP receive rings (doorbells, consumer index), a QP's next receive WQE fetched by DMA and its scatter list key-checked for the responder",
+    },
+    Design {
         name: "ferroce_key_check",
         config: Config::TenG,
         scope: Scope::Block,
@@ -320,6 +326,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
         "ferroce_gather_64" => emit(&mut Gather::<64, 8>::new(), name),
         "ferroce_scatter_64" => emit(&mut Scatter::<64, 8>::new(), name),
+        "ferroce_recv_queue_64" => emit(&mut RecvQueue::<64>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),

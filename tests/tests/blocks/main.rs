@@ -18,6 +18,7 @@ mod mac;
 mod mac_ctrl_rx;
 mod mac_rx;
 mod pfc_gen;
+mod recv_queue;
 mod rq_mux;
 mod rx_parser;
 mod rxe_vectors;
