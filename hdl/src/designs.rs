@@ -4,7 +4,7 @@
 
 use crate::crc::{Crc32, Icrc};
 use crate::emit::{emit, EmitError, Emitted};
-use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RdShare, RqMux};
 use crate::net::mac_ctrl_rx::line_bits_per_cycle;
 use crate::net::TxArb;
 use crate::net::{
@@ -240,6 +240,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "Receive queues: per-QP receive rings (doorbells, consumer index), a QP's next receive WQE fetched by DMA and its scatter list key-checked for the responder",
     },
     Design {
+        name: "ferroce_rd_share_64",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "Read share: the requester and the receive queues on one DMA read engine, each command's bytes routed back to its client",
+    },
+    Design {
         name: "ferroce_key_check",
         config: Config::TenG,
         scope: Scope::Block,
@@ -327,6 +333,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_gather_64" => emit(&mut Gather::<64, 8>::new(), name),
         "ferroce_scatter_64" => emit(&mut Scatter::<64, 8>::new(), name),
         "ferroce_recv_queue_64" => emit(&mut RecvQueue::<64>::new(), name),
+        "ferroce_rd_share_64" => emit(&mut RdShare::<64, 8, 72, 9>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),

@@ -6,6 +6,7 @@ pub mod bar0;
 pub mod ctx_table;
 pub mod dma_rd;
 pub mod dma_wr;
+pub mod rd_share;
 pub mod req_header;
 pub mod rq_mux;
 pub mod tlp_skid;
@@ -14,6 +15,7 @@ pub use bar0::{Bar0, Bar0Params};
 pub use ctx_table::CtxTable;
 pub use dma_rd::DmaRead;
 pub use dma_wr::DmaWrite;
+pub use rd_share::RdShare;
 pub use rq_mux::RqMux;
 pub use tlp_skid::TlpSkid;
 

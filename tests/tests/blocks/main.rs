@@ -18,6 +18,7 @@ mod mac;
 mod mac_ctrl_rx;
 mod mac_rx;
 mod pfc_gen;
+mod rd_share;
 mod recv_queue;
 mod rq_mux;
 mod rx_parser;
