@@ -24,9 +24,10 @@
 //! bytes costs two cycles more: its empty beat is dropped, then the next piece loads). The
 //! two shifts are one mux level per lane, `KW` inputs wide.
 //!
-//! Clock: 111 MHz on ECP5 (`ferroce pnr`), not yet 156.25: the worst path runs from `r` (bytes
-//! left of the piece) through `n`, the byte-count compares and the shift selects. Registering
-//! `n` and `r <= KW` beside `r` takes the first compares off it.
+//! Clock: 138.9 MHz on ECP5 (`ferroce pnr`), not yet 156.25. `n`, `r <= KW` and `hv - o` are
+//! registered beside the registers they come from; the worst paths left run from the input
+//! beat's `tkeep` (its byte count) through the bytes-in-hand arithmetic to the counter and
+//! to `hv - o`, and from `n` through the piece pop to the command queue's RAM.
 
 use crate::host::k;
 use crate::prelude::*;
@@ -57,6 +58,9 @@ pub struct Scatter<const DW: usize, const KW: usize> {
     o: DFF<Bits<8>>,
     hv: DFF<Bits<8>>,
     r: DFF<Bits<16>>,
+    nr: DFF<Bits<8>>,
+    av: DFF<Bits<8>>,
+    er: DFF<Bit>,
     busy: DFF<Bit>,
     plast: DFF<Bit>,
     in_done: DFF<Bit>,
@@ -80,6 +84,10 @@ pub struct Scatter<const DW: usize, const KW: usize> {
     done_new: Signal<Local, Bit>,
     bad: Signal<Local, Bit>,
     take_cmd: Signal<Local, Bit>,
+    ld_len: Signal<Local, Bits<16>>,
+    ld_n: Signal<Local, Bits<8>>,
+    dec_r: Signal<Local, Bits<16>>,
+    dec_n: Signal<Local, Bits<8>>,
     cmd_w: Signal<Local, Bits<17>>,
     last_bit: Constant<Bits<17>>,
     keepc: Vec<Constant<Bits<KW>>>,
@@ -119,6 +127,9 @@ impl<const DW: usize, const KW: usize> Scatter<DW, KW> {
             o: Default::default(),
             hv: Default::default(),
             r: Default::default(),
+            nr: Default::default(),
+            av: Default::default(),
+            er: Default::default(),
             busy: Default::default(),
             plast: Default::default(),
             in_done: Default::default(),
@@ -142,6 +153,10 @@ impl<const DW: usize, const KW: usize> Scatter<DW, KW> {
             done_new: Default::default(),
             bad: Default::default(),
             take_cmd: Default::default(),
+            ld_len: Default::default(),
+            ld_n: Default::default(),
+            dec_r: Default::default(),
+            dec_n: Default::default(),
             cmd_w: Default::default(),
             last_bit: k(1 << 16),
             keepc: keep_of_count::<KW>(),
@@ -164,7 +179,7 @@ impl<const DW: usize, const KW: usize> Default for Scatter<DW, KW> {
 impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clk, h, o, hv, r, busy, plast, in_done, drop, n_bad);
+        dff_setup!(self, clk, h, o, hv, r, nr, av, er, busy, plast, in_done, drop, n_bad);
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
         self.cq.clk.next = self.clk.val();
@@ -185,12 +200,22 @@ impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
         self.bad_len.next = self.n_bad.q.val();
 
         // This output beat: `n` bytes, `avail` of them in hand.
-        self.avail.next = self.hv.q.val() - self.o.q.val();
-        self.n.next = self.kw.val();
-        if self.r.q.val() < self.kw16.val() {
-            self.n.next = self.r.q.val().get_bits::<8>(0);
+        // `hv - o`, registered beside them.
+        self.avail.next = self.av.q.val();
+        // `n` and whether the piece ends with this beat are registered beside `r`.
+        self.n.next = self.nr.q.val();
+        self.ends.next = self.er.q.val();
+        // Their next values: for a piece loaded, and for `r` less this beat.
+        self.ld_len.next = self.cq.m_tdata.val().get_bits::<16>(0);
+        self.ld_n.next = self.kw.val();
+        if self.ld_len.val() < self.kw16.val() {
+            self.ld_n.next = self.ld_len.val().get_bits::<8>(0);
         }
-        self.ends.next = self.r.q.val() <= self.kw16.val();
+        self.dec_r.next = self.r.q.val() - bit_cast::<16, 8>(self.nr.q.val());
+        self.dec_n.next = self.kw.val();
+        if self.dec_r.val() < self.kw16.val() {
+            self.dec_n.next = self.dec_r.val().get_bits::<8>(0);
+        }
         self.short.next = self.avail.val() < self.n.val();
         self.need_in.next = self.short.val() & !self.in_done.q.val();
         // Bytes of the input beat.
@@ -273,7 +298,9 @@ impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
         if !self.busy.q.val() & !self.drop.q.val() {
             if self.cq.m_tvalid.val() {
                 self.busy.d.next = true;
-                self.r.d.next = self.cq.m_tdata.val().get_bits::<16>(0);
+                self.r.d.next = self.ld_len.val();
+                self.nr.d.next = self.ld_n.val();
+                self.er.d.next = self.ld_len.val() <= self.kw16.val();
                 self.plast.d.next = self.cq.m_tdata.val().get_bit(16);
             }
         } else if self.drop.q.val() {
@@ -292,26 +319,33 @@ impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
             }
             self.o.d.next = self.o_new.val();
             self.hv.d.next = self.hv_new.val();
+            self.av.d.next = self.hv_new.val() - self.o_new.val();
             self.in_done.d.next = self.done_new.val();
             if self.o_new.val() >= self.hv_new.val() {
                 self.o.d.next = bits::<8>(0);
                 self.hv.d.next = bits::<8>(0);
+                self.av.d.next = bits::<8>(0);
             }
             if self.bad.val() {
                 self.n_bad.d.next = self.n_bad.q.val() + bits::<32>(1);
             }
-            self.r.d.next = self.r.q.val() - bit_cast::<16, 8>(self.n.val());
+            self.r.d.next = self.dec_r.val();
+            self.nr.d.next = self.dec_n.val();
+            self.er.d.next = self.dec_r.val() <= self.kw16.val();
             if self.ends.val() {
                 self.busy.d.next = false;
                 if self.cq.m_tvalid.val() & self.take_cmd.val() {
                     self.busy.d.next = true;
-                    self.r.d.next = self.cq.m_tdata.val().get_bits::<16>(0);
+                    self.r.d.next = self.ld_len.val();
+                    self.nr.d.next = self.ld_n.val();
+                    self.er.d.next = self.ld_len.val() <= self.kw16.val();
                     self.plast.d.next = self.cq.m_tdata.val().get_bit(16);
                 }
                 if self.plast.q.val() {
                     // The packet's last piece: nothing of it may be left.
                     self.o.d.next = bits::<8>(0);
                     self.hv.d.next = bits::<8>(0);
+                    self.av.d.next = bits::<8>(0);
                     self.in_done.d.next = false;
                     if self.o_new.val() < self.hv_new.val() {
                         self.n_bad.d.next = self.n_bad.q.val() + bits::<32>(1);
@@ -327,6 +361,7 @@ impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
             self.drop.d.next = false;
             self.o.d.next = bits::<8>(0);
             self.hv.d.next = bits::<8>(0);
+            self.av.d.next = bits::<8>(0);
             self.in_done.d.next = false;
             self.n_bad.d.next = bits::<32>(0);
         }
