@@ -250,7 +250,7 @@ fn word(byte_addr: u32) -> u64 {
 
 /// Fields of a context the table does not store yet: the receive queue's, until the receive
 /// path takes them (the QP table is 512 bits; they read back as 0).
-const NOT_STORED: &[&str] = &["rq_base", "rq_cqn", "rq_log_size", "rq_ci"];
+pub const NOT_STORED: &[&str] = &["rq_base", "rq_cqn", "rq_log_size", "rq_ci"];
 
 /// Mask of the bits a host layout's fields cover: the rest are stored as 0.
 fn field_mask<const W: usize>(l: &ferroce_spec::layout::Layout) -> Bits<W> {

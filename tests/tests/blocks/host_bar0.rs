@@ -293,8 +293,11 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
     dev.write_context(regs::TABLE_QP, 200, &ones)?;
     let back = dev.read_context(regs::TABLE_QP, 200, QP_CTX.len)?;
     let mut expect = vec![0u8; QP_CTX.len];
+    // (The receive queue's fields are not stored yet: `bar0::NOT_STORED`.)
     for f in QP_CTX.fields {
-        QP_CTX.set(f, &mut expect, u128::MAX);
+        if !ferroce_hdl::host::bar0::NOT_STORED.contains(&f.name) {
+            QP_CTX.set(f, &mut expect, u128::MAX);
+        }
     }
     let (psn, ci, pkts, una, epsn, msn) = state[200];
     for (name, v) in [
