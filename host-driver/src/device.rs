@@ -262,6 +262,17 @@ impl RecvWr {
     }
 }
 
+/// The entries of a ring of `2^log_size` with producer `pi` and `done` retired, when `asked`
+/// more fit; else `QueueFull`.
+fn ring_room(qpn: u32, log_size: u32, pi: u16, done: u16, asked: usize) -> Result<usize> {
+    let size = 1usize << log_size;
+    let free = size - usize::from(pi.wrapping_sub(done));
+    if asked > free {
+        return Err(DriverError::QueueFull { qpn, free, asked });
+    }
+    Ok(size)
+}
+
 /// `sges` into a WQE image from `WQE_SGE_AT` (at most `MAX_SGE`).
 fn put_sges(img: &mut [u8], sges: &[Sge]) {
     for (i, sge) in sges.iter().take(queues::MAX_SGE).enumerate() {
@@ -620,7 +631,30 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     }
 
     /// The registered region a local key names, if it covers the range and is in `pdn`.
-    fn check_local(&self, pdn: u32, lkey: u32, addr: u64, len: u64) -> Result<()> {
+    /// A work request's scatter/gather list: at most `MAX_SGE` elements, 2^31 bytes in all,
+    /// each non-empty one inside a region of PD `pdn` its `lkey` names, with the access
+    /// rights `need` (`ACCESS_*`; 0 for a buffer the NIC only reads).
+    fn check_sg_list(&self, pdn: u32, wr_id: u64, sg_list: &[Sge], need: u32) -> Result<()> {
+        if sg_list.len() > queues::MAX_SGE {
+            return Err(DriverError::Invalid(format!(
+                "wr_id {wr_id}: {} SGEs, at most {}",
+                sg_list.len(),
+                queues::MAX_SGE
+            )));
+        }
+        let total: u64 = sg_list.iter().map(|s| u64::from(s.length)).sum();
+        if total > u64::from(queues::MAX_MSG_LEN) {
+            return Err(DriverError::Invalid(format!(
+                "wr_id {wr_id}: length {total} is over 2^31"
+            )));
+        }
+        for sge in sg_list.iter().filter(|s| s.length > 0) {
+            self.check_local(pdn, sge.lkey, sge.addr, sge.length.into(), need)?;
+        }
+        Ok(())
+    }
+
+    fn check_local(&self, pdn: u32, lkey: u32, addr: u64, len: u64, need: u32) -> Result<()> {
         let mr = self
             .mrs
             .get((lkey >> 8) as usize)
@@ -634,6 +668,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 m.pdn
             ))),
             Some(m) if !m.covers(addr, len) => Err(DriverError::OutOfRegion { lkey, addr, len }),
+            Some(m) if m.access & need != need => Err(DriverError::Invalid(format!(
+                "lkey {lkey:#x} lacks access {need:#x} (region has {:#x})",
+                m.access
+            ))),
             Some(_) => Ok(()),
         }
     }
@@ -1000,34 +1038,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         if let Some(done) = self.sq_retired.get(&qp.qpn) {
             qp.sq_done = *done;
         }
-        let size = 1usize << qp.sq_log_size;
-        let used = usize::from(qp.sq_pi.wrapping_sub(qp.sq_done));
-        if wrs.len() > size - used {
-            return Err(DriverError::QueueFull {
-                qpn: qp.qpn,
-                free: size - used,
-                asked: wrs.len(),
-            });
-        }
+        let size = ring_room(qp.qpn, qp.sq_log_size, qp.sq_pi, qp.sq_done, wrs.len())?;
         for wr in wrs {
-            if wr.sg_list.len() > queues::MAX_SGE {
-                return Err(DriverError::Invalid(format!(
-                    "wr_id {}: {} SGEs, at most {}",
-                    wr.wr_id,
-                    wr.sg_list.len(),
-                    queues::MAX_SGE
-                )));
-            }
-            if wr.length() > u64::from(queues::MAX_MSG_LEN) {
-                return Err(DriverError::Invalid(format!(
-                    "wr_id {}: length {} is over 2^31",
-                    wr.wr_id,
-                    wr.length()
-                )));
-            }
-            for sge in wr.sg_list.iter().filter(|s| s.length > 0) {
-                self.check_local(qp.pdn, sge.lkey, sge.addr, sge.length.into())?;
-            }
+            self.check_sg_list(qp.pdn, wr.wr_id, &wr.sg_list, 0)?;
         }
         let mut pi = qp.sq_pi;
         for wr in wrs {
@@ -1095,41 +1108,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 qp.qpn
             )));
         }
-        let size = 1usize << qp.rq_log_size;
-        let used = usize::from(qp.rq_pi.wrapping_sub(qp.rq_done));
-        if wrs.len() > size - used {
-            return Err(DriverError::QueueFull {
-                qpn: qp.qpn,
-                free: size - used,
-                asked: wrs.len(),
-            });
-        }
+        let size = ring_room(qp.qpn, qp.rq_log_size, qp.rq_pi, qp.rq_done, wrs.len())?;
         for wr in wrs {
-            if wr.sg_list.len() > queues::MAX_SGE {
-                return Err(DriverError::Invalid(format!(
-                    "wr_id {}: {} SGEs, at most {}",
-                    wr.wr_id,
-                    wr.sg_list.len(),
-                    queues::MAX_SGE
-                )));
-            }
-            if wr.length() > u64::from(queues::MAX_MSG_LEN) {
-                return Err(DriverError::Invalid(format!(
-                    "wr_id {}: length {} is over 2^31",
-                    wr.wr_id,
-                    wr.length()
-                )));
-            }
-            for sge in wr.sg_list.iter().filter(|s| s.length > 0) {
-                self.check_local(qp.pdn, sge.lkey, sge.addr, sge.length.into())?;
-                let mr = self.mrs[(sge.lkey >> 8) as usize].filter(|m| m.lkey == sge.lkey);
-                if mr.is_some_and(|m| m.access & queues::ACCESS_LOCAL_WRITE == 0) {
-                    return Err(DriverError::Invalid(format!(
-                        "wr_id {}: lkey {:#x} has no local write access",
-                        wr.wr_id, sge.lkey
-                    )));
-                }
-            }
+            self.check_sg_list(qp.pdn, wr.wr_id, &wr.sg_list, queues::ACCESS_LOCAL_WRITE)?;
         }
         let mut pi = qp.rq_pi;
         for wr in wrs {
