@@ -192,7 +192,8 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         if opts.trace {
             v.arg("--trace");
         }
-        v.args(files);
+        v.arg("-f")
+            .arg(crate::synth::verilator_file_list(&tmp, files)?);
         run(&mut v, &tmp.join("verilator.log"))?;
         let header = tmp.join(format!("V{top}.h"));
         let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);

