@@ -1,6 +1,7 @@
 //! The repository stands on its own: no file names a path outside it, every relative link in
 //! the Markdown resolves to a file inside it, and the data the tests read is here. (`.ci/run`
-//! also runs the whole suite with any sibling directories of the clone hidden.)
+//! also runs the whole suite with any sibling directories of the clone hidden.) And no HDL
+//! source loops over an inclusive range, which rust-hdl emits one iteration short.
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -68,6 +69,44 @@ fn no_file_reaches_outside_the_repository() -> Result<()> {
     assert!(
         bad.is_empty(),
         "paths outside the repository:\n{}",
+        bad.join("\n")
+    );
+    Ok(())
+}
+
+/// rust-hdl 0.46 emits `for i in a..=b` in a kernel as if it were `a..b`: its simulator runs
+/// the last iteration, the Verilog does not (found in the responder's SGE mask). Bound the
+/// loop with a `const` instead.
+#[test]
+fn no_hdl_loop_runs_over_an_inclusive_range() -> Result<()> {
+    let mut bad = Vec::new();
+    for f in files()?.iter().filter(|f| {
+        f.starts_with(root().join("hdl/src")) && f.extension().is_some_and(|e| e == "rs")
+    }) {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let Some(rest) = code.trim_start().strip_prefix("for ") else {
+                continue;
+            };
+            // The loop's range itself (`for n in 1..=N`), not an inclusive slice in an
+            // iterator expression (`for b in v[..=i].iter()`).
+            let range = rest.split_once(" in ").and_then(|(_, r)| {
+                r.split_once("..=").map(|(start, _)| {
+                    start
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || " _+-*()".contains(c))
+                })
+            });
+            if range == Some(true) {
+                bad.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "inclusive ranges in HDL loops:\n{}",
         bad.join("\n")
     );
     Ok(())
