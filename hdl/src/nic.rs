@@ -44,19 +44,19 @@
 //! Every block ends in registers with readies from registers, so this is wiring only.
 
 use crate::host::bar0::LIVE_W;
-use crate::host::{k, Bar0, Bar0Params, DmaRead, DmaWrite, RqMux};
+use crate::host::{k, Bar0, Bar0Params, DmaRead, DmaWrite, RdShare, RqMux};
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::USED_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
-use crate::rc::{Completer, Requester, Responder};
+use crate::rc::{Completer, RecvQueue, Requester, Responder};
 use ferroce_spec::headers::{AETH, IMMDT, RETH};
 use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
 use ferroce_spec::regs;
 
 /// The `10g` NIC as `ferroce_nic_64` and `ferroce_nic_10g` build it: 64-bit datapath, 16 KiB
 /// transmit queues (`QA` = 11 beats), a 32 KiB receive buffer (`AW` = 12).
-pub type Nic64 = Nic<64, 8, 9, 704, 6, 12, 704, 11, 14>;
+pub type Nic64 = Nic<64, 8, 9, 704, 6, 12, 704, 11, 14, 72, 9>;
 
 #[derive(LogicBlock)]
 pub struct Nic<
@@ -69,6 +69,8 @@ pub struct Nic<
     const RW: usize,
     const QA: usize,
     const RA: usize,
+    const RSW: usize,
+    const RSK: usize,
 > {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
@@ -155,6 +157,10 @@ pub struct Nic<
     pub resp_bad_req: Signal<Out, Bits<32>>,
     pub resp_bad_rkey: Signal<Out, Bits<32>>,
     pub resp_bad_pkey: Signal<Out, Bits<32>>,
+    pub resp_rnr: Signal<Out, Bits<32>>,
+    pub resp_sc_bad_len: Signal<Out, Bits<32>>,
+    pub rq_bad_wqe: Signal<Out, Bits<32>>,
+    pub rq_empty: Signal<Out, Bits<32>>,
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
@@ -180,6 +186,8 @@ pub struct Nic<
     cap_resp: Constant<Bits<16>>,
     req: Requester<DW, KW>,
     rd: DmaRead<DW, KW, BB>,
+    rds: RdShare<DW, KW, RSW, RSK>,
+    rq: RecvQueue<DW>,
     arb: TxArb<DW, KW>,
     tx: TxFrame<DW, KW, IW, SW, QA, RA>,
     rx: RxFrame<DW, KW, SW, AW, RW>,
@@ -201,7 +209,9 @@ impl<
         const RW: usize,
         const QA: usize,
         const RA: usize,
-    > Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
+        const RSW: usize,
+        const RSK: usize,
+    > Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA, RSW, RSK>
 {
     pub fn new(params: Bar0Params) -> Self {
         // Credits: each transmit queue is the responder's (every beat of it) and the
@@ -307,6 +317,10 @@ impl<
             resp_bad_req: Default::default(),
             resp_bad_rkey: Default::default(),
             resp_bad_pkey: Default::default(),
+            resp_rnr: Default::default(),
+            resp_sc_bad_len: Default::default(),
+            rq_bad_wqe: Default::default(),
+            rq_empty: Default::default(),
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
@@ -332,6 +346,8 @@ impl<
             cap_resp: k(1 << QA),
             req: Requester::new(),
             rd: DmaRead::new(),
+            rds: RdShare::new(),
+            rq: RecvQueue::new(),
             arb: TxArb::new(),
             tx: TxFrame::new(),
             rx: RxFrame::new(),
@@ -355,7 +371,9 @@ impl<
         const RW: usize,
         const QA: usize,
         const RA: usize,
-    > Logic for Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA>
+        const RSW: usize,
+        const RSK: usize,
+    > Logic for Nic<DW, KW, BB, IW, SW, AW, RW, QA, RA, RSW, RSK>
 {
     #[hdl_gen]
     fn update(&mut self) {
@@ -365,6 +383,10 @@ impl<
         self.req.rst.next = self.rst.val();
         self.rd.clk.next = self.clk.val();
         self.rd.rst.next = self.rst.val();
+        self.rds.clk.next = self.clk.val();
+        self.rds.rst.next = self.rst.val();
+        self.rq.clk.next = self.clk.val();
+        self.rq.rst.next = self.rst.val();
         self.arb.clk.next = self.clk.val();
         self.arb.rst.next = self.rst.val();
         self.tx.clk.next = self.clk.val();
@@ -403,13 +425,42 @@ impl<
         self.bar0.m_db_tready.next = self.req.s_db_tready.val();
         self.req.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.req.s_qpw_index.next = self.bar0.m_qpw_index.val();
-        self.req.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.req.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
         self.resp.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.resp.s_qpw_index.next = self.bar0.m_qpw_index.val();
-        self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
         self.cpl.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
-        self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
+        // The receive queues take the whole QP context (their fields lie past bit 512), the
+        // receive doorbells, the MR table, and answer the responder's WQE requests.
+        self.rq.s_qpw_en.next = self.bar0.m_qpw_en.val();
+        self.rq.s_qpw_index.next = self.bar0.m_qpw_index.val();
+        self.rq.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.rq.s_rdb_en.next = self.bar0.m_rdb_en.val();
+        self.rq.s_rdb_qpn.next = self.bar0.m_rdb_qpn.val();
+        self.rq.s_rdb_pi.next = self.bar0.m_rdb_pi.val();
+        self.rq.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.rq.s_mrw_index.next = self.bar0.m_mrw_index.val();
+        self.rq.s_mrw_data.next = self.bar0.m_mrw_data.val();
+        self.rq.s_peek_index.next = self.bar0.m_peek_index.val();
+        self.bar0.s_peek_rci.next = self.rq.m_peek_ci.val();
+        self.rq.s_req_valid.next = self.resp.m_rq_req_valid.val();
+        self.rq.s_req_qpn.next = self.resp.m_rq_req_qpn.val();
+        self.resp.m_rq_req_ready.next = self.rq.s_req_ready.val();
+        self.resp.s_rq_ans_valid.next = self.rq.m_ans_valid.val();
+        self.rq.m_ans_ready.next = self.resp.s_rq_ans_ready.val();
+        self.resp.s_rq_ans_status.next = self.rq.m_ans_status.val();
+        self.resp.s_rq_ans_wrid.next = self.rq.m_ans_wrid.val();
+        self.resp.s_rq_ans_nsge.next = self.rq.m_ans_nsge.val();
+        self.resp.s_rq_ans_sges.next = self.rq.m_ans_sges.val();
+        self.resp.s_rq_ans_len.next = self.rq.m_ans_len.val();
+        self.resp.s_rq_ans_cqn.next = self.rq.m_ans_cqn.val();
+        // Receive completions: the responder releases each once its writes have left.
+        self.cpl.s_rcv_tdata.next = self.resp.m_rcv_tdata.val();
+        self.cpl.s_rcv_tvalid.next = self.resp.m_rcv_tvalid.val();
+        self.resp.m_rcv_tready.next = self.cpl.s_rcv_tready.val();
+        self.resp.wr_idle.next = self.wr_resp.idle.val();
         self.resp.s_mrw_en.next = self.bar0.m_mrw_en.val();
         // QUERY: the engines' running state of the QP BAR0's command names.
         self.req.s_peek_index.next = self.bar0.m_peek_index.val();
@@ -435,17 +486,37 @@ impl<
         self.resp.local_ipv4.next = self.bar0.local_ipv4.val();
         self.rx.local_mac.next = self.bar0.local_mac.val();
         self.rx.local_ip.next = self.bar0.local_ipv4.val();
-        // Send: DMA reads for the requester, its packets and the ACKs to the TX path.
-        self.rd.s_cmd_addr.next = self.req.m_rd_addr.val();
-        self.rd.s_cmd_len.next = self.req.m_rd_len.val();
-        self.rd.s_cmd_tvalid.next = self.req.m_rd_tvalid.val();
-        self.req.m_rd_tready.next = self.rd.s_cmd_tready.val();
-        self.req.s_rd_tdata.next = self.rd.m_data_tdata.val();
-        self.req.s_rd_tkeep.next = self.rd.m_data_tkeep.val();
-        self.req.s_rd_tlast.next = self.rd.m_data_tlast.val();
-        self.req.s_rd_tuser.next = self.rd.m_data_tuser.val();
-        self.req.s_rd_tvalid.next = self.rd.m_data_tvalid.val();
-        self.rd.m_data_tready.next = self.req.s_rd_tready.val();
+        // Send: DMA reads for the requester (A) and the receive queues (B) share the one
+        // read engine; the requester's packets and the ACKs to the TX path.
+        self.rds.s_a_addr.next = self.req.m_rd_addr.val();
+        self.rds.s_a_len.next = self.req.m_rd_len.val();
+        self.rds.s_a_tvalid.next = self.req.m_rd_tvalid.val();
+        self.req.m_rd_tready.next = self.rds.s_a_tready.val();
+        self.rds.s_b_addr.next = self.rq.m_rd_addr.val();
+        self.rds.s_b_len.next = self.rq.m_rd_len.val();
+        self.rds.s_b_tvalid.next = self.rq.m_rd_tvalid.val();
+        self.rq.m_rd_tready.next = self.rds.s_b_tready.val();
+        self.rd.s_cmd_addr.next = self.rds.m_cmd_addr.val();
+        self.rd.s_cmd_len.next = self.rds.m_cmd_len.val();
+        self.rd.s_cmd_tvalid.next = self.rds.m_cmd_tvalid.val();
+        self.rds.m_cmd_tready.next = self.rd.s_cmd_tready.val();
+        self.rds.s_tdata.next = self.rd.m_data_tdata.val();
+        self.rds.s_tkeep.next = self.rd.m_data_tkeep.val();
+        self.rds.s_tlast.next = self.rd.m_data_tlast.val();
+        self.rds.s_tuser.next = self.rd.m_data_tuser.val();
+        self.rds.s_tvalid.next = self.rd.m_data_tvalid.val();
+        self.rd.m_data_tready.next = self.rds.s_tready.val();
+        self.req.s_rd_tdata.next = self.rds.m_a_tdata.val();
+        self.req.s_rd_tkeep.next = self.rds.m_a_tkeep.val();
+        self.req.s_rd_tlast.next = self.rds.m_a_tlast.val();
+        self.req.s_rd_tuser.next = self.rds.m_a_tuser.val();
+        self.req.s_rd_tvalid.next = self.rds.m_a_tvalid.val();
+        self.rds.m_a_tready.next = self.req.s_rd_tready.val();
+        self.rq.s_rd_tdata.next = self.rds.m_b_tdata.val();
+        self.rq.s_rd_tlast.next = self.rds.m_b_tlast.val();
+        self.rq.s_rd_tuser.next = self.rds.m_b_tuser.val();
+        self.rq.s_rd_tvalid.next = self.rds.m_b_tvalid.val();
+        self.rds.m_b_tready.next = self.rq.s_rd_tready.val();
         self.arb.s_a_meta_tdata.next = self.req.m_meta_tdata.val();
         self.arb.s_a_meta_tvalid.next = self.req.m_meta_tvalid.val();
         self.req.m_meta_tready.next = self.arb.s_a_meta_tready.val();
@@ -632,6 +703,10 @@ impl<
         self.resp_bad_req.next = self.resp.bad_req.val();
         self.resp_bad_rkey.next = self.resp.bad_rkey.val();
         self.resp_bad_pkey.next = self.resp.bad_pkey.val();
+        self.resp_rnr.next = self.resp.rnr.val();
+        self.resp_sc_bad_len.next = self.resp.sc_bad_len.val();
+        self.rq_bad_wqe.next = self.rq.bad_wqe.val();
+        self.rq_empty.next = self.rq.empty.val();
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();

@@ -35,6 +35,10 @@ pub struct Device<B: Bar, M: DmaMemory> {
     sq_track: HashMap<u32, VecDeque<u64>>,
     /// Per QP, the send queue entries retired (`QueuePair::sq_done` is taken from here).
     sq_retired: HashMap<u32, u16>,
+    /// Per QP, the receive queue entries retired: one per receive completion (every receive
+    /// WQE the NIC takes completes, in ring order), set to the producer index by a move to
+    /// RESET (`QueuePair::rq_done` is taken from here).
+    rq_retired: HashMap<u32, u16>,
 }
 
 /// A protection domain (`ibv_alloc_pd`): QPs and memory regions of one PD work together.
@@ -477,6 +481,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             next_pdn: 0,
             sq_track: HashMap::new(),
             sq_retired: HashMap::new(),
+            rq_retired: HashMap::new(),
             mrs: Vec::new(),
             mr_gen: 0,
         })
@@ -746,6 +751,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         self.write_qp(&qp, true, true)?;
         self.sq_track.insert(qp.qpn, VecDeque::new());
         self.sq_retired.insert(qp.qpn, 0);
+        self.rq_retired.insert(qp.qpn, 0);
         self.next_qpn += 1;
         qp.state = QpState::Reset;
         Ok(qp)
@@ -932,6 +938,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         if to == Reset {
             self.sq_track.insert(qp.qpn, VecDeque::new());
             self.sq_retired.insert(qp.qpn, 0);
+            self.rq_retired.insert(qp.qpn, qp.rq_done);
         }
         Ok(())
     }
@@ -1085,10 +1092,15 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 src_qp: g("src_qp") as u32,
             };
             cq.ci = cq.ci.wrapping_add(1);
-            if let Some(q) = self.sq_track.get_mut(&wc.qpn) {
+            if wc.opcode & queues::WC_RECV != 0 {
+                // A receive completion: its WQE left the receive ring (they complete in order).
+                let n = self.rq_retired.entry(wc.qpn).or_default();
+                *n = n.wrapping_add(1);
+            } else if let Some(q) = self.sq_track.get_mut(&wc.qpn) {
                 if let Some(n) = q.iter().position(|id| *id == wc.wr_id) {
                     q.drain(..=n);
-                    *self.sq_retired.entry(wc.qpn).or_default() += n as u16 + 1;
+                    let r = self.sq_retired.entry(wc.qpn).or_default();
+                    *r = r.wrapping_add(n as u16 + 1);
                 }
             }
             out.push(wc);
@@ -1107,6 +1119,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 "QP {}: post_recv in RESET, needs INIT or later",
                 qp.qpn
             )));
+        }
+        if let Some(done) = self.rq_retired.get(&qp.qpn) {
+            qp.rq_done = *done;
         }
         let size = ring_room(qp.qpn, qp.rq_log_size, qp.rq_pi, qp.rq_done, wrs.len())?;
         for wr in wrs {

@@ -248,6 +248,7 @@ fn formats() -> String {
     layout_table(&mut s, &crate::meta::RX_META);
     layout_table(&mut s, &crate::meta::SENT);
     layout_table(&mut s, &crate::meta::RX_ACK);
+    layout_table(&mut s, &crate::meta::RECV_DONE);
     s.push_str("## PCIe TLP headers\n\nCarried beside the payload as one 128-bit big-endian value, always in the 4-DW form.\n\n");
     layout_table(&mut s, &tlp::REQUEST);
     layout_table(&mut s, &tlp::COMPLETION);

@@ -164,6 +164,11 @@ pub const AETH_NAK_PSN_SEQ: u8 = 0x60;
 pub const AETH_NAK_INV_REQ: u8 = 0x61;
 pub const AETH_NAK_REM_ACCESS: u8 = 0x62;
 pub const AETH_NAK_REM_OP: u8 = 0x63;
+/// An RNR NAK: the top three bits 001, the low five the RNR timer code (IBA table 45).
+pub const AETH_RNR_NAK: u8 = 0x20;
+/// The RNR timer code this NIC's responder sends: 1, 0.01 ms (the QP's `min_rnr_timer` is the
+/// reliability issue's).
+pub const RNR_TIMER_DEFAULT: u8 = 1;
 
 /// Immediate data (IBA 9.3.4).
 pub const IMMDT: Layout = Layout::net(

@@ -240,6 +240,45 @@ pub const SENT: Layout = Layout::host(
     "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
 );
 
+/// A receive work request done (a SEND, or a WRITE with immediate, landed in it, or it was
+/// consumed in error), for the completer: it writes a CQE to CQ `cqn` (the QP's receive CQ).
+pub const RECV_DONE: Layout = Layout::host(
+    "receive completion",
+    32,
+    &[
+        f("qpn", 0, 24, "local QP number"),
+        f(
+            "status",
+            24,
+            8,
+            "work completion status (queues::WC_STATUS)",
+        ),
+        f(
+            "opcode",
+            32,
+            8,
+            "work completion opcode: WC_RECV or WC_RECV_RDMA_WITH_IMM",
+        ),
+        f(
+            "wc_flags",
+            40,
+            8,
+            "queues::WC_WITH_IMM when imm_data holds one",
+        ),
+        f("cqn", 48, 16, "the QP's receive CQ"),
+        f("wr_id", 64, 64, "the receive WQE's wr_id"),
+        f(
+            "byte_len",
+            128,
+            32,
+            "bytes received (a WRITE with immediate: the RDMA length)",
+        ),
+        f("imm_data", 160, 32, "the ImmDt, as a big-endian number"),
+        f("src_qp", 192, 24, "the sending QP"),
+    ],
+    "A receive completion (`hdl::rc::Responder` to the completer).",
+);
+
 /// An acknowledgement the responder received for this NIC's requester (an ACKNOWLEDGE packet's
 /// BTH and AETH), for the completer.
 pub const RX_ACK: Layout = Layout::host(
@@ -321,6 +360,7 @@ mod tests {
         assert_eq!(RX_META.field("ext2").bit + 128, RX_META.field("ext").bit);
         SENT.check().expect("SENT");
         RX_ACK.check().expect("RX_ACK");
+        RECV_DONE.check().expect("RECV_DONE");
         let ports: std::collections::HashSet<u16> = (0..256).map(src_port).collect();
         assert_eq!(ports.len(), 256, "one port per QP");
         assert!(ports.iter().all(|p| *p >= 0xC000));

@@ -107,7 +107,9 @@ pub const OPCODES: &[Opcode] = &[
 
 /// Opcodes the hardware sends and accepts today; the rest are listed for the parser's
 /// validity check and the docs, and arrive with the transport issues.
-pub const IMPLEMENTED: &[u8] = &[0x06, 0x07, 0x08, 0x0A, 0x11];
+pub const IMPLEMENTED: &[u8] = &[
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x11,
+];
 
 /// Where a packet sits in its message (IBA 9.8.3 opcode sequence checks use it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

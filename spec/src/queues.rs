@@ -279,9 +279,9 @@ const fn code(value: u32, name: &'static str, implemented: bool) -> Code {
 /// Work request opcodes (the WQE's `opcode`; values of `enum ibv_wr_opcode`).
 pub const WR_OPCODES: &[Code] = &[
     code(0, "RDMA_WRITE", true),
-    code(1, "RDMA_WRITE_WITH_IMM", false),
-    code(2, "SEND", false),
-    code(3, "SEND_WITH_IMM", false),
+    code(1, "RDMA_WRITE_WITH_IMM", true),
+    code(2, "SEND", true),
+    code(3, "SEND_WITH_IMM", true),
     code(4, "RDMA_READ", false),
     code(5, "ATOMIC_CMP_AND_SWP", false),
     code(6, "ATOMIC_FETCH_AND_ADD", false),
@@ -313,13 +313,13 @@ pub const WQE_FLAG_SOLICITED: u32 = 1 << 2;
 
 /// Work completion opcodes (the CQE's `opcode`; values of `enum ibv_wc_opcode`).
 pub const WC_OPCODES: &[Code] = &[
-    code(0, "SEND", false),
+    code(0, "SEND", true),
     code(1, "RDMA_WRITE", true),
     code(2, "RDMA_READ", false),
     code(3, "COMP_SWAP", false),
     code(4, "FETCH_ADD", false),
-    code(128, "RECV", false),
-    code(129, "RECV_RDMA_WITH_IMM", false),
+    code(128, "RECV", true),
+    code(129, "RECV_RDMA_WITH_IMM", true),
 ];
 pub const WC_SEND: u32 = 0;
 pub const WC_RDMA_WRITE: u32 = 1;
@@ -340,7 +340,7 @@ pub const WC_STATUS: &[Code] = &[
     code(10, "REM_ACCESS_ERR", true),
     code(11, "REM_OP_ERR", true),
     code(12, "RETRY_EXC_ERR", false),
-    code(13, "RNR_RETRY_EXC_ERR", false),
+    code(13, "RNR_RETRY_EXC_ERR", true),
     code(21, "GENERAL_ERR", true),
 ];
 /// Memory region access rights by name (`implemented`: the NIC enforces the right today).
@@ -358,6 +358,7 @@ pub const WC_WR_FLUSH_ERR: u32 = 5;
 pub const WC_REM_INV_REQ_ERR: u32 = 9;
 pub const WC_REM_ACCESS_ERR: u32 = 10;
 pub const WC_REM_OP_ERR: u32 = 11;
+pub const WC_RNR_RETRY_EXC_ERR: u32 = 13;
 pub const WC_GENERAL_ERR: u32 = 21;
 
 /// QP states (the context's `state`; values of `enum ibv_qp_state`).

@@ -179,8 +179,7 @@ def test_qp_by_hand_and_a_remote_access_error():
 def test_post_recv_takes_pyverbs_receive_lists_and_refuses_bad_ones_whole():
     """``post_recv`` with pyverbs' receive work request dicts (1 to 4 SGEs) posts them; a list
     with a region lacking local write access, or five SGEs, raises ``ValueError`` and posts
-    nothing (the ring's bytes are checked by the Rust system test). The NIC does not take
-    receive WQEs yet."""
+    nothing (the ring's bytes are checked by the Rust system test)."""
     world = verbs.World()
     a = world.a
     qa, _ = world.connect(pmtu=1024)
@@ -193,3 +192,65 @@ def test_post_recv_takes_pyverbs_receive_lists_and_refuses_bad_ones_whole():
                 dict(wr_id=2, sg_list=[(addr, 8, mr.lkey)] * 5)]:
         with pytest.raises(ValueError):
             a.post_recv(qa, [wrs[0], bad])
+
+
+def test_send_and_recv_in_pyverbs_shape_both_ways():
+    """SEND, SEND with immediate and RDMA WRITE with immediate, both ways, in pyverbs' shape:
+    each SEND is scattered across the next receive WQE's SGEs (1 to 4, odd offsets), the
+    receive completions carry ``WC_RECV`` / ``WC_RECV_RDMA_WITH_IMM``, the byte count, the
+    immediate (``None`` when there is none) and the sending QP; guard bytes stay."""
+    rng = seeded("test_send_and_recv_in_pyverbs_shape_both_ways")
+    world = verbs.World(reorder_seed=rng.randrange(1 << 32))
+    qa, qb = world.connect(pmtu=512)
+    for src, dst, sq, rq in [(world.a, world.b, qa, qb), (world.b, world.a, qb, qa)]:
+        pool = rng.randbytes(8000)
+        saddr, smr = region(src, len(pool), pool)
+        cases = [(verbs.WR_SEND, 0), (verbs.WR_SEND, 1), (verbs.WR_SEND_WITH_IMM, 511),
+                 (verbs.WR_SEND, 513), (verbs.WR_SEND_WITH_IMM, 3000),
+                 (verbs.WR_RDMA_WRITE_WITH_IMM, 700)]
+        recvs, sends, want = [], [], []
+        for i, (op, n) in enumerate(cases):
+            off = rng.randrange(len(pool) - n + 1)
+            data = pool[off : off + n]
+            room = n + rng.randrange(0, 50)
+            cuts = sorted(rng.randrange(room + 1) for _ in range(rng.randint(0, 3)))
+            pieces = [b - a for a, b in zip([0] + cuts, cuts + [room])]
+            bufs = [region(dst, p) for p in pieces]
+            recvs.append(dict(wr_id=100 + i, sg_list=[(a, p, mr.lkey)
+                                                      for (a, mr), p in zip(bufs, pieces)]))
+            imm = rng.randrange(1 << 32) if op != verbs.WR_SEND else None
+            wr = dict(wr_id=i, opcode=op, sg_list=[(saddr + off, n, smr.lkey)], signaled=True)
+            if imm is not None:
+                wr["imm_data"] = imm
+            if op == verbs.WR_RDMA_WRITE_WITH_IMM:
+                taddr, tmr = region(dst, n)
+                wr.update(remote_addr=taddr, rkey=tmr.rkey)
+                # The receive WQE's buffers stay as they were.
+                want.append((verbs.WC_RECV_RDMA_WITH_IMM, n, imm,
+                             [(taddr, data)] + [(a, b"\xa5" * p) for (a, _), p in zip(bufs, pieces)]))
+            else:
+                placed, at = [], 0
+                for (a, _), p in zip(bufs, pieces):
+                    placed.append((a, data[at : at + p]))
+                    at += p
+                want.append((verbs.WC_RECV, n, imm, placed))
+            sends.append(wr)
+        dst.post_recv(rq, recvs)
+        src.post_send(sq, sends)
+        wcs = src.wait_cq(len(sends), max_cycles=400_000)
+        assert [(w.wr_id, w.status) for w in wcs] == [(i, verbs.WC_SUCCESS) for i in range(len(sends))]
+        assert [w.opcode for w in wcs] == [
+            verbs.WC_RDMA_WRITE if op == verbs.WR_RDMA_WRITE_WITH_IMM else verbs.WC_SEND
+            for op, _ in cases]
+        rwcs = dst.wait_cq(len(recvs), max_cycles=400_000)
+        got = [(w.wr_id, w.status, w.opcode, w.byte_len, w.imm_data, w.src_qp, w.qp_num)
+               for w in rwcs]
+        assert got == [(100 + i, verbs.WC_SUCCESS, op, n, imm, sq.qp_num, rq.qp_num)
+                       for i, (op, n, imm, _) in enumerate(want)], got
+        for _, _, _, placed in want:
+            for a, data in placed:
+                back = dst.read(a - GUARD, len(data) + 2 * GUARD)
+                assert back[GUARD : GUARD + len(data)] == data
+                assert back[:GUARD] == back[GUARD + len(data) :] == b"\xa5" * GUARD
+    assert world.a.counter("resp_rnr") == world.b.counter("resp_rnr") == 0
+    assert world.a.faults() == {} and world.b.faults() == {}

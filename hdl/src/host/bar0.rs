@@ -6,6 +6,8 @@
 //! - `s_req_*`: requests from the host (`hdr` is the 128-bit header of `spec::tlp`).
 //! - `m_cpl_*`: completions for reads, in request order.
 //! - `m_db_*`: doorbells, `qpn` and the send queue producer index `pi`.
+//! - `m_rdb_{en,qpn,pi}`: receive doorbells (`regs::DB_RQ_PI`), the receive queue producer
+//!   index, one cycle each (the receive queues take one per cycle, no handshake).
 //! - `local_mac`, `local_ipv4`: the PORT block's registers, for the transmit path.
 //! - `pfc_enable`, `pfc_quanta`, `pfc_xoff_bytes`, `pfc_xon_bytes`: the PFC block's, for the
 //!   MAC.
@@ -20,7 +22,8 @@
 //! - `m_peek_index` out, `s_peek_{sq,rq,cpl}` in: the QP the command register names, and the
 //!   engines' running state of it (requester: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts`
 //!   40..64; responder: `epsn` 0..24, `msn` 24..48; completer: `una_psn` 0..24 and its error
-//!   status 24..32), each a registered RAM read of that index. A QUERY of a QP returns these
+//!   status 24..32; receive queues: `rq_ci` in `s_peek_rci`), each a registered RAM read of
+//!   that index. A QUERY of a QP returns these
 //!   in place of the table's start values, so the host sees the NIC's live PSNs and indices,
 //!   and a QP the NIC has failed (a fatal NAK) reads as ERR whatever state the host wrote.
 //!
@@ -58,7 +61,7 @@ const WA: usize = regs::BAR0_ADDR_W - 2;
 /// QP, CQ and MR table address width: 256 of each.
 pub const OBJ_A: usize = 8;
 /// QP context bits stored (every QP_CTX field lies below).
-pub const QP_W: usize = 512;
+pub const QP_W: usize = 640;
 /// CQ context bits stored.
 pub const CQ_W: usize = 128;
 /// MR context bits stored.
@@ -122,6 +125,11 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub s_peek_sq: Signal<In, Bits<64>>,
     pub s_peek_rq: Signal<In, Bits<48>>,
     pub s_peek_cpl: Signal<In, Bits<32>>,
+    pub s_peek_rci: Signal<In, Bits<16>>,
+    pub m_rdb_en: Signal<Out, Bit>,
+    pub m_rdb_qpn: Signal<Out, Bits<24>>,
+    pub m_rdb_pi: Signal<Out, Bits<16>>,
+    rdb_en: DFF<Bit>,
     qp_table: CtxTable<QP_W, OBJ_A>,
     cq_table: CtxTable<CQ_W, OBJ_A>,
     mr_table: CtxTable<MR_W, OBJ_A>,
@@ -205,6 +213,8 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     a_mac_hi: Constant<Bits<WA>>,
     a_ipv4: Constant<Bits<WA>>,
     db_base: Constant<Bits<WA>>,
+    db_sq: Constant<Bits<10>>,
+    db_rq: Constant<Bits<10>>,
     l_fmt_hi: Constant<Bits<7>>,
     l_type: Constant<Bits<7>>,
     l_len: Constant<Bits<7>>,
@@ -235,6 +245,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     st_err: Constant<Bits<4>>,
     x_epsn: Constant<Bits<9>>,
     x_msn: Constant<Bits<9>>,
+    x_rq_ci: Constant<Bits<10>>,
     cq_mask: Constant<Bits<CQ_W>>,
     mr_mask: Constant<Bits<MR_W>>,
     keep1: Constant<Bits<KW>>,
@@ -248,17 +259,10 @@ fn word(byte_addr: u32) -> u64 {
     u64::from(byte_addr / 4)
 }
 
-/// Fields of a context the table does not store yet: the receive queue's, until the receive
-/// path takes them (the QP table is 512 bits; they read back as 0).
-pub const NOT_STORED: &[&str] = &["rq_base", "rq_cqn", "rq_log_size", "rq_ci"];
-
 /// Mask of the bits a host layout's fields cover: the rest are stored as 0.
 fn field_mask<const W: usize>(l: &ferroce_spec::layout::Layout) -> Bits<W> {
     let mut b = vec![false; W];
     for f in l.fields {
-        if f.bit >= W && NOT_STORED.contains(&f.name) {
-            continue;
-        }
         assert!(f.bit + f.width <= W, "{}.{} is not stored", l.name, f.name);
         b[f.bit..f.bit + f.width].fill(true);
     }
@@ -368,6 +372,11 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             s_peek_sq: Default::default(),
             s_peek_rq: Default::default(),
             s_peek_cpl: Default::default(),
+            s_peek_rci: Default::default(),
+            m_rdb_en: Default::default(),
+            m_rdb_qpn: Default::default(),
+            m_rdb_pi: Default::default(),
+            rdb_en: Default::default(),
             qp_table: CtxTable::new(),
             cq_table: CtxTable::new(),
             mr_table: CtxTable::new(),
@@ -446,6 +455,8 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             a_mac_hi: addr_of("PORT", "MAC_HI"),
             a_ipv4: addr_of("PORT", "IPV4"),
             db_base: Constant::new(bits_from_u64(word(regs::DB_OFFSET))),
+            db_sq: Constant::new(bits_from_u64(word(regs::DB_SQ_PI))),
+            db_rq: Constant::new(bits_from_u64(word(regs::DB_RQ_PI))),
             l_fmt_hi: Constant::new(bits_from_u64(REQUEST.lsb(&REQUEST.field("fmt")) as u64 + 1)),
             l_type: lsb(&REQUEST, "type"),
             l_len: lsb(&REQUEST, "length"),
@@ -469,7 +480,9 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             qp_mask: Constant::new(field_mask::<QP_W>(&QP_CTX)),
             live_clear: Constant::new({
                 let mut b = vec![true; QP_W];
-                for name in ["sq_psn", "sq_ci", "sq_pkts", "una_psn", "epsn", "msn"] {
+                for name in [
+                    "sq_psn", "sq_ci", "sq_pkts", "una_psn", "epsn", "msn", "rq_ci",
+                ] {
                     let f = QP_CTX.field(name);
                     b[f.bit..f.bit + f.width].fill(false);
                 }
@@ -483,6 +496,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             st_err: k(ferroce_spec::queues::QP_STATE_ERR.into()),
             x_epsn: crate::host::field_at(&QP_CTX, "epsn"),
             x_msn: crate::host::field_at(&QP_CTX, "msn"),
+            x_rq_ci: crate::host::field_at(&QP_CTX, "rq_ci"),
             cq_mask: Constant::new(field_mask::<CQ_W>(&CQ_CTX)),
             mr_mask: Constant::new(field_mask::<MR_W>(&MR_CTX)),
             keep1: Constant::new(bits_from_u64(0x0F)),
@@ -499,7 +513,8 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, waddr, two, is_read, bad, dw1, tag, rid, rd0, rd1, cmd_go, cpl_hdr,
-            cpl_data, cpl_keep, cpl_valid, db_qpn, db_pi, db_valid, cmd, err, commands, mmio_bad
+            cpl_data, cpl_keep, cpl_valid, db_qpn, db_pi, db_valid, cmd, err, commands, mmio_bad,
+            rdb_en
         );
         for i in 0..self.rw.len() {
             self.rw[i].clock.next = self.clk.val();
@@ -534,6 +549,10 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.m_db_qpn.next = self.db_qpn.q.val();
         self.m_db_pi.next = self.db_pi.q.val();
         self.m_db_tvalid.next = self.db_valid.q.val();
+        self.m_rdb_en.next = self.rdb_en.q.val();
+        self.m_rdb_qpn.next = self.db_qpn.q.val();
+        self.m_rdb_pi.next = self.db_pi.q.val();
+        self.rdb_en.d.next = false;
         self.mac_lo.next = bits::<32>(0);
         self.mac_hi.next = bits::<16>(0);
         self.local_ipv4.next = bits::<32>(0);
@@ -747,8 +766,13 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.db_rel.next = self.acc_addr.val() - self.db_base.val();
         if self.acc.val() & (self.acc_addr.val() >= self.db_base.val()) {
             self.acc_rdata.next = bits::<32>(0);
-            if self.acc_wr.val() & (self.db_rel.val().get_bits::<10>(0) == bits::<10>(0)) {
+            if self.acc_wr.val() & (self.db_rel.val().get_bits::<10>(0) == self.db_sq.val()) {
                 self.db_valid.d.next = true;
+                self.db_qpn.d.next = bit_cast::<24, 9>(self.db_rel.val().get_bits::<9>(10));
+                self.db_pi.d.next = self.acc_data.val().get_bits::<16>(0);
+            }
+            if self.acc_wr.val() & (self.db_rel.val().get_bits::<10>(0) == self.db_rq.val()) {
+                self.rdb_en.d.next = true;
                 self.db_qpn.d.next = bit_cast::<24, 9>(self.db_rel.val().get_bits::<9>(10));
                 self.db_pi.d.next = self.acc_data.val().get_bits::<16>(0);
             }
@@ -802,7 +826,8 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
                 << self.x_sq_pkts.val())
             | (bit_cast::<QP_W, 24>(self.s_peek_cpl.val().get_bits::<24>(0)) << self.x_una.val())
             | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(0)) << self.x_epsn.val())
-            | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(24)) << self.x_msn.val());
+            | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(24)) << self.x_msn.val())
+            | (bit_cast::<QP_W, 16>(self.s_peek_rci.val()) << self.x_rq_ci.val());
         if self.s_peek_cpl.val().get_bits::<8>(24) != bits::<8>(0) {
             self.qp_live.next = (self.qp_live.val() & !(bits::<QP_W>(0xF) << self.x_state.val()))
                 | (bit_cast::<QP_W, 4>(self.st_err.val()) << self.x_state.val());
@@ -844,6 +869,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             self.state.d.next = Bar0State::Idle;
             self.cpl_valid.d.next = false;
             self.db_valid.d.next = false;
+            self.rdb_en.d.next = false;
             self.cmd_go.d.next = false;
             self.err.d.next = bits::<8>(0);
             self.commands.d.next = bits::<32>(0);

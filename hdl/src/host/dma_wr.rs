@@ -10,6 +10,9 @@
 //!   the command's length says how many bytes the packet carries.
 //! - `m_rq_*`: memory write requests; `hdr` beside the first beat of each.
 //! - `bad_len`: commands whose data packet was not `len` bytes long.
+//! - `idle`: no command in hand and every request it made has left `m_rq` (a client that
+//!   must order something after its writes by another path waits for this: the responder's
+//!   receive completions, written by the completer's own engine).
 //!
 //! ```text
 //!  s_data --> shift by addr mod (DW/8), carrying the high bytes of each beat into the next
@@ -66,6 +69,7 @@ pub struct DmaWrite<const DW: usize, const KW: usize> {
     pub m_rq_tvalid: Signal<Out, Bit>,
     pub m_rq_tready: Signal<In, Bit>,
     pub bad_len: Signal<Out, Bits<32>>,
+    pub idle: Signal<Out, Bit>,
     rqh: ReqHeader,
     out: TlpSkid<DW, KW>,
     state: DFF<DmaWriteState>,
@@ -147,6 +151,7 @@ impl<const DW: usize, const KW: usize> DmaWrite<DW, KW> {
             m_rq_tvalid: Default::default(),
             m_rq_tready: Default::default(),
             bad_len: Default::default(),
+            idle: Default::default(),
             rqh: ReqHeader::default(),
             out: TlpSkid::new(),
             state: Default::default(),
@@ -230,6 +235,9 @@ impl<const DW: usize, const KW: usize> Logic for DmaWrite<DW, KW> {
         self.rqh.clk.next = self.clk.val();
         self.rqh.load.next = false;
         self.bad_len.next = self.n_bad.q.val();
+        self.idle.next = (self.state.q.val() == DmaWriteState::Idle)
+            & !self.o_valid.q.val()
+            & !self.out.m_tvalid.val();
         if self.o_valid.q.val() & self.out.s_tready.val() {
             self.o_valid.d.next = false;
         }

@@ -48,16 +48,17 @@ use crate::host::{field_at, k};
 use crate::prelude::*;
 use crate::stream::Fifo;
 use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP};
-use ferroce_spec::meta::{RX_ACK, SENT};
+use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_TO_WC,
+    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_TO_WC,
 };
 
 pub const QA: usize = 8;
 pub const QP_W: usize = 512;
 pub const CQ_W: usize = 128;
 const SENT_W: usize = SENT.len * 8;
+const RCV_W: usize = RECV_DONE.len * 8;
 const RACK_W: usize = RX_ACK.len * 8;
 const CQE_W: usize = CQE_LEN * 8;
 /// Per QP, as QUERY reads it: una 0/24, error status 24/8 (0: none).
@@ -75,6 +76,7 @@ pub enum CplState {
     Idle,
     Ack,
     Sent,
+    Rcv,
     Cqe,
 }
 
@@ -88,6 +90,9 @@ pub struct Completer<const DW: usize> {
     pub s_rack_tdata: Signal<In, Bits<RACK_W>>,
     pub s_rack_tvalid: Signal<In, Bit>,
     pub s_rack_tready: Signal<Out, Bit>,
+    pub s_rcv_tdata: Signal<In, Bits<RCV_W>>,
+    pub s_rcv_tvalid: Signal<In, Bit>,
+    pub s_rcv_tready: Signal<Out, Bit>,
     pub s_qpw_en: Signal<In, Bit>,
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
@@ -110,6 +115,10 @@ pub struct Completer<const DW: usize> {
     pub bad_cq: Signal<Out, Bits<32>>,
     pub cqes: Signal<Out, Bits<32>>,
     sent_q: Fifo<SENT_W, 5, 6>,
+    rcv_q: Fifo<RCV_W, 2, 3>,
+    rcv: DFF<Bits<RCV_W>>,
+    rcv_img: Signal<Local, Bits<CQE_W>>,
+    v_cqn: Signal<Local, Bits<16>>,
     qst_ram: RAM<Bits<QS_W>, QA>,
     qst_peek: RAM<Bits<QST_W>, QA>,
     qw_addr: Signal<Local, Bits<QA>>,
@@ -194,6 +203,19 @@ pub struct Completer<const DW: usize> {
     c_op: Constant<Bits<8>>,
     c_status: Constant<Bits<8>>,
     c_owner: Constant<Bits<8>>,
+    c_flags: Constant<Bits<8>>,
+    c_imm: Constant<Bits<8>>,
+    c_src: Constant<Bits<8>>,
+    v_qpn: Constant<Bits<8>>,
+    v_status: Constant<Bits<8>>,
+    v_op: Constant<Bits<8>>,
+    v_flags: Constant<Bits<8>>,
+    v_cqn_at: Constant<Bits<8>>,
+    v_wrid: Constant<Bits<8>>,
+    v_len: Constant<Bits<8>>,
+    v_imm: Constant<Bits<8>>,
+    v_src: Constant<Bits<8>>,
+    wc_rnr: Constant<Bits<8>>,
     nak_inv: Constant<Bits<8>>,
     nak_acc: Constant<Bits<8>>,
     nak_op: Constant<Bits<8>>,
@@ -234,6 +256,9 @@ impl<const DW: usize> Completer<DW> {
             s_rack_tdata: Default::default(),
             s_rack_tvalid: Default::default(),
             s_rack_tready: Default::default(),
+            s_rcv_tdata: Default::default(),
+            s_rcv_tvalid: Default::default(),
+            s_rcv_tready: Default::default(),
             s_qpw_en: Default::default(),
             s_qpw_index: Default::default(),
             s_qpw_data: Default::default(),
@@ -256,6 +281,10 @@ impl<const DW: usize> Completer<DW> {
             bad_cq: Default::default(),
             cqes: Default::default(),
             sent_q: Fifo::new(),
+            rcv_q: Fifo::new(),
+            rcv: Default::default(),
+            rcv_img: Default::default(),
+            v_cqn: Default::default(),
             qst_ram: RAM::default(),
             qst_peek: RAM::default(),
             qw_addr: Default::default(),
@@ -338,6 +367,19 @@ impl<const DW: usize> Completer<DW> {
             c_op: field_at(&CQE, "opcode"),
             c_status: field_at(&CQE, "status"),
             c_owner: field_at(&CQE, "owner"),
+            c_flags: field_at(&CQE, "wc_flags"),
+            c_imm: field_at(&CQE, "imm_data"),
+            c_src: field_at(&CQE, "src_qp"),
+            v_qpn: field_at(&RECV_DONE, "qpn"),
+            v_status: field_at(&RECV_DONE, "status"),
+            v_op: field_at(&RECV_DONE, "opcode"),
+            v_flags: field_at(&RECV_DONE, "wc_flags"),
+            v_cqn_at: field_at(&RECV_DONE, "cqn"),
+            v_wrid: field_at(&RECV_DONE, "wr_id"),
+            v_len: field_at(&RECV_DONE, "byte_len"),
+            v_imm: field_at(&RECV_DONE, "imm_data"),
+            v_src: field_at(&RECV_DONE, "src_qp"),
+            wc_rnr: k(WC_RNR_RETRY_EXC_ERR.into()),
             nak_inv: k(AETH_NAK_INV_REQ.into()),
             nak_acc: k(AETH_NAK_REM_ACCESS.into()),
             nak_op: k(AETH_NAK_REM_OP.into()),
@@ -370,7 +412,7 @@ impl<const DW: usize> Logic for Completer<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
-            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr
+            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv
         );
         self.m_qerr_valid.next = self.qerr_v.q.val();
         self.m_qerr_qpn.next = self.qerr_q.q.val();
@@ -395,6 +437,12 @@ impl<const DW: usize> Logic for Completer<DW> {
             }
         }
         self.sent_q.clk.next = self.clk.val();
+        self.rcv_q.clk.next = self.clk.val();
+        self.rcv_q.rst.next = self.rst.val();
+        self.rcv_q.s_tdata.next = self.s_rcv_tdata.val();
+        self.rcv_q.s_tvalid.next = self.s_rcv_tvalid.val();
+        self.s_rcv_tready.next = self.rcv_q.s_tready.val();
+        self.rcv_q.m_tready.next = false;
         self.sent_q.rst.next = self.rst.val();
         self.qst_ram.read_clock.next = self.clk.val();
         self.qst_ram.write_clock.next = self.clk.val();
@@ -508,6 +556,21 @@ impl<const DW: usize> Logic for Completer<DW> {
                 .get_bits::<QA>(self.r_qpn.val().index());
         }
         self.cq_ram.read_address.next = self.s_cqn.val().get_bits::<QA>(0);
+        // A receive completion: its CQ is read from when it is taken.
+        self.v_cqn.next = self.rcv.q.val().get_bits::<16>(self.v_cqn_at.val().index());
+        if self.state.q.val() == CplState::Rcv {
+            self.cq_ram.read_address.next = self.v_cqn.val().get_bits::<QA>(0);
+        }
+        if (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & self.rcv_q.m_tvalid.val()
+        {
+            self.cq_ram.read_address.next = self
+                .rcv_q
+                .m_tdata
+                .val()
+                .get_bits::<QA>(self.v_cqn_at.val().index());
+        }
         self.una.next = self.qst_ram.read_data.val().get_bits::<24>(0);
         self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
         self.q_epoch.next = self.qst_ram.read_data.val().get_bits::<8>(32);
@@ -538,6 +601,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                 self.new_err.next = self.wc_acc.val();
             } else if self.a_syn.val() == self.nak_op.val() {
                 self.new_err.next = self.wc_rop.val();
+            } else if self.a_syn.val().get_bits::<3>(5) == bits::<3>(1) {
+                // RNR NAK: no retry yet (the reliability issue's), so the request fails.
+                self.new_err.next = self.wc_rnr.val();
             }
         }
         self.qst_w.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
@@ -582,12 +648,40 @@ impl<const DW: usize> Logic for Completer<DW> {
             | (bit_cast::<CQE_W, 8>(self.wc_op.val()) << self.c_op.val())
             | (bit_cast::<CQE_W, 8>(self.status.val()) << self.c_status.val())
             | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
+        self.rcv_img.next =
+            (bit_cast::<CQE_W, 64>(self.rcv.q.val().get_bits::<64>(self.v_wrid.val().index()))
+                << self.c_wrid.val())
+                | (bit_cast::<CQE_W, 32>(
+                    self.rcv.q.val().get_bits::<32>(self.v_len.val().index()),
+                ) << self.c_len.val())
+                | (bit_cast::<CQE_W, 24>(
+                    self.rcv.q.val().get_bits::<24>(self.v_qpn.val().index()),
+                ) << self.c_qpn.val())
+                | (bit_cast::<CQE_W, 8>(self.rcv.q.val().get_bits::<8>(self.v_op.val().index()))
+                    << self.c_op.val())
+                | (bit_cast::<CQE_W, 8>(
+                    self.rcv.q.val().get_bits::<8>(self.v_status.val().index()),
+                ) << self.c_status.val())
+                | (bit_cast::<CQE_W, 8>(
+                    self.rcv.q.val().get_bits::<8>(self.v_flags.val().index()),
+                ) << self.c_flags.val())
+                | (bit_cast::<CQE_W, 32>(
+                    self.rcv.q.val().get_bits::<32>(self.v_imm.val().index()),
+                ) << self.c_imm.val())
+                | (bit_cast::<CQE_W, 24>(
+                    self.rcv.q.val().get_bits::<24>(self.v_src.val().index()),
+                ) << self.c_src.val())
+                | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
 
         match self.state.q.val() {
             CplState::Idle => {
                 if self.s_rack_tvalid.val() {
                     self.rack.d.next = self.s_rack_tdata.val();
                     self.state.d.next = CplState::Ack;
+                } else if self.rcv_q.m_tvalid.val() {
+                    self.rcv.d.next = self.rcv_q.m_tdata.val();
+                    self.rcv_q.m_tready.next = true;
+                    self.state.d.next = CplState::Rcv;
                 } else if self.sent_q.m_tvalid.val() {
                     self.state.d.next = CplState::Sent;
                 }
@@ -644,6 +738,26 @@ impl<const DW: usize> Logic for Completer<DW> {
                             | bit_cast::<QS_W, 24>(self.una.val());
                         self.qw_en.next = true;
                     }
+                    self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
+                    self.state.d.next = CplState::Cqe;
+                }
+            }
+            CplState::Rcv => {
+                // A receive completion: always a CQE, to the QP's receive CQ.
+                if self.v_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
+                    self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
+                    self.state.d.next = CplState::Idle;
+                } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() & !self.s_qpw_en.val() {
+                    self.wr_addr.d.next =
+                        self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
+                    self.wr_valid.d.next = true;
+                    self.cqe.d.next = self.rcv_img.val();
+                    self.beats.d.next = bits::<4>(0);
+                    self.cq_ram.write_address.next = self.v_cqn.val().get_bits::<QA>(0);
+                    self.cq_ram.write_data.next = (self.cq_ram.read_data.val()
+                        & self.pi_clear.val())
+                        | (bit_cast::<CQS_W, 32>(self.pi_next.val()) << 96);
+                    self.cq_ram.write_enable.next = true;
                     self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
                     self.state.d.next = CplState::Cqe;
                 }

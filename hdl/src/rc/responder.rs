@@ -1,23 +1,31 @@
 //! `Responder`: the RC receive path from a parsed packet to host memory. Each packet the RX
 //! parser accepted (`RX_META` record + payload) is checked against its QP and, for an RDMA
-//! WRITE, against the memory region its RETH names; a good WRITE packet's payload goes to the
-//! DMA write engine at the target address, the expected PSN moves on, and the last packet of a
-//! request that asks for one is acknowledged (at most one ACK per message, coalesced further
-//! while the TX path is busy). ACKs and NAKs received for this NIC's own requests are handed
-//! to the completer.
+//! WRITE, against the memory region its RETH names; a SEND (and a WRITE with immediate)
+//! takes the QP's next receive WQE from the receive queues. A good packet's payload goes to
+//! the DMA write engine, cut across the receive WQE's scatter list for a SEND; the expected
+//! PSN moves on, and the last packet of a request that asks for one is acknowledged (at most
+//! one ACK per message, coalesced further while the TX path is busy). A message that consumed
+//! a receive WQE completes it (a `RECV_DONE` record to the completer). ACKs and NAKs received
+//! for this NIC's own requests are handed to the completer.
 //!
 //! Ports:
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
-//!   `m_wd` has no `tkeep`: the DMA write engine takes the byte count from the command.
 //! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
 //!   keeps its own copy of the QP fields it uses and of the MR table. A QP write sets the
-//!   QP's `epsn` and `msn` and ends its message in progress only with `init_rq`; any other
-//!   (RTR -> RTS, RTS -> RTS, -> ERR) leaves the receive state running.
+//!   QP's `epsn` and `msn` and ends its message in progress (and gives back a receive WQE it
+//!   held) only with `init_rq`; any other (RTR -> RTS, RTS -> RTS, -> ERR) leaves the receive
+//!   state running.
 //! - `s_peek_index` in, `m_peek_rq` out: a QP's `epsn` (bits 0..24) and `msn` (24..48), for
 //!   BAR0's QUERY (a copy of their RAM with the same writes, read at BAR0's command index).
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the ACKs' source fields.
 //! - `m_wr_{addr,len,tvalid,tready}`, `m_wd_{tdata,tlast,tvalid,tready}`: write commands and
-//!   their bytes, to `DmaWrite` (a zero-length payload writes nothing).
+//!   their bytes, to `DmaWrite`, one packet of bytes per command (a zero-length payload writes
+//!   nothing). The bytes come out of a `Scatter`, which cuts each packet into its pieces.
+//! - `m_rq_req_{valid,ready,qpn}`, `s_rq_ans_*`: a request for a QP's next receive WQE and
+//!   `RecvQueue`'s answer (a WQE with its checked SGEs, none posted, or one consumed in error).
+//! - `m_rcv_*`: `RECV_DONE` records, to the completer. `wr_idle` in: the DMA write engine has
+//!   nothing in hand; a record leaves only when that holds and no write command waits, so the
+//!   completion's CQE (written by the completer's engine) never overtakes the message's data.
 //! - `m_ack_*`: `TX_META` records of ACKs and NAKs to send (no payload), to the TX arbiter. At
 //!   most one per QP waits: a newer one for the same QP replaces it (ACKs are cumulative), so
 //!   a TX path busy with long packets never stalls the receive path.
@@ -30,52 +38,73 @@
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
 //!   dropped silently, IBA 9.6.1), `bad_pkey` (the BTH P_Key does not match the port's one
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
-//!   9.6.1.1), `unsupported` (an opcode this transport does not implement),
+//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: READ and atomics),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
-//!   outside one, a payload length the opcode does not allow (FIRST and MIDDLE exactly one
-//!   PMTU, ONLY and LAST at most one), or a RETH length over 2^31: NAK invalid request),
-//!   `bad_rkey` (the RETH's key does not name a region of the QP's PD with remote write
-//!   access, or the range is not inside it: NAK remote access error).
+//!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
+//!   allow (FIRST and MIDDLE exactly one PMTU, ONLY and LAST at most one), a RETH length over
+//!   2^31, or a SEND packet longer than the receive WQE's room left: NAK invalid request; the
+//!   last also completes the receive WQE with LOC_LEN_ERR), `bad_rkey` (the RETH's key does
+//!   not name a region of the QP's PD with remote write access, or the range is not inside
+//!   it: NAK remote access error), `rnr` (a message that needs a receive WQE found none
+//!   posted: RNR NAK with timer code `RNR_TIMER_DEFAULT`, nothing written, IBA 9.7.5.2.8).
+//!   A receive WQE `RecvQueue` consumed in error (its keys, its SGE count, its fetch) is
+//!   completed with that status and the packet NAKed remote operational error (counted
+//!   there, `bad_wqe`). `sc_bad_len`: the scatter's contract breaks (none expected).
 //!
 //! ```text
-//!  s_meta --> [Idle: take record; read QP copy, cursor, MR at the RETH key]
+//!  s_meta --> [Idle: take record; read QP copy, cursors, MR at the RETH key]
 //!         --> [Check: QP, opcode, PSN, message order, length, key, range -> one decision]
-//!         --> [Pay: payload -> m_wd] or [Drain: payload dropped]
-//!         --> [Resp: ACK/NAK record for the QP, received ACK -> m_rack, write back
-//!              epsn/msn/cursor]
+//!         --> [Wait: receive WQE from RecvQueue]   (SEND FIRST/ONLY, WRITE LAST/ONLY IMM)
+//!         --> [Room: a SEND packet fits the WQE's room left?]
+//!         --> [Split: one DMA write command and one scatter piece per SGE piece, a cycle each]
+//!         --> [Pay: payload -> Scatter -> m_wd] or [Drain: payload dropped]
+//!         --> [Resp: ACK/NAK record for the QP, received ACK -> m_rack, receive completion
+//!              -> m_rcv, write back epsn/msn/cursors]
 //!  ACK records: per-QP RAM + queue of QPs owed one (each QP once) --> sender --> m_ack
 //! ```
 //!
 //! The write cursor (next address and bytes left of the message in progress) is per QP, so
 //! a WRITE spanning many packets writes exactly the range its first packet's RETH named and
 //! was checked for; MIDDLE packets must be one PMTU and leave bytes for a LAST, a LAST must
-//! carry exactly the rest. Nothing is written for a packet that is not accepted whole, and
-//! `MacRx` has already dropped every frame with a bad FCS or ICRC.
+//! carry exactly the rest. The receive cursor (a RAM per QP) holds the receive WQE a SEND is
+//! landing in: its SGEs not yet filled (the first advanced past the bytes written), its room
+//! left, the bytes received, `wr_id` and CQ. Nothing is written for a packet that is not
+//! accepted whole, and `MacRx` has already dropped every frame with a bad FCS or ICRC.
 //!
-//! Throughput: a packet takes its payload beats plus three cycles, faster than the wire for
-//! every packet size (a packet brings at least 98 bytes of headers, pad and gap).
+//! Throughput: a WRITE packet takes its payload beats plus five cycles, a SEND packet one
+//! more per SGE piece, faster than the wire (a packet brings at least 98 bytes of headers,
+//! pad and gap); a message that takes a receive WQE waits once for `RecvQueue` (its fetch).
 //!
 //! The QP copy: `epsn` and `msn` live in their own RAM, written by `init_rq` writes and by
 //! this block (BAR0's QUERY reads them from its copy). An `init_rq` write to the QP of the
-//! packet in flight wins: its write-back is skipped; it also clears the QP's cursor.
-//! Not yet: NAK invalid request / remote access error do not move the QP to the error state.
+//! packet in flight wins: its write-back is skipped; it also clears the QP's cursors.
+//! Not yet: a fatal NAK does not move the responder's QP to the error state.
 
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
-use crate::stream::{Fifo, Skid};
+use crate::rc::recv_queue::{ANS_NONE, ANS_SGE_W, ANS_W};
+use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
-    AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS,
+    AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
+    AETH_RNR_NAK, RNR_TIMER_DEFAULT,
 };
 use ferroce_spec::layout::Layout;
-use ferroce_spec::meta::{beats_of, tx_frame_len, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL};
-use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
-    RC_RDMA_WRITE_ONLY,
+use ferroce_spec::meta::{
+    beats_of, tx_frame_len, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
 };
-use ferroce_spec::queues::{ACCESS_REMOTE_WRITE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS};
+use ferroce_spec::opcodes::{
+    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
+    RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST,
+    RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY,
+    RC_SEND_ONLY_WITH_IMMEDIATE,
+};
+use ferroce_spec::queues::{
+    ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR,
+    WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
+};
 
 /// QP/MR table address width and context widths, as BAR0 stores them.
 pub const QA: usize = 8;
@@ -87,12 +116,24 @@ const META_W: usize = 512;
 /// `TX_META` records as they leave (`m_ack`).
 const TXM_W: usize = TX_META.len * 8;
 const RACK_W: usize = RX_ACK.len * 8;
+/// `RECV_DONE` records (`m_rcv`).
+const RCV_W: usize = RECV_DONE.len * 8;
 /// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
 /// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16 (`epsn` and
 /// `msn` live in `rq_ram`).
 const RCTX_W: usize = 144;
-/// The write cursor: next address 0/64, bytes left 64/32, in a message 96, NAK sent 97.
-const CUR_W: usize = 98;
+/// The message cursor: next address 0/64, bytes left 64/32 (a WRITE's), in a message 96,
+/// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32.
+const CUR_W: usize = 131;
+/// The receive cursor, the receive WQE a QP's SEND is landing in: its SGEs not yet filled
+/// 0/384 (as `RecvQueue` answers them, the first one advanced past the bytes written), room
+/// left 384/32, bytes received 416/32, `wr_id` 448/64, receive CQ 512/16, held 528.
+const RCUR_W: usize = 529;
+/// Receive WQE SGE counts, 0 to `MAX_SGE` (a kernel loop bound: rust-hdl emits `a..=b` as
+/// `a..b`).
+const SGE_N: usize = MAX_SGE + 1;
+/// DMA write commands: address 0/64, length 64/13.
+const CMD_W: usize = 77;
 /// The MR fields: every MR_CTX field lies below.
 const MRS_W: usize = 184;
 
@@ -100,6 +141,9 @@ const MRS_W: usize = 184;
 pub enum RespState {
     Idle,
     Check,
+    Wait,
+    Room,
+    Split,
     Pay,
     Drain,
     Resp,
@@ -150,6 +194,21 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rack_tdata: Signal<Out, Bits<RACK_W>>,
     pub m_rack_tvalid: Signal<Out, Bit>,
     pub m_rack_tready: Signal<In, Bit>,
+    pub m_rq_req_valid: Signal<Out, Bit>,
+    pub m_rq_req_ready: Signal<In, Bit>,
+    pub m_rq_req_qpn: Signal<Out, Bits<QA>>,
+    pub s_rq_ans_valid: Signal<In, Bit>,
+    pub s_rq_ans_ready: Signal<Out, Bit>,
+    pub s_rq_ans_status: Signal<In, Bits<8>>,
+    pub s_rq_ans_wrid: Signal<In, Bits<64>>,
+    pub s_rq_ans_nsge: Signal<In, Bits<3>>,
+    pub s_rq_ans_sges: Signal<In, Bits<ANS_W>>,
+    pub s_rq_ans_len: Signal<In, Bits<32>>,
+    pub s_rq_ans_cqn: Signal<In, Bits<16>>,
+    pub m_rcv_tdata: Signal<Out, Bits<RCV_W>>,
+    pub m_rcv_tvalid: Signal<Out, Bit>,
+    pub m_rcv_tready: Signal<In, Bit>,
+    pub wr_idle: Signal<In, Bit>,
     pub bad_qp: Signal<Out, Bits<32>>,
     pub unsupported: Signal<Out, Bits<32>>,
     pub dup: Signal<Out, Bits<32>>,
@@ -157,13 +216,18 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub bad_req: Signal<Out, Bits<32>>,
     pub bad_rkey: Signal<Out, Bits<32>>,
     pub bad_pkey: Signal<Out, Bits<32>>,
+    pub rnr: Signal<Out, Bits<32>>,
+    pub sc_bad_len: Signal<Out, Bits<32>>,
     pub tx_used: Signal<In, Bits<USED_W>>,
     pub tx_cap: Signal<In, Bits<16>>,
     pub m_rsv: Signal<Out, Bits<RSV_W>>,
     rctx_ram: RAM<Bits<RCTX_W>, QA>,
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
-    wd: Skid<DW, KW>,
+    rcur_ram: RAM<Bits<RCUR_W>, QA>,
+    sc: Scatter<DW, KW>,
+    cmdq: Fifo<CMD_W, 3, 4>,
+    rcv_q: Fifo<RCV_W, 2, 3>,
     ack_info: RAM<Bits<META_W>, QA>,
     ack_qps: Fifo<QA, QA, 9>,
     ack_out: Fifo<META_W, 1, 2>,
@@ -186,9 +250,16 @@ pub struct Responder<const DW: usize, const KW: usize> {
     new_epsn: DFF<Bits<24>>,
     new_msn: DFF<Bits<24>>,
     new_cur: DFF<Bits<CUR_W>>,
-    wr_addr: DFF<Bits<64>>,
-    wr_len: DFF<Bits<13>>,
-    wr_valid: DFF<Bit>,
+    // The receive path: the WQE request, the receive cursor, the pieces still to cut.
+    req_v: DFF<Bit>,
+    req_qpn: DFF<Bits<QA>>,
+    rcv: DFF<Bits<RCUR_W>>,
+    wb_rcur: DFF<Bit>,
+    do_rcv: DFF<Bit>,
+    rcv_st: DFF<Bits<8>>,
+    sl: DFF<Bits<ANS_W>>,
+    srem: DFF<Bits<16>>,
+    n_rnr: DFF<Bits<32>>,
     n_bad_qp: DFF<Bits<32>>,
     n_unsupported: DFF<Bits<32>>,
     n_dup: DFF<Bits<32>>,
@@ -210,6 +281,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     f_dlen: Signal<Local, Bits<32>>,
     f_syn: Signal<Local, Bits<8>>,
     f_amsn: Signal<Local, Bits<24>>,
+    f_imm: Signal<Local, Bits<32>>,
     // The QP copy, cursor and region.
     rctx_w: Signal<Local, Bits<RCTX_W>>,
     r_state: Signal<Local, Bits<4>>,
@@ -225,6 +297,42 @@ pub struct Responder<const DW: usize, const KW: usize> {
     c_rem: Signal<Local, Bits<32>>,
     c_in: Signal<Local, Bits<1>>,
     c_nak: Signal<Local, Bits<1>>,
+    c_send: Signal<Local, Bits<1>>,
+    c_tot: Signal<Local, Bits<32>>,
+    tot_next: Signal<Local, Bits<32>>,
+    send_b: Signal<Local, Bits<1>>,
+    rc_sges: Signal<Local, Bits<ANS_W>>,
+    rc_room: Signal<Local, Bits<32>>,
+    rc_got: Signal<Local, Bits<32>>,
+    rc_wrid: Signal<Local, Bits<64>>,
+    rc_cqn: Signal<Local, Bits<16>>,
+    rc_held: Signal<Local, Bit>,
+    is_send: Signal<Local, Bit>,
+    is_imm: Signal<Local, Bit>,
+    needs_wqe: Signal<Local, Bit>,
+    ans_rcur: Signal<Local, Bits<RCUR_W>>,
+    ans_sges: Signal<Local, Bits<ANS_W>>,
+    s0_a: Signal<Local, Bits<64>>,
+    s0_l: Signal<Local, Bits<32>>,
+    srem32: Signal<Local, Bits<32>>,
+    l_ge: Signal<Local, Bit>,
+    l_le: Signal<Local, Bit>,
+    piece: Signal<Local, Bits<16>>,
+    cut: Signal<Local, Bit>,
+    piece64: Signal<Local, Bits<64>>,
+    piece32: Signal<Local, Bits<32>>,
+    s0_a_next: Signal<Local, Bits<64>>,
+    s0_l_next: Signal<Local, Bits<32>>,
+    room_next: Signal<Local, Bits<32>>,
+    got_next: Signal<Local, Bits<32>>,
+    rcur_next: Signal<Local, Bits<RCUR_W>>,
+    rcv_rec: Signal<Local, Bits<RCV_W>>,
+    rcv_op: Signal<Local, Bits<8>>,
+    rcv_flags: Signal<Local, Bits<8>>,
+    rcv_len: Signal<Local, Bits<32>>,
+    rcv_imm: Signal<Local, Bits<32>>,
+    rcv_go: Signal<Local, Bit>,
+    cur_clear: Signal<Local, Bits<CUR_W>>,
     mr_va: Signal<Local, Bits<64>>,
     mr_len: Signal<Local, Bits<64>>,
     mr_key: Signal<Local, Bits<32>>,
@@ -246,7 +354,6 @@ pub struct Responder<const DW: usize, const KW: usize> {
     va_end: Signal<Local, Bits<64>>,
     mr_end: Signal<Local, Bits<64>>,
     key_ok: Signal<Local, Bit>,
-    wr_free: Signal<Local, Bit>,
     addr: Signal<Local, Bits<64>>,
     va_next: Signal<Local, Bits<64>>,
     rem_next: Signal<Local, Bits<32>>,
@@ -290,6 +397,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     x_dlen: Constant<Bits<9>>,
     x_syn: Constant<Bits<9>>,
     x_amsn: Constant<Bits<9>>,
+    x_imm: Constant<Bits<9>>,
+    x_imm2: Constant<Bits<9>>,
     q_state: Constant<Bits<9>>,
     q_pmtu: Constant<Bits<9>>,
     q_pdn: Constant<Bits<9>>,
@@ -325,6 +434,32 @@ pub struct Responder<const DW: usize, const KW: usize> {
     op_last: Constant<Bits<8>>,
     op_only: Constant<Bits<8>>,
     op_ack: Constant<Bits<8>>,
+    op_sfirst: Constant<Bits<8>>,
+    op_smiddle: Constant<Bits<8>>,
+    op_slast: Constant<Bits<8>>,
+    op_slast_imm: Constant<Bits<8>>,
+    op_sonly: Constant<Bits<8>>,
+    op_sonly_imm: Constant<Bits<8>>,
+    op_wlast_imm: Constant<Bits<8>>,
+    op_wonly_imm: Constant<Bits<8>>,
+    syn_rnr: Constant<Bits<8>>,
+    syn_op: Constant<Bits<8>>,
+    st_none: Constant<Bits<8>>,
+    wc_len: Constant<Bits<8>>,
+    wc_recv: Constant<Bits<8>>,
+    wc_recv_imm: Constant<Bits<8>>,
+    wc_imm: Constant<Bits<8>>,
+    v_qpn: Constant<Bits<8>>,
+    v_status: Constant<Bits<8>>,
+    v_op: Constant<Bits<8>>,
+    v_flags: Constant<Bits<8>>,
+    v_cqn: Constant<Bits<8>>,
+    v_wrid: Constant<Bits<8>>,
+    v_len: Constant<Bits<8>>,
+    v_imm: Constant<Bits<8>>,
+    v_src: Constant<Bits<8>>,
+    sge_keep: Vec<Constant<Bits<ANS_W>>>,
+    nsge_c: Vec<Constant<Bits<3>>>,
     st_rtr: Constant<Bits<4>>,
     st_rts: Constant<Bits<4>>,
     acc_rw: Constant<Bits<8>>,
@@ -338,6 +473,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     port_base: Constant<Bits<16>>,
     q_init: Constant<Bits<9>>,
     nak_bit: Constant<Bits<CUR_W>>,
+    held_bit: Constant<Bits<RCUR_W>>,
     one256: Constant<Bits<256>>,
     ack_beats: Constant<Bits<16>>,
     ack_beats_t: Constant<Bits<16>>,
@@ -395,6 +531,21 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             m_rack_tdata: Default::default(),
             m_rack_tvalid: Default::default(),
             m_rack_tready: Default::default(),
+            m_rq_req_valid: Default::default(),
+            m_rq_req_ready: Default::default(),
+            m_rq_req_qpn: Default::default(),
+            s_rq_ans_valid: Default::default(),
+            s_rq_ans_ready: Default::default(),
+            s_rq_ans_status: Default::default(),
+            s_rq_ans_wrid: Default::default(),
+            s_rq_ans_nsge: Default::default(),
+            s_rq_ans_sges: Default::default(),
+            s_rq_ans_len: Default::default(),
+            s_rq_ans_cqn: Default::default(),
+            m_rcv_tdata: Default::default(),
+            m_rcv_tvalid: Default::default(),
+            m_rcv_tready: Default::default(),
+            wr_idle: Default::default(),
             bad_qp: Default::default(),
             unsupported: Default::default(),
             dup: Default::default(),
@@ -402,13 +553,18 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             bad_req: Default::default(),
             bad_rkey: Default::default(),
             bad_pkey: Default::default(),
+            rnr: Default::default(),
+            sc_bad_len: Default::default(),
             tx_used: Default::default(),
             tx_cap: Default::default(),
             m_rsv: Default::default(),
             rctx_ram: RAM::default(),
             cur_ram: RAM::default(),
             mr_ram: RAM::default(),
-            wd: Skid::new(),
+            rcur_ram: RAM::default(),
+            sc: Scatter::new(),
+            cmdq: Fifo::new(),
+            rcv_q: Fifo::new(),
             ack_info: RAM::default(),
             ack_qps: Fifo::new(),
             ack_out: Fifo::new(),
@@ -430,9 +586,15 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             new_epsn: Default::default(),
             new_msn: Default::default(),
             new_cur: Default::default(),
-            wr_addr: Default::default(),
-            wr_len: Default::default(),
-            wr_valid: Default::default(),
+            req_v: Default::default(),
+            req_qpn: Default::default(),
+            rcv: Default::default(),
+            wb_rcur: Default::default(),
+            do_rcv: Default::default(),
+            rcv_st: Default::default(),
+            sl: Default::default(),
+            srem: Default::default(),
+            n_rnr: Default::default(),
             n_bad_qp: Default::default(),
             n_unsupported: Default::default(),
             n_dup: Default::default(),
@@ -453,6 +615,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             f_dlen: Default::default(),
             f_syn: Default::default(),
             f_amsn: Default::default(),
+            f_imm: Default::default(),
             rctx_w: Default::default(),
             r_state: Default::default(),
             r_pmtu: Default::default(),
@@ -467,6 +630,42 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             c_rem: Default::default(),
             c_in: Default::default(),
             c_nak: Default::default(),
+            c_send: Default::default(),
+            c_tot: Default::default(),
+            tot_next: Default::default(),
+            send_b: Default::default(),
+            rc_sges: Default::default(),
+            rc_room: Default::default(),
+            rc_got: Default::default(),
+            rc_wrid: Default::default(),
+            rc_cqn: Default::default(),
+            rc_held: Default::default(),
+            is_send: Default::default(),
+            is_imm: Default::default(),
+            needs_wqe: Default::default(),
+            ans_rcur: Default::default(),
+            ans_sges: Default::default(),
+            s0_a: Default::default(),
+            s0_l: Default::default(),
+            srem32: Default::default(),
+            l_ge: Default::default(),
+            l_le: Default::default(),
+            piece: Default::default(),
+            cut: Default::default(),
+            piece64: Default::default(),
+            piece32: Default::default(),
+            s0_a_next: Default::default(),
+            s0_l_next: Default::default(),
+            room_next: Default::default(),
+            got_next: Default::default(),
+            rcur_next: Default::default(),
+            rcv_rec: Default::default(),
+            rcv_op: Default::default(),
+            rcv_flags: Default::default(),
+            rcv_len: Default::default(),
+            rcv_imm: Default::default(),
+            rcv_go: Default::default(),
+            cur_clear: Default::default(),
             mr_va: Default::default(),
             mr_len: Default::default(),
             mr_key: Default::default(),
@@ -487,7 +686,6 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             va_end: Default::default(),
             mr_end: Default::default(),
             key_ok: Default::default(),
-            wr_free: Default::default(),
             addr: Default::default(),
             va_next: Default::default(),
             rem_next: Default::default(),
@@ -529,6 +727,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             x_dlen: at_plus(&RX_META, "ext", 0),
             x_syn: at_plus(&RX_META, "ext", 120),
             x_amsn: at_plus(&RX_META, "ext", 96),
+            x_imm: at_plus(&RX_META, "ext", 96),
+            x_imm2: at_plus(&RX_META, "ext2", 96),
             q_state: at(&QP_CTX, "state"),
             q_pmtu: at(&QP_CTX, "pmtu"),
             q_pdn: at(&QP_CTX, "pdn"),
@@ -564,6 +764,38 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             op_last: k(RC_RDMA_WRITE_LAST.into()),
             op_only: k(RC_RDMA_WRITE_ONLY.into()),
             op_ack: k(RC_ACKNOWLEDGE.into()),
+            op_sfirst: k(RC_SEND_FIRST.into()),
+            op_smiddle: k(RC_SEND_MIDDLE.into()),
+            op_slast: k(RC_SEND_LAST.into()),
+            op_slast_imm: k(RC_SEND_LAST_WITH_IMMEDIATE.into()),
+            op_sonly: k(RC_SEND_ONLY.into()),
+            op_sonly_imm: k(RC_SEND_ONLY_WITH_IMMEDIATE.into()),
+            op_wlast_imm: k(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE.into()),
+            op_wonly_imm: k(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE.into()),
+            syn_rnr: k((AETH_RNR_NAK | RNR_TIMER_DEFAULT).into()),
+            syn_op: k(AETH_NAK_REM_OP.into()),
+            st_none: k(ANS_NONE.into()),
+            wc_len: k(WC_LOC_LEN_ERR.into()),
+            wc_recv: k(WC_RECV.into()),
+            wc_recv_imm: k(WC_RECV_RDMA_WITH_IMM.into()),
+            wc_imm: k(WC_WITH_IMM.into()),
+            v_qpn: field_at(&RECV_DONE, "qpn"),
+            v_status: field_at(&RECV_DONE, "status"),
+            v_op: field_at(&RECV_DONE, "opcode"),
+            v_flags: field_at(&RECV_DONE, "wc_flags"),
+            v_cqn: field_at(&RECV_DONE, "cqn"),
+            v_wrid: field_at(&RECV_DONE, "wr_id"),
+            v_len: field_at(&RECV_DONE, "byte_len"),
+            v_imm: field_at(&RECV_DONE, "imm_data"),
+            v_src: field_at(&RECV_DONE, "src_qp"),
+            sge_keep: (0..=MAX_SGE)
+                .map(|n| {
+                    let mut b = vec![false; ANS_W];
+                    b[..n * ANS_SGE_W].fill(true);
+                    Constant::new(crate::util::bits_from_bools(&b))
+                })
+                .collect(),
+            nsge_c: (0..=MAX_SGE as u64).map(k).collect(),
             st_rtr: k(QP_STATE_RTR.into()),
             st_rts: k(QP_STATE_RTS.into()),
             acc_rw: k(ACCESS_REMOTE_WRITE.into()),
@@ -577,6 +809,11 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             port_base: k(0xC000),
             q_init: at(&QP_CTX, "init_rq"),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
+            held_bit: Constant::new(crate::util::bits_from_bools(&{
+                let mut b = vec![false; RCUR_W];
+                b[RCUR_W - 1] = true;
+                b
+            })),
             one256: k(1),
             ack_beats: k(beats_of(tx_frame_len(false, AETH.len, 0), KW) as u64),
             ack_beats_t: k(beats_of(tx_frame_len(true, AETH.len, 0), KW) as u64),
@@ -616,9 +853,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             new_epsn,
             new_msn,
             new_cur,
-            wr_addr,
-            wr_len,
-            wr_valid,
+            req_v,
+            req_qpn,
+            rcv,
+            wb_rcur,
+            do_rcv,
+            rcv_st,
+            sl,
+            srem,
+            n_rnr,
             n_bad_qp,
             n_unsupported,
             n_dup,
@@ -638,8 +881,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.cur_ram.write_clock.next = self.clk.val();
         self.mr_ram.read_clock.next = self.clk.val();
         self.mr_ram.write_clock.next = self.clk.val();
-        self.wd.clk.next = self.clk.val();
-        self.wd.rst.next = self.rst.val();
+        self.rcur_ram.read_clock.next = self.clk.val();
+        self.rcur_ram.write_clock.next = self.clk.val();
+        self.sc.clk.next = self.clk.val();
+        self.sc.rst.next = self.rst.val();
+        self.cmdq.clk.next = self.clk.val();
+        self.cmdq.rst.next = self.rst.val();
+        self.rcv_q.clk.next = self.clk.val();
+        self.rcv_q.rst.next = self.rst.val();
         self.ack_info.read_clock.next = self.clk.val();
         self.ack_info.write_clock.next = self.clk.val();
         self.ack_qps.clk.next = self.clk.val();
@@ -650,12 +899,27 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rack_q.rst.next = self.rst.val();
 
         // Outputs.
-        self.m_wr_addr.next = self.wr_addr.q.val();
-        self.m_wr_len.next = self.wr_len.q.val();
-        self.m_wr_tvalid.next = self.wr_valid.q.val();
-        if self.m_wr_tready.val() {
-            self.wr_valid.d.next = false;
+        self.m_wr_addr.next = self.cmdq.m_tdata.val().get_bits::<64>(0);
+        self.m_wr_len.next = self.cmdq.m_tdata.val().get_bits::<13>(64);
+        self.m_wr_tvalid.next = self.cmdq.m_tvalid.val();
+        self.cmdq.m_tready.next = self.m_wr_tready.val();
+        // The WQE request, and the receive completions: each leaves once every write before
+        // it has left the DMA write engine (no command queued, the engine idle), so the host
+        // never sees a completion before its data.
+        self.m_rq_req_valid.next = self.req_v.q.val();
+        // From its own register: the receive queues answer combinationally from their
+        // request inputs, so a QP number computed in this kernel would close a loop.
+        self.m_rq_req_qpn.next = self.req_qpn.q.val();
+        if self.m_rq_req_ready.val() {
+            self.req_v.d.next = false;
         }
+        self.s_rq_ans_ready.next = self.state.q.val() == RespState::Wait;
+        self.rcv_go.next = !self.cmdq.m_tvalid.val() & self.wr_idle.val();
+        self.m_rcv_tdata.next = self.rcv_q.m_tdata.val();
+        self.m_rcv_tvalid.next = self.rcv_q.m_tvalid.val() & self.rcv_go.val();
+        self.rcv_q.m_tready.next = self.m_rcv_tready.val() & self.rcv_go.val();
+        self.rnr.next = self.n_rnr.q.val();
+        self.sc_bad_len.next = self.sc.bad_len.val();
         self.m_ack_tdata.next = bit_cast::<TXM_W, META_W>(self.ack_out.m_tdata.val());
         self.m_ack_tvalid.next = self.ack_out.m_tvalid.val();
         self.ack_out.m_tready.next = self.m_ack_tready.val();
@@ -669,18 +933,17 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.bad_req.next = self.n_bad_req.q.val();
         self.bad_rkey.next = self.n_bad_rkey.q.val();
         self.bad_pkey.next = self.n_bad_pkey.q.val();
-        // Payload: through a `Skid` to the DMA write engine in Pay, dropped in Drain.
-        self.wd.s_axis_tdata.next = self.s_pay_tdata.val();
-        self.wd.s_axis_tkeep.next = self.s_pay_tkeep.val();
-        self.wd.s_axis_tlast.next = self.s_pay_tlast.val();
-        self.wd.s_axis_tvalid.next =
-            self.s_pay_tvalid.val() & (self.state.q.val() == RespState::Pay);
-        self.m_wd_tdata.next = self.wd.m_axis_tdata.val();
-        self.m_wd_tlast.next = self.wd.m_axis_tlast.val();
-        self.m_wd_tvalid.next = self.wd.m_axis_tvalid.val();
-        self.wd.m_axis_tready.next = self.m_wd_tready.val();
-        self.s_pay_tready.next = ((self.state.q.val() == RespState::Pay)
-            & self.wd.s_axis_tready.val())
+        // Payload: through the `Scatter` (one packet per write command) to the DMA write
+        // engine in Pay, dropped in Drain.
+        self.sc.s_tdata.next = self.s_pay_tdata.val();
+        self.sc.s_tkeep.next = self.s_pay_tkeep.val();
+        self.sc.s_tlast.next = self.s_pay_tlast.val();
+        self.sc.s_tvalid.next = self.s_pay_tvalid.val() & (self.state.q.val() == RespState::Pay);
+        self.m_wd_tdata.next = self.sc.m_tdata.val();
+        self.m_wd_tlast.next = self.sc.m_tlast.val();
+        self.m_wd_tvalid.next = self.sc.m_tvalid.val();
+        self.sc.m_tready.next = self.m_wd_tready.val();
+        self.s_pay_tready.next = ((self.state.q.val() == RespState::Pay) & self.sc.s_tready.val())
             | (self.state.q.val() == RespState::Drain);
         self.s_meta_tready.next = self.state.q.val() == RespState::Idle;
 
@@ -697,6 +960,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.f_dlen.next = self.m.q.val().get_bits::<32>(self.x_dlen.val().index());
         self.f_syn.next = self.m.q.val().get_bits::<8>(self.x_syn.val().index());
         self.f_amsn.next = self.m.q.val().get_bits::<24>(self.x_amsn.val().index());
+        // The ImmDt: the first extended header, or after the RETH of a WRITE ONLY.
+        self.f_imm.next = self.m.q.val().get_bits::<32>(self.x_imm.val().index());
+        if self.f_op.val() == self.op_wonly_imm.val() {
+            self.f_imm.next = self.m.q.val().get_bits::<32>(self.x_imm2.val().index());
+        }
 
         // The copies: the tables' writes (a QP write also clears the QP's cursor), else this
         // block's write-backs in Resp. Read addresses: the incoming record in Idle, then held.
@@ -739,12 +1007,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
         self.cur_ram.write_address.next = self.s_qpw_index.val();
         self.cur_ram.write_data.next = bits::<CUR_W>(0);
+        self.rcur_ram.write_address.next = self.s_qpw_index.val();
+        self.rcur_ram.write_data.next = bits::<RCUR_W>(0);
         self.qpw_init.next = self
             .s_qpw_data
             .val()
             .get_bits::<1>(self.q_init.val().index())
             == bits::<1>(1);
         self.cur_ram.write_enable.next = self.s_qpw_en.val() & self.qpw_init.val();
+        self.rcur_ram.write_enable.next = self.s_qpw_en.val() & self.qpw_init.val();
         self.rw_addr.next = self.s_qpw_index.val();
         self.rw_data.next = bit_cast::<48, 24>(
             self.s_qpw_data
@@ -762,6 +1033,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.cur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rcur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.mr_ram.read_address.next =
             self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
         if self.state.q.val() == RespState::Idle {
@@ -774,6 +1046,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
             self.cur_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
+            self.rcur_ram.read_address.next = self
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
@@ -803,6 +1079,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
         self.c_nak.next = self.cur_ram.read_data.val().get_bits::<1>(97);
+        self.c_send.next = self.cur_ram.read_data.val().get_bits::<1>(98);
+        self.c_tot.next = self.cur_ram.read_data.val().get_bits::<32>(99);
+        // The receive cursor: read in Check into `rcv`, worked on there after.
+        self.rc_sges.next = self.rcv.q.val().get_bits::<ANS_W>(0);
+        self.rc_room.next = self.rcv.q.val().get_bits::<32>(384);
+        self.rc_got.next = self.rcv.q.val().get_bits::<32>(416);
+        self.rc_wrid.next = self.rcv.q.val().get_bits::<64>(448);
+        self.rc_cqn.next = self.rcv.q.val().get_bits::<16>(512);
+        self.rc_held.next = self.rcur_ram.read_data.val().get_bit(528);
         self.mr_va.next = self
             .mr_ram
             .read_data
@@ -848,17 +1133,51 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 | (self.r_state.val() == self.st_rts.val()))
             & self.pmtu_ok.val()
             & (self.f_srcip.val() == self.r_ip.val());
-        self.is_first.next = self.f_op.val() == self.op_first.val();
-        self.is_middle.next = self.f_op.val() == self.op_middle.val();
-        self.is_last.next = self.f_op.val() == self.op_last.val();
-        self.is_only.next = self.f_op.val() == self.op_only.val();
+        // The opcode: its place in a message, SEND or WRITE, with an ImmDt or not.
+        self.is_send.next = (self.f_op.val() == self.op_sfirst.val())
+            | (self.f_op.val() == self.op_smiddle.val())
+            | (self.f_op.val() == self.op_slast.val())
+            | (self.f_op.val() == self.op_slast_imm.val())
+            | (self.f_op.val() == self.op_sonly.val())
+            | (self.f_op.val() == self.op_sonly_imm.val());
+        self.is_imm.next = (self.f_op.val() == self.op_slast_imm.val())
+            | (self.f_op.val() == self.op_sonly_imm.val())
+            | (self.f_op.val() == self.op_wlast_imm.val())
+            | (self.f_op.val() == self.op_wonly_imm.val());
+        self.is_first.next =
+            (self.f_op.val() == self.op_first.val()) | (self.f_op.val() == self.op_sfirst.val());
+        self.is_middle.next =
+            (self.f_op.val() == self.op_middle.val()) | (self.f_op.val() == self.op_smiddle.val());
+        self.is_last.next = (self.f_op.val() == self.op_last.val())
+            | (self.f_op.val() == self.op_wlast_imm.val())
+            | (self.f_op.val() == self.op_slast.val())
+            | (self.f_op.val() == self.op_slast_imm.val());
+        self.is_only.next = (self.f_op.val() == self.op_only.val())
+            | (self.f_op.val() == self.op_wonly_imm.val())
+            | (self.f_op.val() == self.op_sonly.val())
+            | (self.f_op.val() == self.op_sonly_imm.val());
         self.starts.next = self.is_first.val() | self.is_only.val();
         self.ends.next = self.is_last.val() | self.is_only.val();
+        // A message that consumes a receive WQE takes one at its first packet (a SEND) or
+        // at its last (a WRITE with immediate).
+        self.needs_wqe.next = (self.is_send.val() & self.starts.val())
+            | (!self.is_send.val() & self.ends.val() & self.is_imm.val());
         self.diff.next = self.f_psn.val() - self.r_epsn.val();
         self.seq_ok.next = (self.starts.val() & (self.c_in.val() == bits::<1>(0)))
-            | ((self.is_middle.val() | self.is_last.val()) & (self.c_in.val() == bits::<1>(1)));
+            | ((self.is_middle.val() | self.is_last.val())
+                & (self.c_in.val() == bits::<1>(1))
+                & ((self.c_send.val() == bits::<1>(1)) == self.is_send.val()));
+        // Lengths: FIRST and MIDDLE one PMTU, ONLY and LAST at most one; a WRITE's as its
+        // RETH says (a SEND's total is only known at its end: the receive buffer's room is
+        // checked packet by packet).
         self.len_ok.next = false;
-        if self.is_only.val() {
+        if self.is_send.val() {
+            if self.is_first.val() | self.is_middle.val() {
+                self.len_ok.next = self.f_len32.val() == self.pmtu.val();
+            } else {
+                self.len_ok.next = self.f_len32.val() <= self.pmtu.val();
+            }
+        } else if self.is_only.val() {
             self.len_ok.next =
                 (self.f_len32.val() == self.f_dlen.val()) & (self.f_len32.val() <= self.pmtu.val());
         } else if self.is_first.val() {
@@ -874,14 +1193,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.f_dlen.val());
         self.mr_end.next = self.mr_va.val() + self.mr_len.val();
-        self.key_ok.next = (self.f_dlen.val() == bits::<32>(0))
+        self.key_ok.next = self.is_send.val()
+            | (self.f_dlen.val() == bits::<32>(0))
             | (((self.mr_acc.val() & self.acc_rw.val()) != bits::<8>(0))
                 & (self.mr_key.val() == self.f_rkey.val())
                 & (self.mr_pdn.val() == self.r_pdn.val())
                 & (self.f_va.val() >= self.mr_va.val())
                 & (self.va_end.val() >= self.f_va.val())
                 & (self.va_end.val() <= self.mr_end.val()));
-        self.wr_free.next = !self.wr_valid.q.val() | self.m_wr_tready.val();
         // Where this packet's bytes go, and the cursor after it.
         self.addr.next = self.c_va.val();
         self.rem_next.next = self.c_rem.val() - self.f_len32.val();
@@ -894,6 +1213,93 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.is_first.val() | self.is_middle.val() {
             self.in_next.next = bits::<1>(1);
         }
+        self.send_b.next = bits::<1>(0);
+        if self.is_send.val() {
+            self.send_b.next = bits::<1>(1);
+        }
+        self.tot_next.next = self.c_tot.val();
+        if self.starts.val() {
+            self.tot_next.next = self.f_dlen.val();
+        }
+        // A message given up (a NAK that ends it): the cursor back to "no message".
+        self.cur_clear.next = self.cur_ram.read_data.val() & !(bits::<CUR_W>(0x3) << 96);
+        // The receive WQE as `RecvQueue` answered it, SGEs past its count zeroed.
+        self.ans_sges.next = self.s_rq_ans_sges.val() & self.sge_keep[0].val();
+        for n in 1..SGE_N {
+            if self.s_rq_ans_nsge.val() == self.nsge_c[n].val() {
+                self.ans_sges.next = self.s_rq_ans_sges.val() & self.sge_keep[n].val();
+            }
+        }
+        self.ans_rcur.next = bit_cast::<RCUR_W, ANS_W>(self.ans_sges.val())
+            | (bit_cast::<RCUR_W, 32>(self.s_rq_ans_len.val()) << 384)
+            | (bit_cast::<RCUR_W, 64>(self.s_rq_ans_wrid.val()) << 448)
+            | (bit_cast::<RCUR_W, 16>(self.s_rq_ans_cqn.val()) << 512)
+            | self.held_bit.val();
+        // Cutting the packet across the scatter list: one piece per cycle, the first SGE's
+        // bytes or the packet's rest, whichever is less.
+        self.s0_a.next = self.sl.q.val().get_bits::<64>(0);
+        self.s0_l.next = self.sl.q.val().get_bits::<32>(64);
+        self.srem32.next = bit_cast::<32, 16>(self.srem.q.val());
+        self.l_ge.next = self.s0_l.val() >= self.srem32.val();
+        self.l_le.next = self.s0_l.val() <= self.srem32.val();
+        self.piece.next = self.s0_l.val().get_bits::<16>(0);
+        if self.l_ge.val() {
+            self.piece.next = self.srem.q.val();
+        }
+        self.piece64.next = bit_cast::<64, 16>(self.piece.val());
+        self.piece32.next = bit_cast::<32, 16>(self.piece.val());
+        self.s0_a_next.next = self.s0_a.val() + self.piece64.val();
+        self.s0_l_next.next = self.s0_l.val() - self.piece32.val();
+        self.room_next.next = self.rc_room.val() - self.f_len32.val();
+        self.got_next.next = self.rc_got.val() + self.f_len32.val();
+        self.rcur_next.next = bit_cast::<RCUR_W, ANS_W>(self.sl.q.val())
+            | (bit_cast::<RCUR_W, 32>(self.room_next.val()) << 384)
+            | (bit_cast::<RCUR_W, 32>(self.got_next.val()) << 416)
+            | (bit_cast::<RCUR_W, 64>(self.rc_wrid.val()) << 448)
+            | (bit_cast::<RCUR_W, 16>(self.rc_cqn.val()) << 512);
+        self.cut.next = (self.state.q.val() == RespState::Split)
+            & (self.srem.q.val() != bits::<16>(0))
+            & (self.s0_l.val() != bits::<32>(0))
+            & self.cmdq.s_tready.val()
+            & self.sc.s_cmd_tready.val();
+        self.cmdq.s_tdata.next = bit_cast::<CMD_W, 64>(self.s0_a.val())
+            | (bit_cast::<CMD_W, 13>(self.piece.val().get_bits::<13>(0)) << 64);
+        self.cmdq.s_tvalid.next = self.cut.val();
+        self.sc.s_cmd_len.next = self.piece.val();
+        self.sc.s_cmd_last.next = self.l_ge.val();
+        self.sc.s_cmd_tvalid.next = self.cut.val();
+        // The receive completion of the packet in hand (Resp).
+        self.rcv_op.next = self.wc_recv.val();
+        self.rcv_len.next = self.rc_got.val();
+        if !self.is_send.val() {
+            self.rcv_op.next = self.wc_recv_imm.val();
+            self.rcv_len.next = self.c_tot.val();
+            if self.is_only.val() {
+                self.rcv_len.next = self.f_dlen.val();
+            }
+        }
+        self.rcv_flags.next = bits::<8>(0);
+        self.rcv_imm.next = bits::<32>(0);
+        if self.is_imm.val() {
+            self.rcv_flags.next = self.wc_imm.val();
+            self.rcv_imm.next = self.f_imm.val();
+        }
+        if self.rcv_st.q.val() != bits::<8>(0) {
+            self.rcv_len.next = bits::<32>(0);
+            self.rcv_flags.next = bits::<8>(0);
+            self.rcv_imm.next = bits::<32>(0);
+        }
+        self.rcv_rec.next = (bit_cast::<RCV_W, 24>(self.f_qpn.val()) << self.v_qpn.val())
+            | (bit_cast::<RCV_W, 8>(self.rcv_st.q.val()) << self.v_status.val())
+            | (bit_cast::<RCV_W, 8>(self.rcv_op.val()) << self.v_op.val())
+            | (bit_cast::<RCV_W, 8>(self.rcv_flags.val()) << self.v_flags.val())
+            | (bit_cast::<RCV_W, 16>(self.rc_cqn.val()) << self.v_cqn.val())
+            | (bit_cast::<RCV_W, 64>(self.rc_wrid.val()) << self.v_wrid.val())
+            | (bit_cast::<RCV_W, 32>(self.rcv_len.val()) << self.v_len.val())
+            | (bit_cast::<RCV_W, 32>(self.rcv_imm.val()) << self.v_imm.val())
+            | (bit_cast::<RCV_W, 24>(self.r_rqpn.val()) << self.v_src.val());
+        self.rcv_q.s_tdata.next = self.rcv_rec.val();
+        self.rcv_q.s_tvalid.next = false;
         self.msn_next.next = self.r_msn.val();
         if self.ends.val() {
             self.msn_next.next = self.r_msn.val() + bits::<24>(1);
@@ -984,6 +1390,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rack_q.s_tvalid.next = false;
         // (The QP queue always has room: it holds each QP at most once.)
         self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+            & (!self.do_rcv.q.val() | self.rcv_q.s_tready.val())
             & self.ack_qps.s_tready.val()
             & !self.s_qpw_en.val();
         self.resp_push.next = (self.state.q.val() == RespState::Resp)
@@ -1024,71 +1431,171 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
             RespState::Check => {
-                if self.wr_free.val() {
-                    self.do_ack.d.next = false;
-                    self.do_rack.d.next = false;
-                    self.wb_ctx.d.next = false;
-                    self.wb_cur.d.next = false;
+                self.do_ack.d.next = false;
+                self.do_rack.d.next = false;
+                self.do_rcv.d.next = false;
+                self.rcv_st.d.next = bits::<8>(0);
+                self.wb_ctx.d.next = false;
+                self.wb_cur.d.next = false;
+                self.wb_rcur.d.next = false;
+                self.rcv.d.next = self.rcur_ram.read_data.val();
+                self.ack_psn.d.next = self.r_epsn.val();
+                self.ack_msn.d.next = self.r_msn.val();
+                self.new_epsn.d.next = self.r_epsn.val();
+                self.new_msn.d.next = self.r_msn.val();
+                self.new_cur.d.next = self.cur_ram.read_data.val();
+                self.state.d.next = RespState::Drain;
+                if !self.qp_ok.val() {
+                    self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
+                } else if !self.pkey_ok.q.val() {
+                    self.n_bad_pkey.d.next = self.n_bad_pkey.q.val() + bits::<32>(1);
+                } else if self.f_op.val() == self.op_ack.val() {
+                    self.do_rack.d.next = true;
+                } else if !(self.starts.val() | self.is_middle.val() | self.is_last.val()) {
+                    self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
+                } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
+                    // A retransmission of a packet already taken: acknowledge again.
+                    self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
+                    self.do_ack.d.next = true;
+                    self.ack_syn.d.next = self.syn_ack.val();
+                    self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
+                } else if self.diff.val() != bits::<24>(0) {
+                    self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
+                    if self.c_nak.val() == bits::<1>(0) {
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_seq.val();
+                        self.wb_cur.d.next = true;
+                        self.new_cur.d.next = self.cur_ram.read_data.val() | self.nak_bit.val();
+                    }
+                } else if !self.seq_ok.val() | !self.len_ok.val() {
+                    self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
+                    self.do_ack.d.next = true;
+                    self.ack_syn.d.next = self.syn_inv.val();
+                } else if self.starts.val() & !self.key_ok.val() {
+                    self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
+                    self.do_ack.d.next = true;
+                    self.ack_syn.d.next = self.syn_acc.val();
+                } else {
+                    // Accepted: write the payload, move the PSN, the MSN and the cursor.
+                    self.wb_ctx.d.next = true;
+                    self.wb_cur.d.next = true;
+                    self.new_epsn.d.next = self.r_epsn.val() + bits::<24>(1);
+                    self.new_msn.d.next = self.msn_next.val();
+                    self.new_cur.d.next = bit_cast::<CUR_W, 64>(self.va_next.val())
+                        | (bit_cast::<CUR_W, 32>(self.rem_next.val()) << 64)
+                        | (bit_cast::<CUR_W, 1>(self.in_next.val()) << 96)
+                        | (bit_cast::<CUR_W, 1>(self.send_b.val()) << 98)
+                        | (bit_cast::<CUR_W, 32>(self.tot_next.val()) << 99);
+                    self.do_ack.d.next = self.f_ackreq.val() == bits::<1>(1);
+                    self.ack_syn.d.next = self.syn_ack.val();
+                    self.ack_psn.d.next = self.f_psn.val();
+                    self.ack_msn.d.next = self.msn_next.val();
+                    // A message that lands in a receive WQE completes one at its end.
+                    self.do_rcv.d.next = self.ends.val() & (self.is_send.val() | self.is_imm.val());
+                    // A WRITE's bytes go where the RETH said, as one piece.
+                    self.sl.d.next = bit_cast::<ANS_W, 64>(self.addr.val())
+                        | (bit_cast::<ANS_W, 32>(self.f_len32.val()) << 64);
+                    self.srem.d.next = bit_cast::<16, 13>(self.f_len.val());
+                    if self.needs_wqe.val() & !self.rc_held.val() {
+                        self.req_v.d.next = true;
+                        self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.state.d.next = RespState::Wait;
+                    } else if self.is_send.val() {
+                        self.state.d.next = RespState::Room;
+                    } else {
+                        self.state.d.next = RespState::Split;
+                    }
+                }
+            }
+            RespState::Wait => {
+                // The receive WQE: none posted (RNR NAK, the packet not taken), consumed in
+                // error (its completion, NAK remote operational error), or taken.
+                if self.s_rq_ans_valid.val() & !self.req_v.q.val() {
+                    self.rcv.d.next = self.ans_rcur.val();
+                    if self.s_rq_ans_status.val() == self.st_none.val() {
+                        self.n_rnr.d.next = self.n_rnr.q.val() + bits::<32>(1);
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_rnr.val();
+                        self.ack_psn.d.next = self.r_epsn.val();
+                        self.ack_msn.d.next = self.r_msn.val();
+                        self.wb_ctx.d.next = false;
+                        self.wb_cur.d.next = false;
+                        self.do_rcv.d.next = false;
+                        self.rcv.d.next = self.rcur_ram.read_data.val();
+                        self.state.d.next = RespState::Drain;
+                    } else if self.s_rq_ans_status.val() != bits::<8>(0) {
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_op.val();
+                        self.ack_psn.d.next = self.r_epsn.val();
+                        self.ack_msn.d.next = self.r_msn.val();
+                        self.wb_ctx.d.next = false;
+                        self.wb_cur.d.next = true;
+                        self.new_cur.d.next = self.cur_clear.val();
+                        self.do_rcv.d.next = true;
+                        self.rcv_st.d.next = self.s_rq_ans_status.val();
+                        self.state.d.next = RespState::Drain;
+                    } else if self.is_send.val() {
+                        self.state.d.next = RespState::Room;
+                    } else {
+                        self.state.d.next = RespState::Split;
+                    }
+                }
+            }
+            RespState::Room => {
+                // A SEND packet must fit the receive buffer's room left: else NAK invalid
+                // request, the WQE completes LOC_LEN_ERR, nothing written.
+                self.sl.d.next = self.rc_sges.val();
+                if self.f_len32.val() > self.rc_room.val() {
+                    self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
+                    self.do_ack.d.next = true;
+                    self.ack_syn.d.next = self.syn_inv.val();
                     self.ack_psn.d.next = self.r_epsn.val();
                     self.ack_msn.d.next = self.r_msn.val();
-                    self.new_epsn.d.next = self.r_epsn.val();
-                    self.new_msn.d.next = self.r_msn.val();
-                    self.new_cur.d.next = self.cur_ram.read_data.val();
+                    self.wb_ctx.d.next = false;
+                    self.wb_cur.d.next = true;
+                    self.new_cur.d.next = self.cur_clear.val();
+                    // The WQE is given back (not held) but its wr_id and CQ stay in `rcv`
+                    // for the completion.
+                    self.wb_rcur.d.next = true;
+                    self.rcv.d.next = self.rcv.q.val() & !self.held_bit.val();
+                    self.do_rcv.d.next = true;
+                    self.rcv_st.d.next = self.wc_len.val();
                     self.state.d.next = RespState::Drain;
-                    if !self.qp_ok.val() {
-                        self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
-                    } else if !self.pkey_ok.q.val() {
-                        self.n_bad_pkey.d.next = self.n_bad_pkey.q.val() + bits::<32>(1);
-                    } else if self.f_op.val() == self.op_ack.val() {
-                        self.do_rack.d.next = true;
-                    } else if !(self.starts.val() | self.is_middle.val() | self.is_last.val()) {
-                        self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
-                    } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
-                        // A retransmission of a packet already taken: acknowledge again.
-                        self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
-                        self.do_ack.d.next = true;
-                        self.ack_syn.d.next = self.syn_ack.val();
-                        self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
-                    } else if self.diff.val() != bits::<24>(0) {
-                        self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
-                        if self.c_nak.val() == bits::<1>(0) {
-                            self.do_ack.d.next = true;
-                            self.ack_syn.d.next = self.syn_seq.val();
-                            self.wb_cur.d.next = true;
-                            self.new_cur.d.next = self.cur_ram.read_data.val() | self.nak_bit.val();
+                } else {
+                    self.state.d.next = RespState::Split;
+                }
+            }
+            RespState::Split => {
+                if self.srem.q.val() == bits::<16>(0) {
+                    self.state.d.next = RespState::Pay;
+                    if self.f_len.val() == bits::<13>(0) {
+                        self.state.d.next = RespState::Drain;
+                    }
+                    // A SEND: the receive cursor moves on past this packet; the message's end
+                    // gives the WQE back.
+                    if self.is_send.val() {
+                        self.wb_rcur.d.next = true;
+                        self.rcv.d.next = self.rcur_next.val();
+                        if !self.ends.val() {
+                            self.rcv.d.next = self.rcur_next.val() | self.held_bit.val();
                         }
-                    } else if !self.seq_ok.val() | !self.len_ok.val() {
-                        self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
-                        self.do_ack.d.next = true;
-                        self.ack_syn.d.next = self.syn_inv.val();
-                    } else if self.starts.val() & !self.key_ok.val() {
-                        self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
-                        self.do_ack.d.next = true;
-                        self.ack_syn.d.next = self.syn_acc.val();
+                    }
+                } else if self.s0_l.val() == bits::<32>(0) {
+                    // An empty SGE (or one used up): the next one.
+                    self.sl.d.next = self.sl.q.val() >> 96;
+                } else if self.cut.val() {
+                    self.srem.d.next = self.srem.q.val() - self.piece.val();
+                    if self.l_le.val() {
+                        self.sl.d.next = self.sl.q.val() >> 96;
                     } else {
-                        // Accepted: write the payload, move the PSN, the MSN and the cursor.
-                        self.wb_ctx.d.next = true;
-                        self.wb_cur.d.next = true;
-                        self.new_epsn.d.next = self.r_epsn.val() + bits::<24>(1);
-                        self.new_msn.d.next = self.msn_next.val();
-                        self.new_cur.d.next = bit_cast::<CUR_W, 64>(self.va_next.val())
-                            | (bit_cast::<CUR_W, 32>(self.rem_next.val()) << 64)
-                            | (bit_cast::<CUR_W, 1>(self.in_next.val()) << 96);
-                        self.do_ack.d.next = self.f_ackreq.val() == bits::<1>(1);
-                        self.ack_syn.d.next = self.syn_ack.val();
-                        self.ack_psn.d.next = self.f_psn.val();
-                        self.ack_msn.d.next = self.msn_next.val();
-                        if self.f_len.val() != bits::<13>(0) {
-                            self.wr_addr.d.next = self.addr.val();
-                            self.wr_len.d.next = self.f_len.val();
-                            self.wr_valid.d.next = true;
-                            self.state.d.next = RespState::Pay;
-                        }
+                        self.sl.d.next = (self.sl.q.val() & !self.sge_keep[1].val())
+                            | bit_cast::<ANS_W, 64>(self.s0_a_next.val())
+                            | (bit_cast::<ANS_W, 32>(self.s0_l_next.val()) << 64);
                     }
                 }
             }
             RespState::Pay => {
-                if self.s_pay_tvalid.val() & self.wd.s_axis_tready.val() & self.s_pay_tlast.val() {
+                if self.s_pay_tvalid.val() & self.sc.s_tready.val() & self.s_pay_tlast.val() {
                     self.state.d.next = RespState::Resp;
                 }
             }
@@ -1118,6 +1625,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.cur_ram.write_data.next = self.new_cur.q.val();
                         self.cur_ram.write_enable.next = true;
                     }
+                    if self.wb_rcur.q.val() & !self.dirty.q.val() {
+                        self.rcur_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.rcur_ram.write_data.next = self.rcv.q.val();
+                        self.rcur_ram.write_enable.next = true;
+                    }
+                    self.rcv_q.s_tvalid.next = self.do_rcv.q.val() & !self.dirty.q.val();
                     self.state.d.next = RespState::Idle;
                 }
             }
@@ -1136,7 +1649,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.ack_pend.d.next = bits::<256>(0);
             self.snd_busy.d.next = false;
             self.rsv.d.next = bits::<RSV_W>(0);
-            self.wr_valid.d.next = false;
+            self.req_v.d.next = false;
+            self.n_rnr.d.next = bits::<32>(0);
             self.n_bad_qp.d.next = bits::<32>(0);
             self.n_unsupported.d.next = bits::<32>(0);
             self.n_dup.d.next = bits::<32>(0);

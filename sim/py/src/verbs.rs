@@ -396,9 +396,9 @@ impl Host {
     /// Post a list of receive work requests on `qp` with one doorbell (`ibv_post_recv`), in
     /// pyverbs' shape: each a dict with `wr_id` and `sg_list` (a list of `(addr, length,
     /// lkey)`, at most 4, each in a region with `ACCESS_LOCAL_WRITE`). All or nothing: a
-    /// request the driver refuses raises `ValueError` and posts none of the list. (The NIC
-    /// takes receive WQEs from the ring once its receive path lands; today it only stores
-    /// the ring in the QP context.)
+    /// request the driver refuses raises `ValueError` and posts none of the list. Each SEND
+    /// (or WRITE with immediate) that arrives takes the next one, in order, and completes it
+    /// on the QP's CQ (`Wc.opcode` `WC_RECV` / `WC_RECV_RDMA_WITH_IMM`, `imm_data`, `src_qp`).
     fn post_recv(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
         let mut list = Vec::with_capacity(wrs.len());
         for w in &wrs {

@@ -45,6 +45,27 @@ impl Component for Doorbells {
     }
 }
 
+/// Takes receive doorbells: one-cycle pulses, no handshake (the receive queues take one every
+/// cycle).
+struct RqDoorbells {
+    en: Port,
+    qpn: Port,
+    pi: Port,
+    got: Vec<(u32, u16)>,
+}
+
+impl Component for RqDoorbells {
+    fn sample(&mut self, m: &Model) {
+        if m.get(self.en) == 1 {
+            self.got
+                .push((m.get(self.qpn) as u32, m.get(self.pi) as u16));
+        }
+    }
+    fn drive(&mut self, _: &mut Model) -> ferroce_sim::Result<()> {
+        Ok(())
+    }
+}
+
 /// The transport engines' running state of each QP, as they show it to BAR0: `m_peek_index`
 /// read back one cycle later (a registered RAM read), as the requester, responder and
 /// completer do.
@@ -53,8 +74,11 @@ struct Engines {
     sq: Port,
     rq: Port,
     una: Port,
+    rci: Port,
     /// Per QP: (sq_psn, sq_ci, sq_pkts, una_psn, epsn, msn).
     state: Vec<(u32, u16, u32, u32, u32, u32)>,
+    /// Per QP: the receive queues' consumer index.
+    rq_ci: Vec<u16>,
     /// The QP the completer has failed (a fatal NAK), with its status.
     failed: (usize, u8),
     seen: usize,
@@ -71,6 +95,7 @@ impl Component for Engines {
             u64::from(psn) | u64::from(ci) << 24 | u64::from(pkts) << 40,
         )?;
         m.set(self.rq, u64::from(epsn) | u64::from(msn) << 24)?;
+        m.set(self.rci, self.rq_ci[self.seen].into())?;
         let err = if self.seen == self.failed.0 {
             self.failed.1
         } else {
@@ -253,6 +278,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             (p(), ci, p(), p(), p(), p())
         })
         .collect();
+    let rq_ci: Vec<u16> = (0..256).map(|_| r.gen()).collect();
     let engines = {
         let n = nic.borrow();
         let m = n.tb.model_ref();
@@ -261,7 +287,9 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             sq: m.port("s_peek_sq")?,
             rq: m.port("s_peek_rq")?,
             una: m.port("s_peek_cpl")?,
+            rci: m.port("s_peek_rci")?,
             state: state.clone(),
+            rq_ci: rq_ci.clone(),
             failed: (qps[3].0.qpn as usize, 10),
             seen: 0,
         }))
@@ -275,7 +303,8 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
         ensure!(c.remote_qpn == attr.dest_qpn.unwrap_or(0));
         let (psn, ci, _, una, epsn, msn) = state[qp.qpn as usize];
         ensure!(
-            (c.sq_psn, c.sq_ci, c.una_psn, c.epsn, c.msn) == (psn, ci, una, epsn, msn),
+            (c.sq_psn, c.sq_ci, c.una_psn, c.epsn, c.msn, c.rq_ci)
+                == (psn, ci, una, epsn, msn, rq_ci[qp.qpn as usize]),
             "QP {}: {c:?}, the engines say {:?}",
             qp.qpn,
             state[qp.qpn as usize]
@@ -293,11 +322,8 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
     dev.write_context(regs::TABLE_QP, 200, &ones)?;
     let back = dev.read_context(regs::TABLE_QP, 200, QP_CTX.len)?;
     let mut expect = vec![0u8; QP_CTX.len];
-    // (The receive queue's fields are not stored yet: `bar0::NOT_STORED`.)
     for f in QP_CTX.fields {
-        if !ferroce_hdl::host::bar0::NOT_STORED.contains(&f.name) {
-            QP_CTX.set(f, &mut expect, u128::MAX);
-        }
+        QP_CTX.set(f, &mut expect, u128::MAX);
     }
     let (psn, ci, pkts, una, epsn, msn) = state[200];
     for (name, v) in [
@@ -307,6 +333,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
         ("una_psn", una),
         ("epsn", epsn),
         ("msn", msn),
+        ("rq_ci", rq_ci[200].into()),
     ] {
         QP_CTX.set(&QP_CTX.field(name), &mut expect, v.into());
     }
@@ -406,14 +433,40 @@ fn doorbells_come_out_in_order_under_back_pressure() -> Result<()> {
     let s = seed("doorbells_come_out_in_order_under_back_pressure");
     let mut r = rng(s);
     let (mut dev, nic, db) = open(s)?;
-    let want: Vec<(u32, u16)> = (0..soak(200))
-        .map(|_| (r.gen_range(0..256), r.gen()))
-        .collect();
-    for (qpn, pi) in &want {
-        dev.ring_sq_doorbell(*qpn, *pi)?;
+    let rdb = {
+        let n = nic.borrow();
+        let m = n.tb.model_ref();
+        Rc::new(RefCell::new(RqDoorbells {
+            en: m.port("m_rdb_en")?,
+            qpn: m.port("m_rdb_qpn")?,
+            pi: m.port("m_rdb_pi")?,
+            got: vec![],
+        }))
+    };
+    nic.borrow_mut().tb.add(rdb.clone());
+    // Send and receive doorbells mixed: each comes out on its own port, in order, with its
+    // QP and producer index (a receive doorbell behind a send doorbell waiting for its ready
+    // does not overwrite it).
+    let (mut want_sq, mut want_rq) = (vec![], vec![]);
+    for _ in 0..soak(200) {
+        let (qpn, pi) = (r.gen_range(0..256), r.gen());
+        if r.gen_bool(0.5) {
+            dev.ring_sq_doorbell(qpn, pi)?;
+            want_sq.push((qpn, pi));
+        } else {
+            dev.ring_rq_doorbell(qpn, pi)?;
+            want_rq.push((qpn, pi));
+        }
     }
     nic.borrow_mut().flush()?;
     nic.borrow_mut().run(50)?;
-    ensure!(db.borrow().got == want, "doorbells differ");
+    ensure!(
+        db.borrow().got == want_sq,
+        "seed {s}: send doorbells differ"
+    );
+    ensure!(
+        rdb.borrow().got == want_rq,
+        "seed {s}: receive doorbells differ"
+    );
     Ok(())
 }

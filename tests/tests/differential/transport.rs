@@ -13,7 +13,7 @@ use ferroce_hdl::prelude::*;
 use ferroce_hdl::rc::{Completer, Responder};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
-use ferroce_spec::meta::{RX_ACK, RX_META, SENT};
+use ferroce_spec::meta::{RECV_DONE, RX_ACK, RX_META, SENT};
 use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
 use ferroce_tests::diff::Outputs;
 use ferroce_tests::{hdl_edge, rng, seed, soak, wander_credits, wide};
@@ -57,8 +57,9 @@ fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> Vec<
     img
 }
 
-fn counters(h: &Responder<64, 8>) -> [u64; 7] {
+fn counters(h: &Responder<64, 8>) -> [u64; 8] {
     [
+        h.rnr.val().to_u64(),
         h.bad_qp.val().to_u64(),
         h.unsupported.val().to_u64(),
         h.dup.val().to_u64(),
@@ -87,7 +88,13 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // Expected PSNs as the stimulus believes them (accepted packets move them on).
     let mut epsn = [0u32; 8];
     let mut in_msg = [false; 8];
+    let mut send_msg = [false; 8];
     let mut rem = [0u64; 8];
+    // The receive queues, as the responder sees them: an answer some cycles after each
+    // request, held until taken.
+    let mut ans_due: Option<u32> = None;
+    let mut ans: Option<Vec<(&'static str, Vec<u8>)>> = None;
+    let (mut wqe_reqs, mut rcvs) = (0, 0);
     let mut last: Option<(usize, u8, u64, u64)> = None;
     let mut judged = 0u64;
     let mut pay: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
@@ -143,10 +150,14 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         if meta.is_none() && pay.is_empty() && r.gen_bool(0.3) {
             let now: u64 = counters(&hdl).iter().sum();
             if let Some((qi, op, len, dlen)) = last.take() {
-                if now == judged && [6u8, 7, 8, 10].contains(&op) {
+                if now == judged && op <= 11 {
                     epsn[qi] = (epsn[qi] + 1) & 0xFF_FFFF;
-                    in_msg[qi] = op == 6 || op == 7;
-                    rem[qi] = if op == 6 || op == 10 { dlen } else { rem[qi] } - len;
+                    in_msg[qi] = [0, 1, 6, 7].contains(&op);
+                    send_msg[qi] = op <= 1;
+                    if op >= 6 {
+                        rem[qi] =
+                            if op == 6 || op >= 10 { dlen } else { rem[qi] }.saturating_sub(len);
+                    }
                 }
             }
             judged = now;
@@ -156,20 +167,21 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 r.gen_range(0..8)
             };
             let qi = (q & 7) as usize;
+            // WRITEs and SENDs, with and without immediate, in and out of message order.
             let op: u8 = if r.gen_ratio(1, 10) {
-                [6, 7, 8, 10, 17, 4][r.gen_range(0..6)]
+                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12][r.gen_range(0..14)]
             } else if r.gen_ratio(1, 8) {
                 17
+            } else if in_msg[qi] && send_msg[qi] {
+                [1, 1, 2, 3][r.gen_range(0..4)]
             } else if in_msg[qi] {
                 if rem[qi] > 256 && r.gen_bool(0.6) {
                     7
                 } else {
-                    8
+                    [8, 9][r.gen_range(0..2)]
                 }
-            } else if r.gen_bool(0.5) {
-                6
             } else {
-                10
+                [6, 10, 11, 0, 4, 5][r.gen_range(0..6)]
             };
             let psn = match r.gen_range(0..12) {
                 0 => epsn[qi].wrapping_sub(r.gen_range(1..4)) & 0xFF_FFFF,
@@ -182,8 +194,9 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 r.gen_range(0..256)
             };
             let mut len: u64 = match op {
-                6 | 7 => 256,
-                8 => rem[qi],
+                0 | 1 | 6 | 7 => 256,
+                2..=5 => r.gen_range(0..=256),
+                8 | 9 => rem[qi],
                 _ => dlen,
             };
             if r.gen_ratio(1, 20) {
@@ -191,7 +204,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             }
             let key = r.gen_range(0..8u64) << 8 | u64::from(r.gen_ratio(15, 16));
             let va = (key >> 8) * 0x1000 + r.gen_range(0..0x1000);
-            let ext: u128 = if op == 17 {
+            let ext: u128 = if op == 17 || op <= 5 {
+                // An AETH, or a SEND's ImmDt (or nothing) at the top.
                 u128::from(r.gen::<u32>()) << 96
             } else {
                 u128::from(va) << 64 | u128::from(key) << 32 | u128::from(dlen)
@@ -218,6 +232,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("psn", psn.into()),
                     ("pay_len", len.into()),
                     ("ext", ext),
+                    ("ext2", u128::from(r.gen::<u32>()) << 96),
                 ],
             );
             last = Some((qi, op, len, dlen));
@@ -258,8 +273,56 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             "m_wd_tready",
             "m_ack_tready",
             "m_rack_tready",
+            "m_rcv_tready",
+            "wr_idle",
+            "m_rq_req_ready",
         ] {
             inp.push((n, vec![r.gen_bool(0.7).into()]));
+        }
+        if let Some(d) = ans_due.as_mut() {
+            *d = d.saturating_sub(1);
+            if *d == 0 && ans.is_none() {
+                ans_due = None;
+                // A WQE (most often), none posted, or one consumed in error; its SGEs.
+                let status: u8 = match r.gen_range(0..20) {
+                    0..=13 => 0,
+                    14..=16 => 0xFF,
+                    _ => [1, 2, 4, 21][r.gen_range(0..4)],
+                };
+                let nsge = r.gen_range(0..=4usize);
+                let mut sges = Vec::new();
+                let mut total = 0u32;
+                for i in 0..4 {
+                    let l: u32 = r.gen_range(0..400);
+                    sges.extend(le(r.gen::<u64>() >> 8, 8));
+                    sges.extend(le(l.into(), 4));
+                    if i < nsge {
+                        total += l;
+                    }
+                }
+                ans = Some(vec![
+                    ("s_rq_ans_status", vec![status]),
+                    ("s_rq_ans_wrid", le(r.gen(), 8)),
+                    ("s_rq_ans_nsge", vec![nsge as u8]),
+                    ("s_rq_ans_sges", sges),
+                    ("s_rq_ans_len", le(total.into(), 4)),
+                    ("s_rq_ans_cqn", le(r.gen_range(0..8), 2)),
+                ]);
+            }
+        }
+        let ans_valid = ans.is_some();
+        inp.push(("s_rq_ans_valid", vec![ans_valid.into()]));
+        for (n, v) in ans.clone().unwrap_or_else(|| {
+            vec![
+                ("s_rq_ans_status", vec![0]),
+                ("s_rq_ans_wrid", vec![0; 8]),
+                ("s_rq_ans_nsge", vec![0]),
+                ("s_rq_ans_sges", vec![0; 48]),
+                ("s_rq_ans_len", vec![0; 4]),
+                ("s_rq_ans_cqn", vec![0; 2]),
+            ]
+        }) {
+            inp.push((n, v));
         }
         let inp = Inputs(inp);
         hdl.s_meta_tdata.next = wide(inp.get("s_meta_tdata"));
@@ -280,11 +343,29 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_wd_tready.next = inp.bit("m_wd_tready");
         hdl.m_ack_tready.next = inp.bit("m_ack_tready");
         hdl.m_rack_tready.next = inp.bit("m_rack_tready");
+        hdl.m_rcv_tready.next = inp.bit("m_rcv_tready");
+        hdl.wr_idle.next = inp.bit("wr_idle");
+        hdl.m_rq_req_ready.next = inp.bit("m_rq_req_ready");
+        hdl.s_rq_ans_valid.next = inp.bit("s_rq_ans_valid");
+        hdl.s_rq_ans_status.next = wide(inp.get("s_rq_ans_status"));
+        hdl.s_rq_ans_wrid.next = wide(inp.get("s_rq_ans_wrid"));
+        hdl.s_rq_ans_nsge.next = wide(inp.get("s_rq_ans_nsge"));
+        hdl.s_rq_ans_sges.next = wide(inp.get("s_rq_ans_sges"));
+        hdl.s_rq_ans_len.next = wide(inp.get("s_rq_ans_len"));
+        hdl.s_rq_ans_cqn.next = wide(inp.get("s_rq_ans_cqn"));
         hdl.tx_used.next = wide(inp.get("tx_used"));
         hdl.tx_cap.next = wide(inp.get("tx_cap"));
         assert!(simulate(&mut hdl, 200));
         let meta_taken = meta_valid && hdl.s_meta_tready.val();
         let pay_taken = pay_valid && hdl.s_pay_tready.val();
+        if hdl.m_rq_req_valid.val() && inp.bit("m_rq_req_ready") {
+            wqe_reqs += 1;
+            ans_due = Some(r.gen_range(1..30));
+        }
+        if ans_valid && hdl.s_rq_ans_ready.val() {
+            ans = None;
+        }
+        rcvs += usize::from(hdl.m_rcv_tvalid.val() && inp.bit("m_rcv_tready"));
         writes += usize::from(hdl.m_wr_tvalid.val() && inp.bit("m_wr_tready"));
         acks += usize::from(hdl.m_ack_tvalid.val() && inp.bit("m_ack_tready"));
         racks += usize::from(hdl.m_rack_tvalid.val() && inp.bit("m_rack_tready"));
@@ -300,6 +381,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
     let counters: Vec<u64> = [
+        "rnr",
         "bad_qp",
         "unsupported",
         "dup",
@@ -312,11 +394,17 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     .map(|c| tb.get(c))
     .collect::<Result<_, _>>()?;
     assert!(
-        writes > 50 && acks > 50 && racks > 20 && counters.iter().all(|&c| c > 0),
-        "too little coverage: {writes} writes, {acks} ACKs, {racks} received ACKs, {counters:?}"
+        writes > 50
+            && acks > 50
+            && racks > 20
+            && wqe_reqs > 20
+            && rcvs > 10
+            && counters.iter().all(|&c| c > 0),
+        "too little coverage: {writes} writes, {acks} ACKs, {racks} received ACKs, {wqe_reqs} \
+         receive WQEs asked for, {rcvs} receive completions, {counters:?}"
     );
     println!(
-        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, counters {counters:?}, all {} outputs equal", outs.len()
+        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, counters {counters:?}, all {} outputs equal", outs.len()
     );
     Ok(())
 }
@@ -338,7 +426,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut psn = [0u32; 8];
     let mut sent: Option<Vec<u8>> = None;
     let mut rack: Option<Vec<u8>> = None;
-    let (mut cqes, mut beats) = (0, 0);
+    let mut rcv: Option<Vec<u8>> = None;
+    let (mut cqes, mut beats, mut rcvs) = (0, 0, 0);
     let cycles = soak(30_000);
     for cycle in 0..cycles {
         let mut inp = Vec::new();
@@ -404,14 +493,43 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                 ],
             ));
         }
+        // Receive completions from the responder: any status, with or without immediate,
+        // to a CQ in the table or not.
+        if rcv.is_none() && r.gen_bool(0.05) {
+            let imm = r.gen_bool(0.5);
+            rcv = Some(layout_img(
+                &RECV_DONE,
+                &[
+                    ("qpn", r.gen_range(0..8)),
+                    ("status", [0, 0, 0, 1, 4][r.gen_range(0..5)]),
+                    ("opcode", 128 + u128::from(r.gen_bool(0.3))),
+                    ("wc_flags", if imm { 2 } else { 0 }),
+                    (
+                        "cqn",
+                        if r.gen_ratio(1, 30) {
+                            0x100
+                        } else {
+                            r.gen_range(0..4)
+                        },
+                    ),
+                    ("wr_id", r.gen::<u64>().into()),
+                    ("byte_len", r.gen::<u32>().into()),
+                    ("imm_data", if imm { r.gen::<u32>().into() } else { 0 }),
+                    ("src_qp", r.gen_range(0..1 << 24)),
+                ],
+            ));
+        }
         let sent_valid = sent.is_some() && r.gen_bool(0.8);
         let rack_valid = rack.is_some() && r.gen_bool(0.8);
+        let rcv_valid = rcv.is_some() && r.gen_bool(0.8);
         let (qe, qi, qd) = qpw.map_or((0, 0, vec![0; 64]), |(i, b)| (1, i, b));
         let (ce, ci, cd) = cqw.map_or((0, 0, vec![0; 16]), |(i, b)| (1, i, b));
         inp.push(("s_sent_tdata", sent.clone().unwrap_or(vec![0; 32])));
         inp.push(("s_sent_tvalid", vec![sent_valid.into()]));
         inp.push(("s_rack_tdata", rack.clone().unwrap_or(vec![0; 16])));
         inp.push(("s_rack_tvalid", vec![rack_valid.into()]));
+        inp.push(("s_rcv_tdata", rcv.clone().unwrap_or(vec![0; RECV_DONE.len])));
+        inp.push(("s_rcv_tvalid", vec![rcv_valid.into()]));
         inp.push(("s_qpw_en", vec![qe]));
         inp.push(("s_qpw_index", le(qi, 1)));
         inp.push(("s_qpw_data", qd));
@@ -426,6 +544,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_sent_tvalid.next = inp.bit("s_sent_tvalid");
         hdl.s_rack_tdata.next = wide(inp.get("s_rack_tdata"));
         hdl.s_rack_tvalid.next = inp.bit("s_rack_tvalid");
+        hdl.s_rcv_tdata.next = wide(inp.get("s_rcv_tdata"));
+        hdl.s_rcv_tvalid.next = inp.bit("s_rcv_tvalid");
         hdl.s_qpw_en.next = inp.bit("s_qpw_en");
         hdl.s_qpw_index.next = wide(inp.get("s_qpw_index"));
         hdl.s_qpw_data.next = wide(inp.get("s_qpw_data"));
@@ -437,6 +557,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         assert!(simulate(&mut hdl, 200));
         let sent_taken = sent_valid && hdl.s_sent_tready.val();
         let rack_taken = rack_valid && hdl.s_rack_tready.val();
+        let rcv_taken = rcv_valid && hdl.s_rcv_tready.val();
+        rcvs += usize::from(rcv_taken);
         cqes += usize::from(hdl.m_wr_tvalid.val() && inp.bit("m_wr_tready"));
         beats += usize::from(hdl.m_wd_tvalid.val() && inp.bit("m_wd_tready"));
         edge(&mut hdl);
@@ -448,6 +570,9 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         if rack_taken {
             rack = None;
         }
+        if rcv_taken {
+            rcv = None;
+        }
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
     let counters: Vec<u64> = ["naks", "bad_cq", "cqes"]
@@ -455,11 +580,15 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         .map(|c| tb.get(c))
         .collect::<Result<_, _>>()?;
     assert!(
-        cqes > 100 && beats <= 4 * cqes && beats + 4 >= 4 * cqes && counters.iter().all(|&c| c > 0),
-        "too little coverage: {cqes} CQEs, {beats} beats, {counters:?}"
+        cqes > 100
+            && rcvs > 20
+            && beats <= 4 * cqes
+            && beats + 4 >= 4 * cqes
+            && counters.iter().all(|&c| c > 0),
+        "too little coverage: {cqes} CQEs, {rcvs} receive completions, {beats} beats, {counters:?}"
     );
     println!(
-        "completer_64: {cycles} cycles, {cqes} CQEs, counters {counters:?}, all {} outputs equal",
+        "completer_64: {cycles} cycles, {cqes} CQEs ({rcvs} receive completions), counters {counters:?}, all {} outputs equal",
         outs.len()
     );
     Ok(())

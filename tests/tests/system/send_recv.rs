@@ -1,0 +1,701 @@
+//! SEND and RECV between two `ferroce_nic_64` models, each driven by the Rust driver through
+//! its own root complex (500 ns reads, completions split and reordered from the seed): every
+//! SEND (with or without immediate) consumes one receive WQE at the peer and is scattered
+//! across its SGEs; an RDMA WRITE with immediate lands where its RETH says and consumes a
+//! receive WQE for its completion. Every byte of the receive side, guards around every buffer
+//! included, and every completion on both sides is checked; both wires are dissected by tshark
+//! and their ICRCs confirmed by scapy. Then the refusals IBA defines for the receive side: no
+//! receive WQE posted (RNR NAK), a receive buffer too short (NAK invalid request,
+//! `LOC_LEN_ERR`), a receive WQE whose key the NIC refuses (NAK remote operational error,
+//! `LOC_PROT_ERR`).
+
+use anyhow::{ensure, Context, Result};
+use ferroce_driver::{
+    access, DmaMemory, MemoryRegion, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
+};
+use ferroce_sim::traffic::LOSSLESS_PFC;
+use ferroce_sim::world::{Host, World, WorldConfig};
+use ferroce_spec::opcodes::{RC_ACKNOWLEDGE, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY};
+use ferroce_spec::queues::{
+    RECV_WQE_LEN, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
+    WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
+};
+use ferroce_tests::wire::{pcap_frames_ps, scapy_check, tshark_fields, write_pcap};
+use ferroce_tests::{budget, rng, seed, soak};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::collections::{HashSet, VecDeque};
+use std::path::Path;
+
+const PMTUS: [u32; 4] = [256, 1024, 4096, 512];
+const SRC_LEN: usize = 256 << 10;
+/// Each QP's share of the receive side's area.
+const AREA: usize = 1 << 20;
+const GUARD: usize = 4096;
+
+/// One direction: the sender's source bytes, the receiver's area (a region for local and
+/// remote writes inside a buffer with guard bytes) and its expected image.
+struct Side {
+    src: MemoryRegion,
+    src_bytes: Vec<u8>,
+    buf: u64,
+    area: MemoryRegion,
+    expect: Vec<u8>,
+    /// Per QP, the next free byte of its share of the area.
+    cursor: Vec<usize>,
+}
+
+fn side(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Result<Side> {
+    let src_bytes: Vec<u8> = (0..SRC_LEN).map(|_| r.gen()).collect();
+    let src = from.buffer(SRC_LEN, &src_bytes)?;
+    let total = qps * AREA + 2 * GUARD;
+    let expect: Vec<u8> = (0..total).map(|_| r.gen()).collect();
+    let buf = to.dev.mem.alloc(total, 4096)?;
+    to.dev.mem.write(buf.addr, &expect)?;
+    let area = to.dev.reg_mr(
+        &to.pd,
+        buf.addr + GUARD as u64,
+        (qps * AREA) as u64,
+        access::LOCAL_WRITE | access::REMOTE_WRITE,
+    )?;
+    Ok(Side {
+        src,
+        src_bytes,
+        buf: buf.addr,
+        area,
+        expect,
+        cursor: vec![0; qps],
+    })
+}
+
+impl Side {
+    /// `len` bytes of QP `k`'s share, after a random gap (odd offsets, sometimes across a
+    /// page): their offset in the area.
+    fn take(&mut self, r: &mut ChaCha8Rng, k: usize, len: usize) -> usize {
+        let mut at = self.cursor[k] + r.gen_range(0..48);
+        if len > 1 && r.gen_bool(0.2) {
+            let page = (at / 4096 + 1) * 4096;
+            at = page - r.gen_range(1..len.min(4096));
+        }
+        assert!(at + len <= AREA, "QP {k}'s share of the area is used up");
+        self.cursor[k] = at + len;
+        k * AREA + at
+    }
+
+    fn addr(&self, off: usize) -> u64 {
+        self.area.addr + off as u64
+    }
+
+    fn land(&mut self, off: usize, bytes: &[u8]) {
+        self.expect[GUARD + off..GUARD + off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// The receive side's memory, guards included, is what the test expects.
+    fn check(&self, h: &mut Host, what: &str) -> Result<()> {
+        let mut got = vec![0u8; self.expect.len()];
+        h.dev.mem.read(self.buf, &mut got)?;
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != self.expect[i]) {
+            anyhow::bail!(
+                "{what}: byte {i} of the receive buffer (area offset {}) is {:#04x}, want {:#04x}",
+                i as i64 - GUARD as i64,
+                got[i],
+                self.expect[i]
+            );
+        }
+        Ok(())
+    }
+}
+
+/// `len` split into 1 to `most` pieces (some may be empty).
+fn split(r: &mut ChaCha8Rng, len: usize, most: usize) -> Vec<usize> {
+    let n = r.gen_range(1..=most);
+    let mut cuts: Vec<usize> = (1..n).map(|_| r.gen_range(0..=len)).collect();
+    cuts.sort_unstable();
+    let mut out = Vec::with_capacity(n);
+    let mut prev = 0;
+    for c in cuts.into_iter().chain([len]) {
+        out.push(c - prev);
+        prev = c;
+    }
+    out
+}
+
+/// A message of one direction, as both ends should complete it.
+struct Msg {
+    send: SendWr,
+    recv: RecvWr,
+    /// The receive completion's opcode and byte count.
+    wc_op: u32,
+    byte_len: u32,
+}
+
+fn message_len(r: &mut ChaCha8Rng, pmtu: usize) -> usize {
+    match r.gen_range(0..100) {
+        0..=5 => 0,
+        6..=30 => r.gen_range(1..=64),
+        31..=50 => pmtu - 1 + r.gen_range(0..3),
+        51..=60 => 3 * pmtu + r.gen_range(0..pmtu),
+        61..=62 => r.gen_range(48 << 10..=64 << 10),
+        _ => r.gen_range(65..=8 << 10),
+    }
+}
+
+/// A random message on QP `k` of direction `d`: a SEND (± IMM) scattered across a receive WQE
+/// of 1-4 SGEs with room to spare, or a WRITE with immediate (its receive WQE's buffer stays
+/// untouched). The expected image is updated.
+fn random_msg(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> Msg {
+    let len = message_len(r, pmtu);
+    let opcode = match r.gen_range(0..10) {
+        0..=3 => WrOpcode::Send,
+        4..=6 => WrOpcode::SendWithImm,
+        _ => WrOpcode::RdmaWriteWithImm,
+    };
+    // The sender's gather list: 1-4 pieces from random places of its source; the message is
+    // their bytes in order.
+    let mut sg_list = Vec::new();
+    let mut bytes = Vec::with_capacity(len);
+    for piece in split(r, len, 4) {
+        let from = r.gen_range(0..=SRC_LEN - piece);
+        bytes.extend_from_slice(&d.src_bytes[from..from + piece]);
+        sg_list.push(Sge {
+            addr: d.src.addr + from as u64,
+            length: piece as u32,
+            lkey: d.src.lkey,
+        });
+    }
+    // The receive WQE: 1-4 SGEs holding `len` plus some slack.
+    let room = len + r.gen_range(0..=200);
+    let pieces = split(r, room, 4);
+    let mut rsg = Vec::new();
+    let mut landed = 0;
+    let sending = opcode != WrOpcode::RdmaWriteWithImm;
+    for p in pieces {
+        let off = d.take(r, k, p);
+        if sending {
+            let n = p.min(len - landed);
+            d.land(off, &bytes[landed..landed + n]);
+            landed += n;
+        }
+        rsg.push(Sge {
+            addr: d.addr(off),
+            length: p as u32,
+            lkey: d.area.lkey,
+        });
+    }
+    let mut send = SendWr {
+        wr_id: id,
+        opcode,
+        sg_list,
+        imm_data: if opcode.has_imm() { r.gen() } else { 0 },
+        signaled: true,
+        solicited: r.gen_bool(0.3),
+        ..Default::default()
+    };
+    let wc_op = if sending {
+        WC_RECV
+    } else {
+        let off = d.take(r, k, len);
+        d.land(off, &bytes);
+        send.remote_addr = d.addr(off);
+        send.rkey = d.area.rkey;
+        WC_RECV_RDMA_WITH_IMM
+    };
+    Msg {
+        send,
+        recv: RecvWr {
+            wr_id: id ^ 0xABCD_0000_0000,
+            sg_list: rsg,
+        },
+        wc_op,
+        byte_len: len as u32,
+    }
+}
+
+/// One QP of one host, with what it has posted and not yet seen complete.
+struct Ep {
+    q: QueuePair,
+    peer_qpn: u32,
+    sends: VecDeque<SendWr>,
+    recvs: VecDeque<Msg>,
+}
+
+/// Poll `h`'s CQ and check each completion against the oldest outstanding request of its
+/// queue: send completions in send order, receive completions in receive order, exact.
+fn reap(h: &mut Host, eps: &mut [Ep], seed: u64) -> Result<usize> {
+    let wcs = h.dev.poll_cq(&mut h.cq, 64)?;
+    for wc in &wcs {
+        let ep = eps
+            .iter_mut()
+            .find(|e| e.q.qpn == wc.qpn)
+            .with_context(|| format!("seed {seed}: completion for QP {}", wc.qpn))?;
+        let want = if wc.opcode & WC_RECV != 0 {
+            let m = ep
+                .recvs
+                .pop_front()
+                .with_context(|| format!("seed {seed}: receive completion {wc:?} unasked"))?;
+            WorkCompletion {
+                wr_id: m.recv.wr_id,
+                status: WC_SUCCESS,
+                opcode: m.wc_op,
+                byte_len: m.byte_len,
+                qpn: wc.qpn,
+                imm_data: m.send.opcode.has_imm().then_some(m.send.imm_data),
+                src_qp: ep.peer_qpn,
+            }
+        } else {
+            let wr = ep
+                .sends
+                .pop_front()
+                .with_context(|| format!("seed {seed}: send completion {wc:?} unasked"))?;
+            WorkCompletion {
+                wr_id: wr.wr_id,
+                status: WC_SUCCESS,
+                opcode: wr.opcode.wc_opcode(),
+                byte_len: wr.length() as u32,
+                qpn: wc.qpn,
+                ..Default::default()
+            }
+        };
+        ensure!(*wc == want, "seed {seed}: completion {wc:?}, want {want:?}");
+    }
+    Ok(wcs.len())
+}
+
+/// Post every receive WQE of each QP's outstanding messages, one list (one doorbell) a QP.
+fn post_recvs(h: &mut Host, eps: &mut [Ep]) -> Result<()> {
+    for ep in eps.iter_mut() {
+        let list: Vec<RecvWr> = ep.recvs.iter().map(|m| m.recv.clone()).collect();
+        h.dev.post_recv(&mut ep.q, &list)?;
+    }
+    Ok(())
+}
+
+/// Post the sends of the messages each peer expects, in lists of 1-4 (a doorbell a list).
+fn post_sends(h: &mut Host, eps: &mut [Ep], peers: &[Ep], r: &mut ChaCha8Rng) -> Result<()> {
+    for (ep, peer) in eps.iter_mut().zip(peers) {
+        let list: Vec<SendWr> = peer.recvs.iter().map(|m| m.send.clone()).collect();
+        let mut at = 0;
+        while at < list.len() {
+            let n = r.gen_range(1..=4).min(list.len() - at);
+            h.dev.post_send(&mut ep.q, &list[at..at + n])?;
+            at += n;
+        }
+        ep.sends.extend(list);
+    }
+    Ok(())
+}
+
+/// The NIC's non-zero counters, for a failure's message.
+fn nonzero_counters(h: &Host) -> String {
+    let names = [
+        "req_bad_wqe",
+        "req_prot_err",
+        "req_dma_err",
+        "rd_bad_cpl",
+        "rd_timeouts",
+        "rx_accepted",
+        "rx_icrc_err",
+        "rx_overflow",
+        "rx_bad_len",
+        "rx_bad_opcode",
+        "resp_bad_qp",
+        "resp_unsupported",
+        "resp_dup",
+        "resp_seq_err",
+        "resp_bad_req",
+        "resp_bad_rkey",
+        "resp_rnr",
+        "resp_sc_bad_len",
+        "rq_bad_wqe",
+        "rq_empty",
+        "cpl_naks",
+        "cpl_bad_cq",
+        "cpl_cqes",
+        "wr_bad_len",
+        "cqe_bad_len",
+    ];
+    names
+        .iter()
+        .filter_map(|n| match h.counter(n) {
+            Ok(0) => None,
+            Ok(v) => Some(format!("{n} {v}")),
+            Err(e) => Some(format!("{n} ?{e}")),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn num(s: &str) -> Result<u64> {
+    let v = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    v.with_context(|| format!("tshark field {s:?}"))
+}
+
+/// Every frame of the pcap but the MAC control frames (PFC) is RoCEv2 that tshark dissects
+/// without complaint and scapy confirms the ICRC of; returns the opcodes seen.
+fn check_pcap(pcap: &Path) -> Result<HashSet<u8>> {
+    use ferroce_spec::mac_ctrl::{parse, MacCtrl};
+    let frames: Vec<Vec<u8>> = pcap_frames_ps(pcap)?
+        .into_iter()
+        .map(|(_, f)| f)
+        .filter(|f| matches!(parse(f), MacCtrl::NotCtrl))
+        .collect();
+    let roce = pcap.with_extension("roce.pcap");
+    write_pcap(&roce, &frames.iter().map(|f| &f[..]).collect::<Vec<_>>())?;
+    let rows = tshark_fields(&roce)?;
+    ensure!(
+        rows.len() == frames.len(),
+        "{}: tshark read {} frames",
+        roce.display(),
+        rows.len()
+    );
+    let mut ops = HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        ensure!(
+            row[0] == "RRoCE" && row[4].is_empty(),
+            "{}: frame {i}: tshark says {row:?}",
+            roce.display()
+        );
+        ops.insert(num(&row[1])? as u8);
+    }
+    let ok = scapy_check(&roce)?;
+    ensure!(ok.trim() == format!("ok {}", rows.len()), "scapy: {ok}");
+    Ok(ops)
+}
+
+/// Four QP pairs at four path MTUs, both directions at once, rounds of random SENDs, SENDs
+/// with immediate and WRITEs with immediate, each with its receive WQE posted first: every
+/// byte lands in its receive WQE's SGEs in order (or where the WRITE's RETH says), nothing
+/// else changes, and every completion on both sides is exact and in order.
+#[test]
+fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()> {
+    let s = seed("sends_scatter_into_receive_wqes_and_complete_exactly_both_ways");
+    let mut r = rng(s);
+    let cfg = WorldConfig {
+        reorder_seed: Some(s),
+        ..WorldConfig::default()
+    };
+    let mut w = World::open(&cfg)?;
+    // Lossless Ethernet: small SENDs arrive faster than the responder takes receive WQEs
+    // (one fetch each), and nothing retransmits yet.
+    w.a.dev.set_pfc(&LOSSLESS_PFC)?;
+    w.b.dev.set_pfc(&LOSSLESS_PFC)?;
+    let dir = std::env::temp_dir().join(format!("ferroce-send-recv-{s}"));
+    std::fs::create_dir_all(&dir)?;
+    let (pab, pba) = (dir.join("ab.pcap"), dir.join("ba.pcap"));
+    w.ab.tap(&pab)?;
+    w.ba.tap(&pba)?;
+    let npairs = 4;
+    let (mut ea, mut eb) = (Vec::new(), Vec::new());
+    for p in PMTUS.iter().take(npairs) {
+        let (qa, qb) = w.connect(*p, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
+        let (na, nb) = (qa.qpn, qb.qpn);
+        ea.push(Ep {
+            q: qa,
+            peer_qpn: nb,
+            sends: VecDeque::new(),
+            recvs: VecDeque::new(),
+        });
+        eb.push(Ep {
+            q: qb,
+            peer_qpn: na,
+            sends: VecDeque::new(),
+            recvs: VecDeque::new(),
+        });
+    }
+    let mut ab = side(&mut r, &mut w.a, &mut w.b, npairs)?;
+    let mut ba = side(&mut r, &mut w.b, &mut w.a, npairs)?;
+    let rounds = soak(4);
+    let mut id = 1u64;
+    let mut total = 0usize;
+    for round in 0..rounds {
+        // Receives first (one doorbell per list), then the sends of both sides.
+        for (to, d) in [(&mut eb, &mut ab), (&mut ea, &mut ba)] {
+            for (k, ep) in to.iter_mut().enumerate() {
+                let n = r.gen_range(4..=12);
+                for _ in 0..n {
+                    id += 1;
+                    let m = random_msg(&mut r, d, k, PMTUS[k] as usize, id);
+                    ep.recvs.push_back(m);
+                }
+                total += n;
+            }
+        }
+        post_recvs(&mut w.b, &mut eb)?;
+        post_recvs(&mut w.a, &mut ea)?;
+        post_sends(&mut w.a, &mut ea, &eb, &mut r)?;
+        post_sends(&mut w.b, &mut eb, &ea, &mut r)?;
+        let pending = |eps: &[Ep]| {
+            eps.iter()
+                .map(|e| e.sends.len() + e.recvs.len())
+                .sum::<usize>()
+        };
+        let mut idle = 0;
+        while pending(&ea) + pending(&eb) > 0 {
+            w.run(2000)?;
+            let got = reap(&mut w.a, &mut ea, s)? + reap(&mut w.b, &mut eb, s)?;
+            idle = if got == 0 { idle + 2000 } else { 0 };
+            ensure!(
+                idle < budget(2_000_000),
+                "seed {s}: round {round}: {} completions outstanding on a, {} on b; a: {}; b: {}",
+                pending(&ea),
+                pending(&eb),
+                nonzero_counters(&w.a),
+                nonzero_counters(&w.b)
+            );
+        }
+        ab.check(&mut w.b, &format!("seed {s}: round {round}: a to b"))?;
+        ba.check(&mut w.a, &format!("seed {s}: round {round}: b to a"))?;
+    }
+    w.run(3000)?;
+    for h in [&w.a, &w.b] {
+        ensure!(h.counter("resp_rnr")? == 0, "seed {s}: RNR NAKs");
+        ensure!(h.counter("resp_bad_req")? == 0, "seed {s}: bad requests");
+        ensure!(h.counter("resp_seq_err")? == 0, "seed {s}: sequence errors");
+        ensure!(
+            h.counter("resp_sc_bad_len")? == 0,
+            "seed {s}: scatter lengths"
+        );
+        ensure!(
+            h.counter("rq_bad_wqe")? == 0,
+            "seed {s}: receive WQEs refused"
+        );
+        ensure!(h.counter("rx_overflow")? == 0, "seed {s}: frames dropped");
+        ensure!(h.sim.borrow().rc.borrow().violations.is_empty());
+    }
+    for p in [&pab, &pba] {
+        let ops = check_pcap(p)?;
+        for op in [
+            RC_SEND_ONLY,
+            RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
+            RC_ACKNOWLEDGE,
+        ] {
+            ensure!(
+                ops.contains(&op),
+                "seed {s}: {}: no opcode {op:#x}",
+                p.display()
+            );
+        }
+    }
+    println!(
+        "seed {s}: {total} messages in {rounds} rounds both ways, bytes and completions exact"
+    );
+    Ok(())
+}
+
+/// A sender, its peer's receive side, and a fresh QP pair at `pmtu`.
+struct Pair {
+    w: World,
+    qa: QueuePair,
+    qb: QueuePair,
+    d: Side,
+}
+
+fn pair(r: &mut ChaCha8Rng, pmtu: u32) -> Result<Pair> {
+    let mut w = World::open(&WorldConfig::default())?;
+    let (qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let d = side(r, &mut w.a, &mut w.b, 1)?;
+    Ok(Pair { w, qa, qb, d })
+}
+
+/// Run until host `h`'s CQ has given `n` completions in all.
+fn completions(w: &mut World, on_b: bool, n: usize, s: u64) -> Result<Vec<WorkCompletion>> {
+    let mut got = Vec::new();
+    let mut waited = 0;
+    while got.len() < n {
+        w.run(1000)?;
+        let h = if on_b { &mut w.b } else { &mut w.a };
+        got.extend(h.dev.poll_cq(&mut h.cq, 64)?);
+        waited += 1000;
+        ensure!(
+            waited < budget(400_000),
+            "seed {s}: {} of {n} completions",
+            got.len()
+        );
+    }
+    Ok(got)
+}
+
+fn send_wr(d: &Side, id: u64, opcode: WrOpcode, len: usize) -> SendWr {
+    SendWr {
+        wr_id: id,
+        opcode,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: len as u32,
+            lkey: d.src.lkey,
+        }],
+        remote_addr: d.area.addr + 8192,
+        rkey: d.area.rkey,
+        imm_data: 0x1234_5678,
+        signaled: true,
+        ..Default::default()
+    }
+}
+
+/// A SEND (and a WRITE with immediate) with no receive WQE posted: the responder answers RNR
+/// NAK and counts it; the sender (no RNR retry yet) completes the request with
+/// RNR_RETRY_EXC_ERR and flushes the one behind it; nothing is written and the receiver sees
+/// no completion.
+#[test]
+fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()> {
+    let s = seed("a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing");
+    let mut r = rng(s);
+    for (i, op) in [WrOpcode::Send, WrOpcode::RdmaWriteWithImm]
+        .into_iter()
+        .enumerate()
+    {
+        let mut p = pair(&mut r, 1024)?;
+        let len = r.gen_range(1..=3000);
+        let wrs = [
+            send_wr(&p.d, 1, op, len),
+            send_wr(&p.d, 2, WrOpcode::Send, 16),
+        ];
+        p.w.a.dev.post_send(&mut p.qa, &wrs)?;
+        let got = completions(&mut p.w, false, 2, s)?;
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [(1, WC_RNR_RETRY_EXC_ERR), (2, WC_WR_FLUSH_ERR)],
+            "seed {s}: {op:?}: sender completions {st:?}"
+        );
+        p.w.run(5000)?;
+        ensure!(
+            p.w.b.counter("resp_rnr")? >= 1,
+            "seed {s}: {op:?}: resp_rnr"
+        );
+        ensure!(
+            p.w.b.counter("rq_empty")? >= 1,
+            "seed {s}: {op:?}: rq_empty"
+        );
+        ensure!(
+            p.w.b.dev.poll_cq(&mut p.w.b.cq, 8)?.is_empty(),
+            "seed {s}: {op:?}: a receive completion"
+        );
+        // A WRITE with immediate of more than a packet has written its first packets
+        // before its last found no WQE (IBA: the data of a message RNR NAKed at its last
+        // packet may be in place); a SEND has written nothing.
+        if i == 0 || len <= 1024 {
+            p.d.check(&mut p.w.b, &format!("seed {s}: {op:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A SEND longer than the receive WQE's buffer (one packet, and three at PMTU 256 whose last
+/// overflows): NAK invalid request, the sender completes REM_INV_REQ_ERR, the receiver
+/// LOC_LEN_ERR with the WQE's wr_id; nothing is written past the buffer (the packets that fit
+/// before the overflowing one are in it, as IBA allows).
+#[test]
+fn a_send_longer_than_its_receive_buffer_fails_both_sides_and_writes_nothing_past_it() -> Result<()>
+{
+    let s =
+        seed("a_send_longer_than_its_receive_buffer_fails_both_sides_and_writes_nothing_past_it");
+    let mut r = rng(s);
+    for (pmtu, room, len) in [(1024u32, 500usize, 501usize), (256, 600, 700)] {
+        let mut p = pair(&mut r, pmtu)?;
+        let pieces = split(&mut r, room, 2);
+        let mut sg = Vec::new();
+        let mut at = 0;
+        let mut landed = 0;
+        for piece in pieces {
+            sg.push(Sge {
+                addr: p.d.addr(at),
+                length: piece as u32,
+                lkey: p.d.area.lkey,
+            });
+            // Whole packets that fit land; the one that overflows does not.
+            let fits = (len / pmtu as usize) * pmtu as usize;
+            let n = piece.min(fits.saturating_sub(landed));
+            let bytes = p.d.src_bytes[landed..landed + n].to_vec();
+            p.d.land(at, &bytes);
+            landed += n;
+            at += piece + 7;
+        }
+        p.w.b.dev.post_recv(
+            &mut p.qb,
+            &[RecvWr {
+                wr_id: 77,
+                sg_list: sg,
+            }],
+        )?;
+        p.w.a
+            .dev
+            .post_send(&mut p.qa, &[send_wr(&p.d, 5, WrOpcode::Send, len)])?;
+        let a = completions(&mut p.w, false, 1, s)?;
+        ensure!(
+            (a[0].wr_id, a[0].status) == (5, WC_REM_INV_REQ_ERR),
+            "seed {s}: sender {:?}",
+            a[0]
+        );
+        let b = completions(&mut p.w, true, 1, s)?;
+        ensure!(
+            (b[0].wr_id, b[0].status, b[0].qpn) == (77, WC_LOC_LEN_ERR, p.qb.qpn),
+            "seed {s}: receiver {:?}",
+            b[0]
+        );
+        ensure!(
+            p.w.b.counter("resp_bad_req")? == 1,
+            "seed {s}: resp_bad_req"
+        );
+        p.d.check(&mut p.w.b, &format!("seed {s}: PMTU {pmtu}"))?;
+    }
+    Ok(())
+}
+
+/// A receive WQE written into the ring behind the driver with a key the NIC refuses (a stale
+/// tag; a region without local write access): the receiver completes it LOC_PROT_ERR, the
+/// sender gets NAK remote operational error (REM_OP_ERR), and nothing is written.
+#[test]
+fn a_receive_wqe_with_a_forged_key_completes_loc_prot_err_and_writes_nothing() -> Result<()> {
+    let s = seed("a_receive_wqe_with_a_forged_key_completes_loc_prot_err_and_writes_nothing");
+    let mut r = rng(s);
+    for forge in 0..2 {
+        let mut p = pair(&mut r, 1024)?;
+        let ro =
+            p.w.b
+                .dev
+                .reg_mr(&p.w.b.pd, p.d.area.addr, p.d.area.len, access::REMOTE_WRITE)?;
+        let lkey = if forge == 0 {
+            p.d.area.lkey ^ r.gen_range(1..=255)
+        } else {
+            ro.lkey
+        };
+        let wqe = RecvWr {
+            wr_id: 9,
+            sg_list: vec![Sge {
+                addr: p.d.addr(64),
+                length: 2048,
+                lkey,
+            }],
+        }
+        .wqe();
+        let slot = u64::from(p.qb.rq_pi) & ((1 << p.qb.rq_log_size) - 1);
+        p.w.b
+            .dev
+            .mem
+            .write(p.qb.rq.addr + slot * RECV_WQE_LEN as u64, &wqe)?;
+        p.qb.rq_pi += 1;
+        p.w.b.dev.ring_rq_doorbell(p.qb.qpn, p.qb.rq_pi)?;
+        let len = r.gen_range(1..=2048);
+        p.w.a
+            .dev
+            .post_send(&mut p.qa, &[send_wr(&p.d, 3, WrOpcode::Send, len)])?;
+        let a = completions(&mut p.w, false, 1, s)?;
+        ensure!(
+            (a[0].wr_id, a[0].status) == (3, WC_REM_OP_ERR),
+            "seed {s}: sender {:?}",
+            a[0]
+        );
+        let b = completions(&mut p.w, true, 1, s)?;
+        ensure!(
+            (b[0].wr_id, b[0].status) == (9, WC_LOC_PROT_ERR),
+            "seed {s}: receiver {:?}",
+            b[0]
+        );
+        ensure!(p.w.b.counter("rq_bad_wqe")? == 1, "seed {s}: rq_bad_wqe");
+        p.d.check(&mut p.w.b, &format!("seed {s}: forged key {forge}"))?;
+    }
+    Ok(())
+}
