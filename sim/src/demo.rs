@@ -1,13 +1,16 @@
 //! `ferroce demo`: emit the Verilog of every design and lint it, build the whole NIC under
 //! Verilator, and run two hosts, each with its NIC and the Rust driver, joined by a 10G link
-//! each way: RDMA WRITEs of several sizes both ways with every byte checked, throughput against
-//! the RoCEv2 goodput ceiling, the latency of a 64-byte WRITE, the simulation speed, and the
-//! pcap files of both links.
+//! each way: RDMA WRITEs and SENDs of several sizes both ways with every byte and completion
+//! checked, throughput against the RoCEv2 goodput ceiling, the latency of a 64-byte WRITE, the
+//! simulation speed, and the pcap files of both links.
 
 use crate::designs::emit_to;
-use crate::traffic::{write_latency, write_stream, Direction, WriteRun, LOSSLESS_PFC, SIZES};
+use crate::traffic::{
+    send_stream, write_latency, write_stream, Direction, WriteRun, LOSSLESS_PFC, SEND_SIZES, SIZES,
+};
 use crate::world::{World, WorldConfig, FAULT_COUNTERS};
 use anyhow::{bail, ensure, Context, Result};
+use ferroce_driver::WrOpcode;
 use ferroce_hdl::designs::DESIGNS;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
@@ -44,9 +47,13 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     let (pab, pba) = (pdir.join("a_to_b.pcap"), pdir.join("b_to_a.pcap"));
     w.ab.tap(&pab)?;
     w.ba.tap(&pba)?;
+    // PFC on priority 0: back-to-back small SENDs can outrun the receiver's receive WQE
+    // fetches, and nothing retransmits yet.
+    w.a.dev.set_pfc(&LOSSLESS_PFC)?;
+    w.b.dev.set_pfc(&LOSSLESS_PFC)?;
     let (mut qa, mut qb) = w.connect(pmtu, 0xff_fff0, (seed as u32) & 0xff_ffff, 256)?;
     println!(
-        "   models ready in {:.1} s; QP {} (host a) <-> QP {} (host b); PCIe reads 500 ns, completions {}",
+        "   models ready in {:.1} s; QP {} (host a) <-> QP {} (host b); PCIe reads 500 ns, PFC on, completions {}",
         built.elapsed().as_secs_f64(),
         qa.qpn,
         qb.qpn,
@@ -58,8 +65,12 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
         let c = write_latency(&mut w, dir, qp, pmtu, 64, seed)?;
         println!("   {}: {c} cycles = {:.0} ns", dir.name(), c as f64 * ns);
     }
-    println!("4. WRITE streams, every byte checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
-    let total: u64 = SIZES.iter().map(|(s, n)| 2 * (s * n) as u64).sum();
+    println!("4. WRITE and SEND streams, every byte and completion checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
+    let total: u64 = SIZES
+        .iter()
+        .chain(&SEND_SIZES)
+        .map(|(s, n)| 2 * (s * n) as u64)
+        .sum();
     let bar = ProgressBar::new(total).with_style(
         ProgressStyle::with_template("   [{bar:40}] {bytes}/{total_bytes} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -77,14 +88,43 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
             runs.push((dir, r));
         }
     }
+    // SENDs: each into a receive WQE the receiver posts ahead of it.
+    for (k, &(size, count)) in SEND_SIZES.iter().enumerate() {
+        for dir in [Direction::AToB, Direction::BToA] {
+            let (qp, rq) = match dir {
+                Direction::AToB => (&mut qa, &mut qb),
+                Direction::BToA => (&mut qb, &mut qa),
+            };
+            bar.set_message(format!("SEND {size} B {}", dir.name()));
+            let r = send_stream(
+                &mut w,
+                dir,
+                qp,
+                rq,
+                pmtu,
+                size,
+                count,
+                seed ^ k as u64,
+                |b| bar.set_position(base + b),
+            )
+            .with_context(|| format!("{count} SENDs of {size} B {}", dir.name()))?;
+            base += r.bytes();
+            runs.push((dir, r));
+        }
+    }
     bar.finish_and_clear();
     println!(
-        "   {:>8} {:>7} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
-        "size", "dir", "WRITEs", "cycles", "Gb/s", "ceiling", "of ceil", "cycles/s"
+        "   {:>5} {:>8} {:>7} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
+        "verb", "size", "dir", "count", "cycles", "Gb/s", "ceiling", "of ceil", "cycles/s"
     );
     for (dir, r) in &runs {
         println!(
-            "   {:>8} {:>7} {:>6} {:>10} {:>9.3} {:>9.3} {:>7.1}% {:>10.0}",
+            "   {:>5} {:>8} {:>7} {:>6} {:>10} {:>9.3} {:>9.3} {:>7.1}% {:>10.0}",
+            if r.opcode == WrOpcode::Send {
+                "SEND"
+            } else {
+                "WRITE"
+            },
             human(r.size),
             dir.name(),
             r.count,
@@ -96,7 +136,7 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
         );
     }
     let bytes: u64 = runs.iter().map(|(_, r)| r.bytes()).sum();
-    println!("   {bytes} bytes written, every one equal to its source, every guard byte untouched");
+    println!("   {bytes} bytes written or sent, every one equal to its source, every guard byte untouched, every completion on both sides exact");
     for h in [&w.a, &w.b] {
         for (c, v) in h.faults()? {
             ensure!(v == 0, "fault counter {c} is {v}");
@@ -184,21 +224,31 @@ fn tshark(path: &Path, frames: u64) -> Result<String> {
         .arg("-r")
         .arg(path)
         .args(["-d", "udp.port==4791,infiniband", "-T", "fields"])
-        .args(["-e", "infiniband.bth.opcode"])
+        .args(["-e", "infiniband.bth.opcode", "-e", "eth.type"])
         .output();
     let Ok(out) = out else {
         return Ok(String::from(" (no tshark here to dissect it)"));
     };
     ensure!(out.status.success(), "tshark failed on {}", path.display());
     let text = String::from_utf8_lossy(&out.stdout);
-    let bth = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    // Each frame is RoCEv2 (a BTH) or MAC control (PFC, EtherType 0x8808).
+    let (mut bth, mut pfc) = (0u64, 0u64);
+    for l in text.lines() {
+        let mut f = l.split('\t');
+        let (op, ty) = (f.next().unwrap_or(""), f.next().unwrap_or(""));
+        if !op.trim().is_empty() {
+            bth += 1;
+        } else if ty.trim() == "0x8808" {
+            pfc += 1;
+        }
+    }
     ensure!(
-        bth == frames,
-        "tshark finds a BTH in {bth} of the {frames} frames of {}",
+        bth + pfc == frames,
+        "tshark finds a BTH in {bth} and PFC in {pfc} of the {frames} frames of {}",
         path.display()
     );
-    Ok(String::from(
-        ": tshark dissects every frame as RoCEv2 (BTH on UDP 4791)",
+    Ok(format!(
+        ": tshark dissects {bth} frames as RoCEv2 (BTH on UDP 4791), {pfc} as PFC"
     ))
 }
 

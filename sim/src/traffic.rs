@@ -1,16 +1,20 @@
-//! RDMA WRITE traffic over the two-host [`World`]: streams of WRITEs of one size from one host
-//! to the other with every byte checked, and the doorbell-to-completion latency of one WRITE.
-//! The demo, the benchmark (`ferroce perf --nic`) and the throughput test all use these.
+//! RDMA WRITE and SEND traffic over the two-host [`World`]: streams of WRITEs (or SENDs, each
+//! into a receive WQE posted ahead) of one size from one host to the other with every byte
+//! and every completion checked, and the doorbell-to-completion latency of one WRITE. The
+//! demo, the benchmark (`ferroce perf --nic`) and the throughput test all use these.
 //!
 //! Throughput is measured in simulated time, from the cycle of the first doorbell to the cycle
-//! the last completion is seen by `poll_cq`, and compared with the goodput ceiling of the link
-//! ([`ferroce_spec::wire::write_goodput_ceiling`] times the link's rate).
+//! the last completion is seen by `poll_cq` (for SENDs, the sender's and the receiver's), and
+//! compared with the goodput ceiling of the link ([`ferroce_spec::wire`]'s ceiling of the verb
+//! times the link's rate).
 
 use crate::world::{step_until, Host, World};
 use crate::{Result, SimError};
-use ferroce_driver::{access, DmaMemory, PfcConfig, QueuePair, SendWr, Sge, WrOpcode};
-use ferroce_spec::queues::{WC_RDMA_WRITE, WC_SUCCESS};
-use ferroce_spec::wire::write_goodput_ceiling;
+use ferroce_driver::{
+    access, DmaMemory, PfcConfig, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
+};
+use ferroce_spec::queues::{WC_RECV, WC_SUCCESS};
+use ferroce_spec::wire::{send_goodput_ceiling, write_goodput_ceiling};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -20,9 +24,11 @@ const GUARD: usize = 4096;
 /// The guard bytes' value.
 const GUARD_BYTE: u8 = 0xA5;
 
-/// The WRITE sizes of the demo and the benchmark, with how many of each they send (per
-/// direction): the README's performance table.
+/// The WRITE and SEND sizes of the benchmark and the demo's WRITEs, with how many of each they
+/// send (per direction): the README's performance table.
 pub const SIZES: [(usize, usize); 4] = [(64, 2000), (1024, 1000), (64 << 10, 64), (1 << 20, 8)];
+/// The demo's SEND sizes and counts (per direction).
+pub const SEND_SIZES: [(usize, usize); 3] = [(64, 500), (4097, 100), (64 << 10, 32)];
 
 /// PFC for untagged RoCE (priority 0) on the NIC's 32 KiB receive buffer, as the lossless
 /// test and the demo use it: XOFF above 6 KiB leaves 26 KiB of headroom (a frame arriving, a
@@ -54,9 +60,11 @@ impl Direction {
     }
 }
 
-/// What a stream of WRITEs measured.
+/// What a stream of WRITEs (or SENDs) measured.
 #[derive(Clone, Copy, Debug)]
 pub struct WriteRun {
+    /// `WrOpcode::RdmaWrite` or `WrOpcode::Send`.
+    pub opcode: WrOpcode,
     pub size: u64,
     pub count: u64,
     pub pmtu: u32,
@@ -85,7 +93,11 @@ impl WriteRun {
     }
     /// The RoCEv2 goodput ceiling for this size on this link, Gb/s.
     pub fn ceiling_gbps(&self) -> f64 {
-        write_goodput_ceiling(self.size, self.pmtu.into()) * self.link_bps as f64 / 1e9
+        let c = match self.opcode {
+            WrOpcode::Send => send_goodput_ceiling(self.size, self.pmtu.into()),
+            _ => write_goodput_ceiling(self.size, self.pmtu.into()),
+        };
+        c * self.link_bps as f64 / 1e9
     }
     /// Goodput as a fraction of the ceiling.
     pub fn of_ceiling(&self) -> f64 {
@@ -118,8 +130,52 @@ pub fn write_stream(
     size: usize,
     count: usize,
     seed: u64,
+    progress: impl FnMut(u64),
+) -> Result<WriteRun> {
+    stream(w, dir, qp, None, pmtu, size, count, seed, progress)
+}
+
+/// [`write_stream`] with SENDs: the receiver's QP `rq` (the pair's other end) has a receive
+/// WQE posted ahead for each SEND, its buffer the SEND's target, and keeps its receive queue
+/// full; every receive completion is checked too (in order, `WC_RECV`, length, source QP).
+#[allow(clippy::too_many_arguments)]
+pub fn send_stream(
+    w: &mut World,
+    dir: Direction,
+    qp: &mut QueuePair,
+    rq: &mut QueuePair,
+    pmtu: u32,
+    size: usize,
+    count: usize,
+    seed: u64,
+    progress: impl FnMut(u64),
+) -> Result<WriteRun> {
+    stream(w, dir, qp, Some(rq), pmtu, size, count, seed, progress)
+}
+
+/// A completion's fields as the stream expects them, or why not.
+fn expect_wc(wc: &WorkCompletion, want: (u64, u32, u32, u32)) -> Option<String> {
+    let got = (wc.wr_id, wc.opcode, wc.byte_len, wc.qpn);
+    (wc.status != WC_SUCCESS || got != want).then(|| format!("{wc:?}, want {want:?}"))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn stream(
+    w: &mut World,
+    dir: Direction,
+    qp: &mut QueuePair,
+    mut rq: Option<&mut QueuePair>,
+    pmtu: u32,
+    size: usize,
+    count: usize,
+    seed: u64,
     mut progress: impl FnMut(u64),
 ) -> Result<WriteRun> {
+    let opcode = if rq.is_some() {
+        WrOpcode::Send
+    } else {
+        WrOpcode::RdmaWrite
+    };
     let total = size * count;
     let period_ps = w.a.sim.borrow().tb.period_ps();
     let link_bps = w.ab.config().rate_bps;
@@ -142,15 +198,20 @@ pub fn write_stream(
         access::LOCAL_WRITE | access::REMOTE_WRITE,
     )?;
     let depth = 1usize << qp.sq_log_size;
+    let target = |i: usize| Sge {
+        addr: dmr.addr + (i * size) as u64,
+        length: size as u32,
+        lkey: dmr.lkey,
+    };
     let wr = |i: usize| SendWr {
         wr_id: i as u64,
-        opcode: WrOpcode::RdmaWrite,
+        opcode,
         sg_list: vec![Sge {
             addr: sbuf.addr + (i * size) as u64,
             length: size as u32,
             lkey: smr.lkey,
         }],
-        remote_addr: dmr.addr + (i * size) as u64,
+        remote_addr: target(i).addr,
         rkey: dmr.rkey,
         signaled: true,
         ..Default::default()
@@ -159,10 +220,28 @@ pub fn write_stream(
     let start = sim.borrow().tb.cycle();
     let wall = Instant::now();
     let (mut posted, mut done) = (0usize, 0usize);
+    // Receives: posted ahead of the SENDs, and completed (none for WRITEs).
+    let (mut rposted, mut rdone) = (0usize, if rq.is_some() { 0 } else { count });
     let budget = 100_000 + 4 * (total as u64) + 2_000 * count as u64;
-    while done < count {
+    while done < count || rdone < count {
+        if let Some(rq) = rq.as_deref_mut() {
+            let rdepth = 1usize << rq.rq_log_size;
+            let n = (rdepth - (rposted - rdone)).min(count - rposted);
+            if n > 0 {
+                let list: Vec<RecvWr> = (rposted..rposted + n)
+                    .map(|i| RecvWr {
+                        wr_id: i as u64,
+                        sg_list: vec![target(i)],
+                    })
+                    .collect();
+                dst.dev.post_recv(rq, &list)?;
+                rposted += n;
+            }
+        } else {
+            rposted = count;
+        }
         let free = depth - (posted - done);
-        let n = free.min(count - posted);
+        let n = free.min(rposted - posted);
         if n > 0 {
             let list: Vec<SendWr> = (posted..posted + n).map(wr).collect();
             src.dev.post_send(qp, &list)?;
@@ -170,13 +249,24 @@ pub fn write_stream(
         }
         let mut failure = None;
         let (dev, cq) = (&mut src.dev, &mut src.cq);
+        let (rdev, rcq) = (&mut dst.dev, &mut dst.cq);
+        let rqpn = rq.as_deref().map_or(0, |q| q.qpn);
         let used = sim.borrow().tb.cycle() - start;
         step_until(
             &sim,
             budget.saturating_sub(used).max(1),
-            "WRITE completions",
+            "completions",
             || {
-                let wcs = match dev.poll_cq(cq, 64) {
+                let mut got = 0;
+                let polled = dev.poll_cq(cq, 64).and_then(|s| {
+                    let r = if rdone < count {
+                        rdev.poll_cq(rcq, 64)?
+                    } else {
+                        Vec::new()
+                    };
+                    Ok((s, r))
+                });
+                let (wcs, rwcs) = match polled {
                     Ok(w) => w,
                     Err(e) => {
                         failure = Some(e.to_string());
@@ -184,23 +274,28 @@ pub fn write_stream(
                     }
                 };
                 for wc in &wcs {
-                    let ok = wc.wr_id == done as u64
-                        && wc.status == WC_SUCCESS
-                        && wc.opcode == WC_RDMA_WRITE
-                        && wc.byte_len as usize == size
-                        && wc.qpn == qp.qpn;
-                    if !ok && failure.is_none() {
-                        failure = Some(format!("completion {done} of {count}: {wc:?}"));
+                    let want = (done as u64, opcode.wc_opcode(), size as u32, qp.qpn);
+                    if let Some(f) = expect_wc(wc, want) {
+                        failure.get_or_insert(format!("completion {done} of {count}: {f}"));
                     }
                     done += 1;
+                    got += 1;
                 }
-                !wcs.is_empty()
+                for wc in &rwcs {
+                    let want = (rdone as u64, WC_RECV, size as u32, rqpn);
+                    if let Some(f) = expect_wc(wc, want) {
+                        failure.get_or_insert(format!("receive {rdone} of {count}: {f}"));
+                    }
+                    rdone += 1;
+                    got += 1;
+                }
+                got > 0
             },
         )?;
         if let Some(f) = failure {
             return Err(SimError::Design(f));
         }
-        progress((done * size) as u64);
+        progress((done.min(rdone) * size) as u64);
     }
     let cycles = sim.borrow().tb.cycle() - start;
     let wall_s = wall.elapsed().as_secs_f64();
@@ -208,7 +303,7 @@ pub fn write_stream(
     dst.dev.mem.read(dbuf.addr, &mut got)?;
     if let Some(i) = (0..total).find(|&i| got[GUARD + i] != data[i]) {
         return Err(SimError::Design(format!(
-            "byte {} of WRITE {} ({size} B, {}) differs: {:#04x}, sent {:#04x}",
+            "byte {} of {opcode:?} {} ({size} B, {}) differs: {:#04x}, sent {:#04x}",
             i % size.max(1),
             i / size.max(1),
             dir.name(),
@@ -228,6 +323,7 @@ pub fn write_stream(
     src.dev.mem.free(sbuf)?;
     dst.dev.mem.free(dbuf)?;
     Ok(WriteRun {
+        opcode,
         size: size as u64,
         count: count as u64,
         pmtu,
@@ -252,8 +348,8 @@ pub fn write_latency(
 }
 
 /// The benchmark's setting: one RC QP pair at path MTU `pmtu` between the two hosts of a
-/// default world (10 Gb/s links, 500 ns PCIe reads), completions in request order unless
-/// `reorder_seed` interleaves them.
+/// default world (10 Gb/s links, 500 ns PCIe reads) with PFC on priority 0
+/// ([`LOSSLESS_PFC`]), completions in request order unless `reorder_seed` interleaves them.
 #[derive(Clone, Copy, Debug)]
 pub struct Bench {
     pub pmtu: u32,
@@ -276,22 +372,47 @@ impl Bench {
     pub fn run(
         &self,
         sizes: &[(usize, usize)],
+        progress: impl FnMut(usize, u64),
+    ) -> Result<BenchResult> {
+        self.measure(WrOpcode::RdmaWrite, sizes, progress)
+    }
+
+    /// [`Bench::run`] with SENDs (the receiver posting a receive WQE ahead of each); the
+    /// latency is still a 64-byte WRITE's.
+    pub fn run_sends(
+        &self,
+        sizes: &[(usize, usize)],
+        progress: impl FnMut(usize, u64),
+    ) -> Result<BenchResult> {
+        self.measure(WrOpcode::Send, sizes, progress)
+    }
+
+    fn measure(
+        &self,
+        opcode: WrOpcode,
+        sizes: &[(usize, usize)],
         mut progress: impl FnMut(usize, u64),
     ) -> Result<BenchResult> {
         let mut w = World::open(&crate::world::WorldConfig {
             reorder_seed: self.reorder_seed,
             ..Default::default()
         })?;
-        let (mut qa, _qb) = w.connect(self.pmtu, 0xff_ff00, 0, 256)?;
+        // Lossless Ethernet, as RoCE is deployed: back-to-back small SENDs can arrive faster
+        // than the receiver takes receive WQEs (one fetch each), and nothing retransmits yet.
+        w.a.dev.set_pfc(&LOSSLESS_PFC)?;
+        w.b.dev.set_pfc(&LOSSLESS_PFC)?;
+        let (mut qa, mut qb) = w.connect(self.pmtu, 0xff_ff00, 0, 256)?;
         let period_ps = w.a.sim.borrow().tb.period_ps();
         let latency_64 = write_latency(&mut w, Direction::AToB, &mut qa, self.pmtu, 64, self.seed)?;
         let mut runs = Vec::new();
         for (k, &(size, count)) in sizes.iter().enumerate() {
+            let rq = (opcode == WrOpcode::Send).then_some(&mut qb);
             let seed = self.seed ^ k as u64;
-            runs.push(write_stream(
+            runs.push(stream(
                 &mut w,
                 Direction::AToB,
                 &mut qa,
+                rq,
                 self.pmtu,
                 size,
                 count,

@@ -1,11 +1,11 @@
-//! What an RDMA WRITE costs on the wire, and the goodput ceiling that follows: the figure the
-//! benchmark and the demo compare measured throughput with.
+//! What an RDMA WRITE or a SEND costs on the wire, and the goodput ceiling that follows: the
+//! figure the benchmark and the demo compare measured throughput with.
 //!
-//! A WRITE of `len` bytes over a path MTU of `pmtu` is `ceil(len / pmtu)` packets (one when
-//! `len` is 0), each an untagged IPv4 RoCEv2 frame: Ethernet, IPv4, UDP, BTH, RETH on the
-//! first packet only, the payload padded to 4 bytes, ICRC and FCS, padded to the 64-byte
-//! minimum frame, plus 8 bytes of preamble and SFD and the 12-byte inter-frame gap. ACKs travel
-//! the other way and cost the data direction nothing.
+//! A message of `len` bytes over a path MTU of `pmtu` is `ceil(len / pmtu)` packets (one when
+//! `len` is 0), each an untagged IPv4 RoCEv2 frame: Ethernet, IPv4, UDP, BTH, a WRITE's RETH on
+//! the first packet only (a SEND carries no extended header), the payload padded to 4 bytes,
+//! ICRC and FCS, padded to the 64-byte minimum frame, plus 8 bytes of preamble and SFD and the
+//! 12-byte inter-frame gap. ACKs travel the other way and cost the data direction nothing.
 
 use crate::headers::{BTH_LEN, ETH_HDR_LEN, FCS_LEN, ICRC_LEN, IPV4_HDR_LEN, RETH, UDP_HDR_LEN};
 
@@ -16,30 +16,45 @@ pub const IFG_LEN: u64 = 12;
 /// The minimum Ethernet frame, FCS included.
 pub const MIN_FRAME_LEN: u64 = 64;
 
-/// Bytes one packet of a WRITE occupies on the wire, gap included.
-pub fn packet_wire_bytes(payload: u64, first: bool) -> u64 {
+/// Bytes one packet with `ext` bytes of extended headers occupies on the wire, gap included.
+pub fn packet_wire_bytes(payload: u64, ext: u64) -> u64 {
     let headers = (ETH_HDR_LEN + IPV4_HDR_LEN + UDP_HDR_LEN + BTH_LEN) as u64;
-    let reth = if first { RETH.len as u64 } else { 0 };
-    let frame = headers + reth + payload.div_ceil(4) * 4 + (ICRC_LEN + FCS_LEN) as u64;
+    let frame = headers + ext + payload.div_ceil(4) * 4 + (ICRC_LEN + FCS_LEN) as u64;
     frame.max(MIN_FRAME_LEN) + PREAMBLE_SFD_LEN + IFG_LEN
+}
+
+/// Bytes a message of `len` bytes occupies on the wire at path MTU `pmtu` (> 0), its first
+/// packet carrying `first_ext` bytes of extended headers.
+fn message_wire_bytes(len: u64, pmtu: u64, first_ext: u64) -> u64 {
+    let pmtu = pmtu.max(1);
+    let packets = len.div_ceil(pmtu).max(1);
+    if packets == 1 {
+        return packet_wire_bytes(len, first_ext);
+    }
+    let last = len - (packets - 1) * pmtu;
+    packet_wire_bytes(pmtu, first_ext)
+        + (packets - 2) * packet_wire_bytes(pmtu, 0)
+        + packet_wire_bytes(last, 0)
 }
 
 /// Bytes a WRITE of `len` bytes occupies on the wire at path MTU `pmtu` (> 0).
 pub fn write_wire_bytes(len: u64, pmtu: u64) -> u64 {
-    let pmtu = pmtu.max(1);
-    let packets = len.div_ceil(pmtu).max(1);
-    if packets == 1 {
-        return packet_wire_bytes(len, true);
-    }
-    let last = len - (packets - 1) * pmtu;
-    packet_wire_bytes(pmtu, true)
-        + (packets - 2) * packet_wire_bytes(pmtu, false)
-        + packet_wire_bytes(last, false)
+    message_wire_bytes(len, pmtu, RETH.len as u64)
+}
+
+/// Bytes a SEND of `len` bytes occupies on the wire at path MTU `pmtu` (> 0).
+pub fn send_wire_bytes(len: u64, pmtu: u64) -> u64 {
+    message_wire_bytes(len, pmtu, 0)
 }
 
 /// The goodput ceiling of back-to-back WRITEs of `len` bytes, as a fraction of the line rate.
 pub fn write_goodput_ceiling(len: u64, pmtu: u64) -> f64 {
     len as f64 / write_wire_bytes(len, pmtu) as f64
+}
+
+/// The goodput ceiling of back-to-back SENDs of `len` bytes, as a fraction of the line rate.
+pub fn send_goodput_ceiling(len: u64, pmtu: u64) -> f64 {
+    len as f64 / send_wire_bytes(len, pmtu) as f64
 }
 
 #[cfg(test)]
@@ -60,5 +75,10 @@ mod tests {
         assert_eq!(write_wire_bytes(513, 256), 354 + 338 + 86);
         let c = write_goodput_ceiling(1 << 20, 4096);
         assert!(c > 0.979 && c < 0.981, "{c}");
+        // SEND ONLY with 64 B: 14 + 20 + 8 + 12 + 64 + 4 + 4 = 126, + 20.
+        assert_eq!(send_wire_bytes(64, 4096), 146);
+        // 8192 at 4096: two packets of 54 + 4096 + 8, + 20 each.
+        assert_eq!(send_wire_bytes(8192, 4096), 2 * (4158 + 20));
+        assert!(send_goodput_ceiling(64, 4096) > write_goodput_ceiling(64, 4096));
     }
 }

@@ -64,7 +64,7 @@ enum Cmd {
         config: ConfigArg,
     },
     /// Emit and lint the Verilog, then run two simulated hosts with their NICs and drivers:
-    /// RDMA WRITEs of several sizes both ways, every byte checked; print throughput against
+    /// RDMA WRITEs and SENDs of several sizes both ways, every byte checked; print throughput against
     /// the goodput ceiling, 64-byte latency, simulation speed and the pcap paths.
     Demo {
         /// Random seed (the run is reproducible from it).
@@ -97,7 +97,7 @@ enum Cmd {
         /// Skip the CRC-32/ICRC tap streams.
         #[arg(long)]
         no_taps: bool,
-        /// Skip the two-NIC RDMA WRITE benchmark.
+        /// Skip the two-NIC RDMA WRITE and SEND benchmark.
         #[arg(long)]
         no_nic: bool,
         /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
