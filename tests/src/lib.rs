@@ -246,3 +246,45 @@ pub fn wander_credits(
         .flat_map(|u| (*u as u16).to_le_bytes())
         .collect()
 }
+
+/// One direction's buffers for traffic between two hosts of a world: random source bytes
+/// registered at the sender, and at the receiver a buffer of random bytes whose middle is a
+/// region, the guard bytes on either side outside it.
+pub struct Guarded {
+    pub src: ferroce_driver::MemoryRegion,
+    pub src_bytes: Vec<u8>,
+    /// The receiver's buffer, guards included.
+    pub buf: u64,
+    /// The region over its middle.
+    pub region: ferroce_driver::MemoryRegion,
+    /// The buffer's bytes as written: the image the test updates with what should land.
+    pub expect: Vec<u8>,
+}
+
+/// [`Guarded`] buffers: `src_len` source bytes at `from` (a region for local and remote
+/// writes), `len` bytes of region at `to` with `guard` bytes on each side, its rights `access`.
+pub fn guarded(
+    r: &mut ChaCha8Rng,
+    from: &mut ferroce_sim::world::Host,
+    to: &mut ferroce_sim::world::Host,
+    (src_len, len, guard): (usize, usize, usize),
+    access: u32,
+) -> Result<Guarded> {
+    use ferroce_driver::DmaMemory;
+    use rand::Rng;
+    let src_bytes: Vec<u8> = (0..src_len).map(|_| r.gen()).collect();
+    let src = from.buffer(src_len, &src_bytes)?;
+    let expect: Vec<u8> = (0..len + 2 * guard).map(|_| r.gen()).collect();
+    let buf = to.dev.mem.alloc(expect.len(), 4096)?;
+    to.dev.mem.write(buf.addr, &expect)?;
+    let region = to
+        .dev
+        .reg_mr(&to.pd, buf.addr + guard as u64, len as u64, access)?;
+    Ok(Guarded {
+        src,
+        src_bytes,
+        buf: buf.addr,
+        region,
+        expect,
+    })
+}

@@ -21,7 +21,7 @@ use ferroce_spec::queues::{
     WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
 };
 use ferroce_tests::wire::{pcap_frames_ps, scapy_check, tshark_fields, write_pcap};
-use ferroce_tests::{budget, rng, seed, soak};
+use ferroce_tests::{budget, guarded, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashSet, VecDeque};
@@ -46,24 +46,19 @@ struct Side {
 }
 
 fn side(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Result<Side> {
-    let src_bytes: Vec<u8> = (0..SRC_LEN).map(|_| r.gen()).collect();
-    let src = from.buffer(SRC_LEN, &src_bytes)?;
-    let total = qps * AREA + 2 * GUARD;
-    let expect: Vec<u8> = (0..total).map(|_| r.gen()).collect();
-    let buf = to.dev.mem.alloc(total, 4096)?;
-    to.dev.mem.write(buf.addr, &expect)?;
-    let area = to.dev.reg_mr(
-        &to.pd,
-        buf.addr + GUARD as u64,
-        (qps * AREA) as u64,
+    let g = guarded(
+        r,
+        from,
+        to,
+        (SRC_LEN, qps * AREA, GUARD),
         access::LOCAL_WRITE | access::REMOTE_WRITE,
     )?;
     Ok(Side {
-        src,
-        src_bytes,
-        buf: buf.addr,
-        area,
-        expect,
+        src: g.src,
+        src_bytes: g.src_bytes,
+        buf: g.buf,
+        area: g.region,
+        expect: g.expect,
         cursor: vec![0; qps],
     })
 }
@@ -482,6 +477,8 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
     println!(
         "seed {s}: {total} messages in {rounds} rounds both ways, bytes and completions exact"
     );
+    // The pcaps stay behind only when the test fails.
+    let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::wire::{scapy_check, tshark_fields};
-use ferroce_tests::{budget, rng, seed, soak};
+use ferroce_tests::{budget, guarded, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -46,24 +46,19 @@ struct Dir {
 }
 
 fn dir(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Result<Dir> {
-    let src_bytes: Vec<u8> = (0..SRC_LEN).map(|_| r.gen()).collect();
-    let src = from.buffer(SRC_LEN, &src_bytes)?;
-    let total = qps * AREA + 2 * GUARD;
-    let expect: Vec<u8> = (0..total).map(|_| r.gen()).collect();
-    let buf = to.dev.mem.alloc(total, 4096)?;
-    to.dev.mem.write(buf.addr, &expect)?;
-    let tgt = to.dev.reg_mr(
-        &to.pd,
-        buf.addr + GUARD as u64,
-        (qps * AREA) as u64,
+    let g = guarded(
+        r,
+        from,
+        to,
+        (SRC_LEN, qps * AREA, GUARD),
         ferroce_driver::access::REMOTE_WRITE,
     )?;
     Ok(Dir {
-        src,
-        src_bytes,
-        tgt_buf: buf.addr,
-        tgt,
-        expect,
+        src: g.src,
+        src_bytes: g.src_bytes,
+        tgt_buf: g.buf,
+        tgt: g.region,
+        expect: g.expect,
         cursor: vec![0; qps],
     })
 }
