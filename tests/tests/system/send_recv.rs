@@ -1,6 +1,7 @@
 //! SEND and RECV between two `ferroce_nic_64` models, each driven by the Rust driver through
-//! its own root complex (500 ns reads, completions split and reordered from the seed): every
-//! SEND (with or without immediate) consumes one receive WQE at the peer and is scattered
+//! its own root complex (500 ns reads, completions split and reordered from the seed; in the
+//! random test, memory requests also held back at random): every SEND (with or without
+//! immediate) consumes one receive WQE at the peer and is scattered
 //! across its SGEs; an RDMA WRITE with immediate lands where its RETH says and consumes a
 //! receive WQE for its completion. Every byte of the receive side, guards around every buffer
 //! included, and every completion on both sides is checked; both wires are dissected by tshark
@@ -368,8 +369,11 @@ fn check_pcap(pcap: &Path) -> Result<HashSet<u8>> {
 fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()> {
     let s = seed("sends_scatter_into_receive_wqes_and_complete_exactly_both_ways");
     let mut r = rng(s);
+    // Read completions interleaved across tags, and each NIC's memory requests held back at
+    // random.
     let cfg = WorldConfig {
         reorder_seed: Some(s),
+        rq_pause: 0.2,
         ..WorldConfig::default()
     };
     let mut w = World::open(&cfg)?;
