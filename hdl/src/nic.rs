@@ -1,18 +1,21 @@
-//! `Nic`: the whole NIC, one PCIe function and one Ethernet port, RDMA WRITE both ways.
+//! `Nic`: the whole NIC, one PCIe function and one Ethernet port: RDMA WRITE and SEND (with or
+//! without immediate) both ways, receive queues included.
 //! Wiring only (docs/ARCHITECTURE.md, "NIC top"):
 //!
 //! ```text
 //!  s_req -> Bar0 -> m_cpl
-//!            |  doorbells, QP/CQ/MR table write-throughs, local MAC/IPv4
+//!            |  doorbells (send, receive), QP/CQ/MR table write-throughs, local MAC/IPv4
 //!            v
-//!  send:    Requester --rd--> DmaRead --\
-//!            |  records + payload        \
-//!            v                            RqMux --> m_rq        (s_rc -> DmaRead)
-//!           TxArb <-- ACK/NAK records     /
-//!            v             |        wr_mux (RqMux)
-//!           TxFrame --> m_axis         /      \
+//!  send:    Requester --rd--\
+//!                            RdShare --> DmaRead --\
+//!           RecvQueue --rd--/  ^                    \
+//!            |  records + payload                    RqMux --> m_rq   (s_rc -> DmaRead)
+//!            v                 | receive WQEs       /
+//!           TxArb <-- ACK/NAK records        wr_mux (RqMux)
+//!            v             |                  /      \
+//!           TxFrame --> m_axis               /        \
 //!  receive: s_axis --> RxFrame --> Responder --> DmaWrite (payload)
-//!                                    | received ACKs
+//!                                    | received ACKs, receive completions
 //!                                    v
 //!           Requester --SENT--> Completer --> DmaWrite (CQEs)
 //! ```
@@ -24,8 +27,9 @@
 //! - `m_axis_*`: frames to the wire, with FCS; `s_axis_*`: frames from the wire, with FCS (no
 //!   `tready`: the wire does not wait).
 //! - counters, prefixed by block: `req_` requester, `rd_` DMA read, `tx_` TX path, `rx_` RX
-//!   path (MAC receive, then parser), `resp_` responder, `cpl_` completer, `wr_bad_len` and
-//!   `cqe_bad_len` the two DMA write engines (both stay zero: contracts between blocks).
+//!   path (MAC receive, then parser), `resp_` responder, `rq_` receive queues, `cpl_`
+//!   completer, `wr_bad_len` and `cqe_bad_len` the two DMA write engines (both stay zero:
+//!   contracts between blocks).
 //! - `req_yields`: QPs the requester set aside mid-message for want of transmit credit;
 //!   `mac_tx_used`: per priority, the transmit queue beats reserved and not yet sent (16 bits
 //!   each, priority p at 16p; zero when the NIC is idle); `mac_tx_held`: cycles the transmit
