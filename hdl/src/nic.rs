@@ -165,6 +165,9 @@ pub struct Nic<
     pub resp_sc_bad_len: Signal<Out, Bits<32>>,
     pub rq_bad_wqe: Signal<Out, Bits<32>>,
     pub rq_empty: Signal<Out, Bits<32>>,
+    pub req_reads: Signal<Out, Bits<32>>,
+    pub resp_reads: Signal<Out, Bits<32>>,
+    pub resp_bad_resp: Signal<Out, Bits<32>>,
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
@@ -325,6 +328,9 @@ impl<
             resp_sc_bad_len: Default::default(),
             rq_bad_wqe: Default::default(),
             rq_empty: Default::default(),
+            req_reads: Default::default(),
+            resp_reads: Default::default(),
+            resp_bad_resp: Default::default(),
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
@@ -451,6 +457,26 @@ impl<
         self.bar0.s_peek_rci.next = self.rq.m_peek_ci.val();
         self.rq.s_req_valid.next = self.resp.m_rq_req_valid.val();
         self.rq.s_req_qpn.next = self.resp.m_rq_req_qpn.val();
+        self.rq.s_req_sq.next = self.resp.m_rq_req_sq.val();
+        self.rq.s_req_idx.next = self.resp.m_rq_req_idx.val();
+        // RDMA READ: jobs from the responder to the requester, the requester's word that a
+        // job's last record has gone, its READ slots; READ landings to the completer and
+        // their counts back to the requester.
+        self.req.s_rj_tdata.next = self.resp.m_rj_tdata.val();
+        self.req.s_rj_tvalid.next = self.resp.m_rj_tvalid.val();
+        self.resp.m_rj_tready.next = self.req.s_rj_tready.val();
+        self.resp.s_rdone_valid.next = self.req.m_rdone_valid.val();
+        self.resp.s_rdone_qpn.next = self.req.m_rdone_qpn.val();
+        self.resp.s_rdone_seq.next = self.req.m_rdone_seq.val();
+        self.resp.s_rslot_en.next = self.req.m_rslot_en.val();
+        self.resp.s_rslot_addr.next = self.req.m_rslot_addr.val();
+        self.resp.s_rslot_data.next = self.req.m_rslot_data.val();
+        self.req.s_rl_valid.next = self.resp.m_rl_valid.val();
+        self.req.s_rl_qpn.next = self.resp.m_rl_qpn.val();
+        self.req.s_rl_cnt.next = self.resp.m_rl_cnt.val();
+        self.cpl.s_rland_tdata.next = self.resp.m_rland_tdata.val();
+        self.cpl.s_rland_tvalid.next = self.resp.m_rland_tvalid.val();
+        self.resp.m_rland_tready.next = self.cpl.s_rland_tready.val();
         self.resp.m_rq_req_ready.next = self.rq.s_req_ready.val();
         self.resp.s_rq_ans_valid.next = self.rq.m_ans_valid.val();
         self.rq.m_ans_ready.next = self.resp.s_rq_ans_ready.val();
@@ -711,6 +737,9 @@ impl<
         self.resp_sc_bad_len.next = self.resp.sc_bad_len.val();
         self.rq_bad_wqe.next = self.rq.bad_wqe.val();
         self.rq_empty.next = self.rq.empty.val();
+        self.req_reads.next = self.req.reads.val();
+        self.resp_reads.next = self.resp.reads.val();
+        self.resp_bad_resp.next = self.resp.bad_resp.val();
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();

@@ -296,14 +296,18 @@ pub enum WrOpcode {
     RdmaWriteWithImm,
     Send,
     SendWithImm,
+    /// RDMA READ: the peer's bytes at `remote_addr` into the local SGEs (which need
+    /// LOCAL_WRITE).
+    RdmaRead,
 }
 
 impl WrOpcode {
-    pub const ALL: [WrOpcode; 4] = [
+    pub const ALL: [WrOpcode; 5] = [
         WrOpcode::RdmaWrite,
         WrOpcode::RdmaWriteWithImm,
         WrOpcode::Send,
         WrOpcode::SendWithImm,
+        WrOpcode::RdmaRead,
     ];
 
     pub fn code(self) -> u32 {
@@ -312,6 +316,7 @@ impl WrOpcode {
             WrOpcode::RdmaWriteWithImm => queues::WR_RDMA_WRITE_WITH_IMM,
             WrOpcode::Send => queues::WR_SEND,
             WrOpcode::SendWithImm => queues::WR_SEND_WITH_IMM,
+            WrOpcode::RdmaRead => queues::WR_RDMA_READ,
         }
     }
 
@@ -1047,7 +1052,13 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         }
         let size = ring_room(qp.qpn, qp.sq_log_size, qp.sq_pi, qp.sq_done, wrs.len())?;
         for wr in wrs {
-            self.check_sg_list(qp.pdn, wr.wr_id, &wr.sg_list, 0)?;
+            // A READ writes its SGEs.
+            let need = if wr.opcode == WrOpcode::RdmaRead {
+                queues::ACCESS_LOCAL_WRITE
+            } else {
+                0
+            };
+            self.check_sg_list(qp.pdn, wr.wr_id, &wr.sg_list, need)?;
         }
         let mut pi = qp.sq_pi;
         for wr in wrs {

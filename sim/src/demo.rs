@@ -6,7 +6,8 @@
 
 use crate::designs::emit_to;
 use crate::traffic::{
-    send_stream, write_latency, write_stream, Direction, WriteRun, LOSSLESS_PFC, SEND_SIZES, SIZES,
+    read_stream, send_stream, write_latency, write_stream, Direction, WriteRun, LOSSLESS_PFC,
+    SEND_SIZES, SIZES,
 };
 use crate::world::{World, WorldConfig, FAULT_COUNTERS};
 use anyhow::{bail, ensure, Context, Result};
@@ -65,9 +66,10 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
         let c = write_latency(&mut w, dir, qp, pmtu, 64, seed)?;
         println!("   {}: {c} cycles = {:.0} ns", dir.name(), c as f64 * ns);
     }
-    println!("4. WRITE and SEND streams, every byte and completion checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
+    println!("4. WRITE, SEND and READ streams, every byte and completion checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
     let total: u64 = SIZES
         .iter()
+        .chain(&SEND_SIZES)
         .chain(&SEND_SIZES)
         .map(|(s, n)| 2 * (s * n) as u64)
         .sum();
@@ -112,6 +114,22 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
             runs.push((dir, r));
         }
     }
+    // RDMA READs: the receiving side asks for the bytes (its QP posts the READs).
+    for (k, &(size, count)) in SEND_SIZES.iter().enumerate() {
+        for dir in [Direction::AToB, Direction::BToA] {
+            let qp = match dir {
+                Direction::AToB => &mut qb,
+                Direction::BToA => &mut qa,
+            };
+            bar.set_message(format!("READ {size} B {}", dir.name()));
+            let r = read_stream(&mut w, dir, qp, pmtu, size, count, seed ^ k as u64, |b| {
+                bar.set_position(base + b)
+            })
+            .with_context(|| format!("{count} READs of {size} B {}", dir.name()))?;
+            base += r.bytes();
+            runs.push((dir, r));
+        }
+    }
     bar.finish_and_clear();
     println!(
         "   {:>5} {:>8} {:>7} {:>6} {:>10} {:>9} {:>9} {:>8} {:>10}",
@@ -120,10 +138,10 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     for (dir, r) in &runs {
         println!(
             "   {:>5} {:>8} {:>7} {:>6} {:>10} {:>9.3} {:>9.3} {:>7.1}% {:>10.0}",
-            if r.opcode == WrOpcode::Send {
-                "SEND"
-            } else {
-                "WRITE"
+            match r.opcode {
+                WrOpcode::Send => "SEND",
+                WrOpcode::RdmaRead => "READ",
+                _ => "WRITE",
             },
             human(r.size),
             dir.name(),
@@ -136,7 +154,7 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
         );
     }
     let bytes: u64 = runs.iter().map(|(_, r)| r.bytes()).sum();
-    println!("   {bytes} bytes written or sent, every one equal to its source, every guard byte untouched, every completion on both sides exact");
+    println!("   {bytes} bytes written, sent or read, every one equal to its source, every guard byte untouched, every completion on both sides exact");
     for h in [&w.a, &w.b] {
         for (c, v) in h.faults()? {
             ensure!(v == 0, "fault counter {c} is {v}");

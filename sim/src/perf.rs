@@ -88,7 +88,7 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
     }
 }
 
-/// RDMA WRITE and SEND goodput, latency and simulation speed of two `ferroce_nic_64` (see
+/// RDMA WRITE, SEND and READ goodput, latency and simulation speed of two `ferroce_nic_64` (see
 /// [`crate::traffic::Bench`]); prints a Markdown table.
 pub fn nic() -> Result<String> {
     let mut out = String::new();
@@ -98,8 +98,8 @@ pub fn nic() -> Result<String> {
         seed: 7,
     };
     let total: u64 = SIZES.iter().map(|(s, n)| (s * n) as u64).sum();
-    // WRITEs, then SENDs.
-    let bar = ProgressBar::new(2 * total).with_style(
+    // WRITEs, then SENDs, then READs.
+    let bar = ProgressBar::new(3 * total).with_style(
         ProgressStyle::with_template("[{bar:40}] {bytes}/{total_bytes}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
@@ -110,17 +110,20 @@ pub fn nic() -> Result<String> {
     let s = bench.run_sends(&SIZES, |k, b| {
         bar.set_position(total + done[..k].iter().sum::<u64>() + b)
     })?;
+    let rd = bench.run_reads(&SIZES, |k, b| {
+        bar.set_position(2 * total + done[..k].iter().sum::<u64>() + b)
+    })?;
     bar.finish_and_clear();
     let _ = writeln!(out, "| verb | size (bytes) | messages | simulated cycles | Gb/s | RoCEv2 goodput ceiling, Gb/s | of ceiling | Verilator cycles/s (2 NICs) |");
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
-    for w in r.runs.iter().chain(&s.runs) {
+    for w in r.runs.iter().chain(&s.runs).chain(&rd.runs) {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} | {:.3} | {:.3} | {:.1}% | {:.0} k |",
-            if w.opcode == WrOpcode::Send {
-                "SEND"
-            } else {
-                "WRITE"
+            match w.opcode {
+                WrOpcode::Send => "SEND",
+                WrOpcode::RdmaRead => "READ",
+                _ => "WRITE",
             },
             w.size,
             w.count,
@@ -262,7 +265,7 @@ pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
     let sections: [Section; 4] = [
         (
             parts.nic,
-            "The whole NIC: RDMA WRITE and SEND between two NICs",
+            "The whole NIC: RDMA WRITE, SEND and READ between two NICs",
             NIC_NOTE,
             nic,
         ),
@@ -307,14 +310,18 @@ Verilog; simulation speeds are wall-clock on the machine that ran it (2 cores). 
 const NIC_NOTE: &str =
     "Host a to host b, one RC QP, path MTU 4096, 10 Gb/s link (156.25 MHz x 64 bits), PCIe \
 reads 500 ns with completions in request order, PFC on priority 0, the send queue kept full \
-(for SENDs, the receiver keeps its receive queue full, one buffer a SEND); throughput from the \
+(for SENDs, the receiver keeps its receive queue full, one buffer a SEND; READs are posted by \
+host b, the responses carry the bytes from a to b); throughput from the \
 first doorbell to the last completion seen by `poll_cq` (for SENDs, on both sides), every \
 byte checked. The ceiling is what the wire allows for back-to-back messages of that size \
-(`spec::wire`: Ethernet + IPv4 + UDP + BTH, a WRITE's RETH on its first packet, pad, ICRC, \
+(`spec::wire`: Ethernet + IPv4 + UDP + BTH, a WRITE's RETH on its first packet, a READ \
+response's AETH on its first and last, pad, ICRC, \
 FCS, 64-byte minimum frame, 8 bytes of preamble and SFD, 12 bytes of gap). Small messages are \
 limited by the requester, which fetches the next WQE only after the current work request's \
 payload reads are issued ([ARCHITECTURE.md](ARCHITECTURE.md), \"Where the time goes\"), and \
-small SENDs also by the responder, which fetches each receive WQE when its SEND arrives.";
+small SENDs also by the responder, which fetches each receive WQE when its SEND arrives \
+(small READs likewise by the requester's side, which fetches the READ's WQE again for its \
+SGEs when the response arrives).";
 
 const MAC_NOTE: &str =
     "`ferroce_mac_512` (the whole MAC at 512 bits, 250 MHz) fed RoCEv2 frames back to back, \

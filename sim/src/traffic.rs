@@ -14,7 +14,7 @@ use ferroce_driver::{
     access, DmaMemory, PfcConfig, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
 };
 use ferroce_spec::queues::{WC_RECV, WC_SUCCESS};
-use ferroce_spec::wire::{send_goodput_ceiling, write_goodput_ceiling};
+use ferroce_spec::wire::{read_goodput_ceiling, send_goodput_ceiling, write_goodput_ceiling};
 use rand::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
@@ -95,6 +95,7 @@ impl WriteRun {
     pub fn ceiling_gbps(&self) -> f64 {
         let c = match self.opcode {
             WrOpcode::Send => send_goodput_ceiling(self.size, self.pmtu.into()),
+            WrOpcode::RdmaRead => read_goodput_ceiling(self.size, self.pmtu.into()),
             _ => write_goodput_ceiling(self.size, self.pmtu.into()),
         };
         c * self.link_bps as f64 / 1e9
@@ -132,7 +133,7 @@ pub fn write_stream(
     seed: u64,
     progress: impl FnMut(u64),
 ) -> Result<WriteRun> {
-    stream(w, dir, qp, None, pmtu, size, count, seed, progress)
+    stream(w, dir, qp, None, false, pmtu, size, count, seed, progress)
 }
 
 /// [`write_stream`] with SENDs: the receiver's QP `rq` (the pair's other end) has a receive
@@ -150,7 +151,35 @@ pub fn send_stream(
     seed: u64,
     progress: impl FnMut(u64),
 ) -> Result<WriteRun> {
-    stream(w, dir, qp, Some(rq), pmtu, size, count, seed, progress)
+    stream(
+        w,
+        dir,
+        qp,
+        Some(rq),
+        false,
+        pmtu,
+        size,
+        count,
+        seed,
+        progress,
+    )
+}
+
+/// [`write_stream`] with RDMA READs: the bytes still move in `dir`, but the receiving host
+/// asks for them: `qp` is its QP (the pair's end on the receiving side), each READ takes
+/// `size` bytes of the sender's region (registered for remote reads) into its target.
+#[allow(clippy::too_many_arguments)]
+pub fn read_stream(
+    w: &mut World,
+    dir: Direction,
+    qp: &mut QueuePair,
+    pmtu: u32,
+    size: usize,
+    count: usize,
+    seed: u64,
+    progress: impl FnMut(u64),
+) -> Result<WriteRun> {
+    stream(w, dir, qp, None, true, pmtu, size, count, seed, progress)
 }
 
 /// A completion's fields as the stream expects them, or why not.
@@ -165,13 +194,16 @@ fn stream(
     dir: Direction,
     qp: &mut QueuePair,
     mut rq: Option<&mut QueuePair>,
+    read: bool,
     pmtu: u32,
     size: usize,
     count: usize,
     seed: u64,
     mut progress: impl FnMut(u64),
 ) -> Result<WriteRun> {
-    let opcode = if rq.is_some() {
+    let opcode = if read {
+        WrOpcode::RdmaRead
+    } else if rq.is_some() {
         WrOpcode::Send
     } else {
         WrOpcode::RdmaWrite
@@ -184,9 +216,12 @@ fn stream(
     ChaCha8Rng::seed_from_u64(seed).fill_bytes(&mut data);
     let sbuf = src.dev.mem.alloc(total.max(1), 4096)?;
     src.dev.mem.write(sbuf.addr, &data)?;
-    let smr = src
-        .dev
-        .reg_mr(&src.pd, sbuf.addr, total.max(1) as u64, access::LOCAL_WRITE)?;
+    let smr = src.dev.reg_mr(
+        &src.pd,
+        sbuf.addr,
+        total.max(1) as u64,
+        access::LOCAL_WRITE | access::REMOTE_READ,
+    )?;
     let dbuf = dst.dev.mem.alloc(total + 2 * GUARD, 4096)?;
     dst.dev
         .mem
@@ -203,18 +238,34 @@ fn stream(
         length: size as u32,
         lkey: dmr.lkey,
     };
-    let wr = |i: usize| SendWr {
-        wr_id: i as u64,
-        opcode,
-        sg_list: vec![Sge {
+    let wr = |i: usize| {
+        let source = Sge {
             addr: sbuf.addr + (i * size) as u64,
             length: size as u32,
             lkey: smr.lkey,
-        }],
-        remote_addr: target(i).addr,
-        rkey: dmr.rkey,
-        signaled: true,
-        ..Default::default()
+        };
+        if read {
+            // The receiving side reads the source into its target.
+            SendWr {
+                wr_id: i as u64,
+                opcode,
+                sg_list: vec![target(i)],
+                remote_addr: source.addr,
+                rkey: smr.rkey,
+                signaled: true,
+                ..Default::default()
+            }
+        } else {
+            SendWr {
+                wr_id: i as u64,
+                opcode,
+                sg_list: vec![source],
+                remote_addr: target(i).addr,
+                rkey: dmr.rkey,
+                signaled: true,
+                ..Default::default()
+            }
+        }
     };
     let sim = src.sim.clone();
     let start = sim.borrow().tb.cycle();
@@ -244,12 +295,21 @@ fn stream(
         let n = free.min(rposted - posted);
         if n > 0 {
             let list: Vec<SendWr> = (posted..posted + n).map(wr).collect();
-            src.dev.post_send(qp, &list)?;
+            if read {
+                dst.dev.post_send(qp, &list)?;
+            } else {
+                src.dev.post_send(qp, &list)?;
+            }
             posted += n;
         }
         let mut failure = None;
-        let (dev, cq) = (&mut src.dev, &mut src.cq);
-        let (rdev, rcq) = (&mut dst.dev, &mut dst.cq);
+        // The requests complete at the host that posted them (the receiving side's, for
+        // READs); receive completions at the receiving side.
+        let (dev, cq, rdev, rcq) = if read {
+            (&mut dst.dev, &mut dst.cq, &mut src.dev, &mut src.cq)
+        } else {
+            (&mut src.dev, &mut src.cq, &mut dst.dev, &mut dst.cq)
+        };
         let rqpn = rq.as_deref().map_or(0, |q| q.qpn);
         let used = sim.borrow().tb.cycle() - start;
         step_until(
@@ -387,6 +447,16 @@ impl Bench {
         self.measure(WrOpcode::Send, sizes, progress)
     }
 
+    /// [`Bench::run`] with RDMA READs: host b reads a's bytes (the responses go a to b, as
+    /// the WRITEs do); the latency is still a 64-byte WRITE's.
+    pub fn run_reads(
+        &self,
+        sizes: &[(usize, usize)],
+        progress: impl FnMut(usize, u64),
+    ) -> Result<BenchResult> {
+        self.measure(WrOpcode::RdmaRead, sizes, progress)
+    }
+
     fn measure(
         &self,
         opcode: WrOpcode,
@@ -406,13 +476,19 @@ impl Bench {
         let latency_64 = write_latency(&mut w, Direction::AToB, &mut qa, self.pmtu, 64, self.seed)?;
         let mut runs = Vec::new();
         for (k, &(size, count)) in sizes.iter().enumerate() {
-            let rq = (opcode == WrOpcode::Send).then_some(&mut qb);
+            let read = opcode == WrOpcode::RdmaRead;
+            let (qp, rq) = match opcode {
+                WrOpcode::Send => (&mut qa, Some(&mut qb)),
+                WrOpcode::RdmaRead => (&mut qb, None),
+                _ => (&mut qa, None),
+            };
             let seed = self.seed ^ k as u64;
             runs.push(stream(
                 &mut w,
                 Direction::AToB,
-                &mut qa,
+                qp,
                 rq,
+                read,
                 self.pmtu,
                 size,
                 count,

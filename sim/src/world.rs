@@ -338,7 +338,8 @@ pub fn step_until(
 }
 
 impl Host {
-    /// A buffer of `len` bytes registered for local and remote writes, filled with `fill`.
+    /// A buffer of `len` bytes registered for local and remote writes and remote reads,
+    /// filled with `fill`.
     pub fn buffer(&mut self, len: usize, fill: &[u8]) -> Result<MemoryRegion> {
         let buf = self.dev.mem.alloc(len, 4096)?;
         self.dev.mem.write(buf.addr, &fill[..len])?;
@@ -346,7 +347,7 @@ impl Host {
             &self.pd,
             buf.addr,
             len as u64,
-            access::LOCAL_WRITE | access::REMOTE_WRITE,
+            access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ,
         )?)
     }
 
@@ -443,6 +444,7 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "resp_bad_req",
     "resp_bad_rkey",
     "resp_bad_pkey",
+    "resp_bad_resp",
     "cpl_naks",
     "cpl_bad_cq",
     "wr_bad_len",

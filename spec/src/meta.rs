@@ -304,8 +304,93 @@ pub const RX_ACK: Layout = Layout::host(
             "BTH PSN: the last PSN acknowledged, or the one a NAK names",
         ),
         f("msn", 64, 24, "AETH MSN: messages the peer has completed"),
+        f(
+            "read",
+            88,
+            1,
+            "the last packet of an RDMA READ's response has landed (its bytes written): the \
+             READ is done when its `status` is 0",
+        ),
+        f(
+            "status",
+            96,
+            8,
+            "a READ's local error (queues::WC_STATUS; 0: none): its WQE's SGEs refused on a \
+             second check (LOC_PROT_ERR), the response longer or shorter than its buffers \
+             (LOC_LEN_ERR), the WQE fetch failed (GENERAL_ERR)",
+        ),
+        f(
+            "landed",
+            104,
+            8,
+            "with `read`: the QP's count of READs landed, this one included (mod 32), for \
+             the requester's READ slots",
+        ),
     ],
-    "An ACK or NAK received for a local QP (`hdl::rc::Responder` to the completer).",
+    "An ACK or NAK received for a local QP, or an RDMA READ's response landed \
+     (`hdl::rc::Responder` to the completer).",
+);
+
+/// An RDMA READ request the responder accepted, for the requester's response generator: it
+/// sends READ RESPONSE packets of `len` bytes read from host address `va`, PSNs from `psn`,
+/// with `msn` in their AETHs, on QP `qpn` (its peer's addresses from the QP context).
+pub const READ_JOB: Layout = Layout::host(
+    "READ response job",
+    24,
+    &[
+        f("qpn", 0, 24, "local QP number"),
+        f(
+            "psn",
+            24,
+            24,
+            "PSN of the first response packet (the request's PSN)",
+        ),
+        f(
+            "msn",
+            48,
+            24,
+            "the responder's MSN after the READ (the AETH's)",
+        ),
+        f("len", 72, 32, "bytes to read (0 ..= 2^31)"),
+        f(
+            "seq",
+            104,
+            8,
+            "the QP's count of READs accepted, this one included (mod 32): the requester \
+             hands it back when the response has gone (`Responder::s_rdone_seq`)",
+        ),
+        f(
+            "va",
+            128,
+            64,
+            "host address of the first byte (checked against the rkey's region)",
+        ),
+    ],
+    "An accepted RDMA READ request (`hdl::rc::Responder` to `hdl::rc::Requester`).",
+);
+
+/// Where the requester keeps an RDMA READ in flight until its response lands: the WQE's
+/// index in the send ring (the responder fetches it again for its SGEs) and the READ's first
+/// PSN. One slot per READ a QP may have outstanding (`queues::MAX_RD_ATOMIC`), slot `k mod
+/// MAX_RD_ATOMIC` for the QP's k-th READ.
+pub const READ_SLOT: Layout = Layout::host(
+    "READ slot",
+    8,
+    &[
+        f(
+            "sq_index",
+            0,
+            16,
+            "the READ WQE's index in the send queue (sq_ci when sent)",
+        ),
+        f(
+            "first_psn",
+            16,
+            24,
+            "PSN of the READ request, and of its first response",
+        ),
+    ],
+    "An RDMA READ in flight (`hdl::rc::Requester` to `hdl::rc::Responder`).",
 );
 
 /// IPv4 time to live of every packet the NIC sends.
@@ -361,6 +446,8 @@ mod tests {
         SENT.check().expect("SENT");
         RX_ACK.check().expect("RX_ACK");
         RECV_DONE.check().expect("RECV_DONE");
+        READ_JOB.check().expect("READ_JOB");
+        READ_SLOT.check().expect("READ_SLOT");
         let ports: std::collections::HashSet<u16> = (0..256).map(src_port).collect();
         assert_eq!(ports.len(), 256, "one port per QP");
         assert!(ports.iter().all(|p| *p >= 0xC000));

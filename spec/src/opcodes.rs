@@ -108,7 +108,8 @@ pub const OPCODES: &[Opcode] = &[
 /// Opcodes the hardware sends and accepts today; the rest are listed for the parser's
 /// validity check and the docs, and arrive with the transport issues.
 pub const IMPLEMENTED: &[u8] = &[
-    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x11,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F,
+    0x10, 0x11,
 ];
 
 /// Where a packet sits in its message (IBA 9.8.3 opcode sequence checks use it).
@@ -167,6 +168,11 @@ pub const RC_SEND_LAST_WITH_IMMEDIATE: u8 = Opcode::code_of("RC_SEND_LAST_WITH_I
 pub const RC_SEND_ONLY: u8 = Opcode::code_of("RC_SEND_ONLY");
 pub const RC_SEND_ONLY_WITH_IMMEDIATE: u8 = Opcode::code_of("RC_SEND_ONLY_WITH_IMMEDIATE");
 pub const RC_ACKNOWLEDGE: u8 = Opcode::code_of("RC_ACKNOWLEDGE");
+pub const RC_RDMA_READ_REQUEST: u8 = Opcode::code_of("RC_RDMA_READ_REQUEST");
+pub const RC_RDMA_READ_RESPONSE_FIRST: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_FIRST");
+pub const RC_RDMA_READ_RESPONSE_MIDDLE: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_MIDDLE");
+pub const RC_RDMA_READ_RESPONSE_LAST: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_LAST");
+pub const RC_RDMA_READ_RESPONSE_ONLY: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_ONLY");
 
 /// Look an opcode up by its code.
 pub fn opcode(code: u8) -> Option<&'static Opcode> {

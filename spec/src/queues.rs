@@ -89,6 +89,9 @@ pub const WQE_SGE_AT: usize = 64;
 pub const MAX_SGE: usize = 4;
 /// Longest message: 2^31 bytes (IBA 9.4.1: the RETH DMA length).
 pub const MAX_MSG_LEN: u32 = 1 << 31;
+/// RDMA READs a QP has outstanding at most, as requester (`ibv_qp_attr.max_rd_atomic`) and
+/// as responder (`max_dest_rd_atomic`): the NIC keeps a slot per READ in flight.
+pub const MAX_RD_ATOMIC: usize = 16;
 
 /// Completion queue entry, 32 bytes; the owner bit is in the last byte so a CQE written by
 /// one TLP is seen complete once that byte is.
@@ -282,7 +285,7 @@ pub const WR_OPCODES: &[Code] = &[
     code(1, "RDMA_WRITE_WITH_IMM", true),
     code(2, "SEND", true),
     code(3, "SEND_WITH_IMM", true),
-    code(4, "RDMA_READ", false),
+    code(4, "RDMA_READ", true),
     code(5, "ATOMIC_CMP_AND_SWP", false),
     code(6, "ATOMIC_FETCH_AND_ADD", false),
 ];
@@ -315,7 +318,7 @@ pub const WQE_FLAG_SOLICITED: u32 = 1 << 2;
 pub const WC_OPCODES: &[Code] = &[
     code(0, "SEND", true),
     code(1, "RDMA_WRITE", true),
-    code(2, "RDMA_READ", false),
+    code(2, "RDMA_READ", true),
     code(3, "COMP_SWAP", false),
     code(4, "FETCH_ADD", false),
     code(128, "RECV", true),

@@ -1,13 +1,17 @@
-//! What an RDMA WRITE or a SEND costs on the wire, and the goodput ceiling that follows: the
+//! What an RDMA WRITE, a SEND or an RDMA READ's response costs on the wire, and the goodput ceiling that follows: the
 //! figure the benchmark and the demo compare measured throughput with.
 //!
 //! A message of `len` bytes over a path MTU of `pmtu` is `ceil(len / pmtu)` packets (one when
 //! `len` is 0), each an untagged IPv4 RoCEv2 frame: Ethernet, IPv4, UDP, BTH, a WRITE's RETH on
 //! the first packet only (a SEND carries no extended header), the payload padded to 4 bytes,
 //! ICRC and FCS, padded to the 64-byte minimum frame, plus 8 bytes of preamble and SFD and the
-//! 12-byte inter-frame gap. ACKs travel the other way and cost the data direction nothing.
+//! 12-byte inter-frame gap. ACKs travel the other way and cost the data direction nothing. A
+//! READ's response carries an AETH on its first and last packet (its one packet when ONLY);
+//! its request travels the other way.
 
-use crate::headers::{BTH_LEN, ETH_HDR_LEN, FCS_LEN, ICRC_LEN, IPV4_HDR_LEN, RETH, UDP_HDR_LEN};
+use crate::headers::{
+    AETH, BTH_LEN, ETH_HDR_LEN, FCS_LEN, ICRC_LEN, IPV4_HDR_LEN, RETH, UDP_HDR_LEN,
+};
 
 /// Preamble (7) and start-of-frame delimiter (1).
 pub const PREAMBLE_SFD_LEN: u64 = 8;
@@ -24,8 +28,9 @@ pub fn packet_wire_bytes(payload: u64, ext: u64) -> u64 {
 }
 
 /// Bytes a message of `len` bytes occupies on the wire at path MTU `pmtu` (> 0), its first
-/// packet carrying `first_ext` bytes of extended headers.
-fn message_wire_bytes(len: u64, pmtu: u64, first_ext: u64) -> u64 {
+/// packet carrying `first_ext` bytes of extended headers and its last (of two or more)
+/// `last_ext`.
+fn message_wire_bytes(len: u64, pmtu: u64, first_ext: u64, last_ext: u64) -> u64 {
     let pmtu = pmtu.max(1);
     let packets = len.div_ceil(pmtu).max(1);
     if packets == 1 {
@@ -34,17 +39,28 @@ fn message_wire_bytes(len: u64, pmtu: u64, first_ext: u64) -> u64 {
     let last = len - (packets - 1) * pmtu;
     packet_wire_bytes(pmtu, first_ext)
         + (packets - 2) * packet_wire_bytes(pmtu, 0)
-        + packet_wire_bytes(last, 0)
+        + packet_wire_bytes(last, last_ext)
 }
 
 /// Bytes a WRITE of `len` bytes occupies on the wire at path MTU `pmtu` (> 0).
 pub fn write_wire_bytes(len: u64, pmtu: u64) -> u64 {
-    message_wire_bytes(len, pmtu, RETH.len as u64)
+    message_wire_bytes(len, pmtu, RETH.len as u64, 0)
 }
 
 /// Bytes a SEND of `len` bytes occupies on the wire at path MTU `pmtu` (> 0).
 pub fn send_wire_bytes(len: u64, pmtu: u64) -> u64 {
-    message_wire_bytes(len, pmtu, 0)
+    message_wire_bytes(len, pmtu, 0, 0)
+}
+
+/// Bytes the response to an RDMA READ of `len` bytes occupies on the wire at path MTU `pmtu`.
+pub fn read_wire_bytes(len: u64, pmtu: u64) -> u64 {
+    message_wire_bytes(len, pmtu, AETH.len as u64, AETH.len as u64)
+}
+
+/// The goodput ceiling of back-to-back RDMA READs of `len` bytes (their responses), as a
+/// fraction of the line rate.
+pub fn read_goodput_ceiling(len: u64, pmtu: u64) -> f64 {
+    len as f64 / read_wire_bytes(len, pmtu) as f64
 }
 
 /// The goodput ceiling of back-to-back WRITEs of `len` bytes, as a fraction of the line rate.
@@ -80,5 +96,12 @@ mod tests {
         // 8192 at 4096: two packets of 54 + 4096 + 8, + 20 each.
         assert_eq!(send_wire_bytes(8192, 4096), 2 * (4158 + 20));
         assert!(send_goodput_ceiling(64, 4096) > write_goodput_ceiling(64, 4096));
+        // READ ONLY of 64 B: 14 + 20 + 8 + 12 + 4 + 64 + 4 + 4 = 130, + 20; two packets at
+        // 256: an AETH on both.
+        assert_eq!(read_wire_bytes(64, 4096), 150);
+        assert_eq!(
+            read_wire_bytes(300, 256),
+            packet_wire_bytes(256, 4) + packet_wire_bytes(44, 4)
+        );
     }
 }

@@ -67,7 +67,7 @@ def test_post_send_gathers_up_to_four_sges_in_pyverbs_shape():
                 remote_addr=want[0][0], rkey=0)
     for bad in [dict(good, sg_list=[(saddr, 10, smr.lkey)] * 5),
                 dict(good, sg_list=[(saddr, 10, smr.lkey), (saddr, 10, smr.lkey ^ 0x100)]),
-                dict(good, opcode=verbs.WR_RDMA_READ)]:
+                dict(good, opcode=verbs.WR_ATOMIC_FETCH_AND_ADD)]:
         with pytest.raises(ValueError):
             a.post_send(qa, [good, bad])
     world.run(5000)
@@ -254,3 +254,51 @@ def test_send_and_recv_in_pyverbs_shape_both_ways():
                 assert back[:GUARD] == back[GUARD + len(data) :] == b"\xa5" * GUARD
     assert world.a.counter("resp_rnr") == world.b.counter("resp_rnr") == 0
     assert world.a.faults() == {} and world.b.faults() == {}
+
+
+def test_rdma_read_in_pyverbs_shape_both_ways():
+    """RDMA READ both ways in pyverbs' shape: ``WR_RDMA_READ`` with ``remote_addr``/``rkey``
+    of a region registered with ``ACCESS_REMOTE_READ`` lands the peer's bytes in the local
+    SGEs (1 to 4, odd offsets; guards stay) and completes ``WC_RDMA_READ`` with the length;
+    a region without the right answers ``WC_REM_ACCESS_ERR`` and writes nothing."""
+    rng = seeded("test_rdma_read_in_pyverbs_shape_both_ways")
+    world = verbs.World(reorder_seed=rng.randrange(1 << 32))
+    qa, qb = world.connect(pmtu=1024)
+    for me, peer, q in [(world.a, world.b, qa), (world.b, world.a, qb)]:
+        pool = rng.randbytes(20000)
+        base = peer.alloc(len(pool))
+        peer.write(base, pool)
+        mr = peer.reg_mr(base, len(pool), access=verbs.ACCESS_LOCAL_WRITE | verbs.ACCESS_REMOTE_READ)
+        wrs, want = [], []
+        for i, n in enumerate([0, 1, 1023, 1025, 4096 + 17, 9000]):
+            off = rng.randrange(len(pool) - n + 1)
+            cuts = sorted(rng.randrange(n + 1) for _ in range(rng.randint(0, 3)))
+            pieces = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+            bufs = [region(me, p) for p in pieces]
+            wrs.append(dict(wr_id=i, opcode=verbs.WR_RDMA_READ, remote_addr=base + off, rkey=mr.rkey,
+                            sg_list=[(a, p, m.lkey) for (a, m), p in zip(bufs, pieces)], signaled=True))
+            at = 0
+            for (a, _), p in zip(bufs, pieces):
+                want.append((a, pool[off + at : off + at + p]))
+                at += p
+        me.post_send(q, wrs)
+        wcs = me.wait_cq(len(wrs), max_cycles=400_000)
+        assert [(w.wr_id, w.status, w.opcode, w.byte_len) for w in wcs] == [
+            (i, verbs.WC_SUCCESS, verbs.WC_RDMA_READ, sum(s[1] for s in wr["sg_list"]))
+            for i, wr in enumerate(wrs)]
+        for a, data in want:
+            back = me.read(a - GUARD, len(data) + 2 * GUARD)
+            assert back[GUARD : GUARD + len(data)] == data
+            assert back[:GUARD] == back[GUARD + len(data) :] == b"\xa5" * GUARD
+    # A region the peer did not open for reading: NAK remote access error, nothing written.
+    base = world.b.alloc(64)
+    mr = world.b.reg_mr(base, 64, access=verbs.ACCESS_REMOTE_WRITE)
+    dst, dmr = region(world.a, 64)
+    world.a.post_send(qa, [dict(wr_id=9, opcode=verbs.WR_RDMA_READ, remote_addr=base, rkey=mr.rkey,
+                                sg_list=[(dst, 64, dmr.lkey)], signaled=True)])
+    (wc,) = world.a.wait_cq(1, max_cycles=400_000)
+    assert (wc.wr_id, wc.status) == (9, verbs.WC_REM_ACCESS_ERR)
+    assert world.a.read(dst, 64) == b"\xa5" * 64
+    assert world.b.counter("resp_bad_rkey") == 1
+    assert world.a.faults() == {"cpl_naks": 1}
+    assert set(world.b.faults()) <= {"resp_bad_rkey"}

@@ -288,3 +288,62 @@ pub fn guarded(
         expect,
     })
 }
+
+/// Two hosts as the random transport tests run them: PCIe read completions interleaved
+/// across tags and each NIC's memory requests held back at random (from `seed`), with PFC
+/// on priority 0 (`traffic::LOSSLESS_PFC`): back-to-back small messages and READ responses
+/// can outrun a receiver's memory, and nothing retransmits yet.
+pub fn lossless_world(seed: u64) -> Result<ferroce_sim::world::World> {
+    use ferroce_sim::world::{World, WorldConfig};
+    let cfg = WorldConfig {
+        reorder_seed: Some(seed),
+        rq_pause: 0.2,
+        ..WorldConfig::default()
+    };
+    let mut w = World::open(&cfg)?;
+    w.a.dev.set_pfc(&ferroce_sim::traffic::LOSSLESS_PFC)?;
+    w.b.dev.set_pfc(&ferroce_sim::traffic::LOSSLESS_PFC)?;
+    Ok(w)
+}
+
+/// The transport's counters of host `h` that are not zero, for a failure's message.
+pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
+    [
+        "req_bad_wqe",
+        "req_prot_err",
+        "req_dma_err",
+        "req_reads",
+        "rd_bad_cpl",
+        "rd_timeouts",
+        "rx_accepted",
+        "rx_icrc_err",
+        "rx_overflow",
+        "rx_bad_len",
+        "rx_bad_opcode",
+        "resp_bad_qp",
+        "resp_unsupported",
+        "resp_dup",
+        "resp_seq_err",
+        "resp_bad_req",
+        "resp_bad_rkey",
+        "resp_rnr",
+        "resp_reads",
+        "resp_bad_resp",
+        "resp_sc_bad_len",
+        "rq_bad_wqe",
+        "rq_empty",
+        "cpl_naks",
+        "cpl_bad_cq",
+        "cpl_cqes",
+        "wr_bad_len",
+        "cqe_bad_len",
+    ]
+    .iter()
+    .filter_map(|n| match h.counter(n) {
+        Ok(0) => None,
+        Ok(v) => Some(format!("{n} {v}")),
+        Err(e) => Some(format!("{n} ?{e}")),
+    })
+    .collect::<Vec<_>>()
+    .join(", ")
+}

@@ -7,6 +7,9 @@
 //! Ports:
 //! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order (queued here).
 //! - `s_rack_*`: `spec::meta::RX_ACK` records from the responder.
+//! - `s_rland_*`: `RX_ACK` records with `read` set: an RDMA READ's response has landed (or
+//!   failed with its `status`), taken after the ACKs. A READ's request retires only when one
+//!   has moved the QP's `rd_una` past its last PSN: an ACK past it says nothing of its bytes.
 //! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write with `init_sq`
 //!   sets the QP's `una` from `una_psn` and clears its error, any other leaves them; a CQ
 //!   write sets the ring and its index).
@@ -51,7 +54,8 @@ use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_TO_WC,
+    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_READ,
+    WR_TO_WC,
 };
 
 pub const QA: usize = 8;
@@ -63,8 +67,9 @@ const RACK_W: usize = RX_ACK.len * 8;
 const CQE_W: usize = CQE_LEN * 8;
 /// Per QP, as QUERY reads it: una 0/24, error status 24/8 (0: none).
 const QST_W: usize = 32;
-/// Per QP, as this block keeps it: those and the epoch 32/8.
-const QS_W: usize = 40;
+/// Per QP, as this block keeps it: those, the epoch 32/8, and `rd_una` 40/24 (the PSN after
+/// the last READ response landed).
+const QS_W: usize = 64;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
@@ -90,6 +95,19 @@ pub struct Completer<const DW: usize> {
     pub s_rack_tdata: Signal<In, Bits<RACK_W>>,
     pub s_rack_tvalid: Signal<In, Bit>,
     pub s_rack_tready: Signal<Out, Bit>,
+    pub s_rland_tdata: Signal<In, Bits<RACK_W>>,
+    pub s_rland_tvalid: Signal<In, Bit>,
+    pub s_rland_tready: Signal<Out, Bit>,
+    rd_una: Signal<Local, Bits<24>>,
+    new_rd: Signal<Local, Bits<24>>,
+    rd_adv: Signal<Local, Bits<24>>,
+    a_read: Signal<Local, Bit>,
+    a_lst: Signal<Local, Bits<8>>,
+    is_rd: Signal<Local, Bit>,
+    since_rd: Signal<Local, Bits<24>>,
+    wr_rd: Constant<Bits<8>>,
+    r_read: Constant<Bits<7>>,
+    r_lst: Constant<Bits<7>>,
     pub s_rcv_tdata: Signal<In, Bits<RCV_W>>,
     pub s_rcv_tvalid: Signal<In, Bit>,
     pub s_rcv_tready: Signal<Out, Bit>,
@@ -256,6 +274,19 @@ impl<const DW: usize> Completer<DW> {
             s_rack_tdata: Default::default(),
             s_rack_tvalid: Default::default(),
             s_rack_tready: Default::default(),
+            s_rland_tdata: Default::default(),
+            s_rland_tvalid: Default::default(),
+            s_rland_tready: Default::default(),
+            rd_una: Default::default(),
+            new_rd: Default::default(),
+            rd_adv: Default::default(),
+            a_read: Default::default(),
+            a_lst: Default::default(),
+            is_rd: Default::default(),
+            since_rd: Default::default(),
+            wr_rd: k(WR_RDMA_READ.into()),
+            r_read: field_at(&RX_ACK, "read"),
+            r_lst: field_at(&RX_ACK, "status"),
             s_rcv_tdata: Default::default(),
             s_rcv_tvalid: Default::default(),
             s_rcv_tready: Default::default(),
@@ -457,6 +488,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.s_sent_tready.next = self.sent_q.s_tready.val();
         self.sent_q.m_tready.next = false;
         self.s_rack_tready.next = self.state.q.val() == CplState::Idle;
+        // READ landings come second (a record per READ, after its bytes).
+        self.s_rland_tready.next =
+            (self.state.q.val() == CplState::Idle) & !self.s_rack_tvalid.val();
         self.m_wr_addr.next = self.wr_addr.q.val();
         self.m_wr_len.next = self.cqe_len.val();
         self.m_wr_tvalid.next = self.wr_valid.q.val();
@@ -535,7 +569,12 @@ impl<const DW: usize> Logic for Completer<DW> {
                 .get_bits::<24>(self.q_una.val().index()),
         ) | (bit_cast::<QS_W, 8>(
             self.s_qpw_data.val().get_bits::<8>(self.q_ep.val().index()),
-        ) << 32);
+        ) << 32)
+            | (bit_cast::<QS_W, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.q_una.val().index()),
+            ) << 40);
         self.qw_en.next = self.s_qpw_en.val()
             & (self
                 .s_qpw_data
@@ -552,6 +591,11 @@ impl<const DW: usize> Logic for Completer<DW> {
         if (self.state.q.val() == CplState::Idle) & self.s_rack_tvalid.val() {
             self.qst_ram.read_address.next = self
                 .s_rack_tdata
+                .val()
+                .get_bits::<QA>(self.r_qpn.val().index());
+        } else if (self.state.q.val() == CplState::Idle) & self.s_rland_tvalid.val() {
+            self.qst_ram.read_address.next = self
+                .s_rland_tdata
                 .val()
                 .get_bits::<QA>(self.r_qpn.val().index());
         }
@@ -574,6 +618,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.una.next = self.qst_ram.read_data.val().get_bits::<24>(0);
         self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
         self.q_epoch.next = self.qst_ram.read_data.val().get_bits::<8>(32);
+        self.rd_una.next = self.qst_ram.read_data.val().get_bits::<24>(40);
+        self.a_read.next = self.rack.q.val().get_bit(88);
+        self.a_lst.next = self.rack.q.val().get_bits::<8>(96);
         // A request of an earlier epoch (sent before the QP's last RESET) completes silently.
         self.stale.next = self.s_epoch.val() != self.q_epoch.val();
         self.h_shift.next = self.one256.val() << self.s_qpn.val().get_bits::<QA>(0);
@@ -592,6 +639,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
             self.new_una.next = self.a_psn.val();
         }
+        // A READ that failed at landing moves nothing.
+        if self.a_read.val() & (self.a_lst.val() != bits::<8>(0)) {
+            self.new_una.next = self.una.val();
+        }
         self.adv.next = self.new_una.val() - self.una.val();
         self.new_err.next = self.err.val();
         if self.err.val() == bits::<8>(0) {
@@ -601,23 +652,42 @@ impl<const DW: usize> Logic for Completer<DW> {
                 self.new_err.next = self.wc_acc.val();
             } else if self.a_syn.val() == self.nak_op.val() {
                 self.new_err.next = self.wc_rop.val();
+            } else if self.a_read.val() {
+                // A READ's own error at landing (its status).
+                self.new_err.next = self.a_lst.val();
             } else if self.a_syn.val().get_bits::<3>(5) == bits::<3>(1) {
                 // RNR NAK: no retry yet (the reliability issue's), so the request fails.
                 self.new_err.next = self.wc_rnr.val();
             }
         }
-        self.qst_w.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+        // A READ landed: `rd_una` past it too (forward only).
+        self.new_rd.next = self.rd_una.val();
+        self.rd_adv.next = self.a_psn.val() - self.rd_una.val();
+        if self.a_read.val()
+            & (self.a_lst.val() == bits::<8>(0))
+            & (self.rd_adv.val() < bits::<24>(0x80_0000))
+        {
+            self.new_rd.next = self.a_psn.val() + bits::<24>(1);
+        }
+        self.qst_w.next = (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
+            | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
         if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
-            self.qst_w.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+            self.qst_w.next = (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
+                | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                 | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
                 | bit_cast::<QS_W, 24>(self.new_una.val());
         }
 
         // The head request: acknowledged when `una` is past its last PSN (mod 2^24).
         self.since.next = self.una.val() - bits::<24>(1) - self.s_last.val();
-        self.acked.next = self.since.val() < bits::<24>(0x80_0000);
+        // A READ is done when its response has landed (an ACK past it means nothing for its
+        // bytes).
+        self.is_rd.next = self.s_wr_op.val() == self.wr_rd.val();
+        self.since_rd.next = self.rd_una.val() - bits::<24>(1) - self.s_last.val();
+        self.acked.next = (self.since.val() < bits::<24>(0x80_0000))
+            & (!self.is_rd.val() | (self.since_rd.val() < bits::<24>(0x80_0000)));
         self.status.next = self.s_status.val();
         if self.s_status.val() == bits::<8>(0) {
             if self.acked.val() {
@@ -678,6 +748,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                 if self.s_rack_tvalid.val() {
                     self.rack.d.next = self.s_rack_tdata.val();
                     self.state.d.next = CplState::Ack;
+                } else if self.s_rland_tvalid.val() {
+                    self.rack.d.next = self.s_rland_tdata.val();
+                    self.state.d.next = CplState::Ack;
                 } else if self.rcv_q.m_tvalid.val() {
                     self.rcv.d.next = self.rcv_q.m_tdata.val();
                     self.rcv_q.m_tready.next = true;
@@ -733,7 +806,8 @@ impl<const DW: usize> Logic for Completer<DW> {
                     // A failed request flushes the QP's later ones.
                     if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
                         self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                        self.qw_data.next = (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+                        self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
+                            | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                             | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
                             | bit_cast::<QS_W, 24>(self.una.val());
                         self.qw_en.next = true;

@@ -11,6 +11,9 @@
 //!   in a RAM (one per cycle, no handshake).
 //! - `s_mrw_*`: BAR0's MR table write-through, for the key check.
 //! - `s_req_{valid,ready,qpn}`: a request for QP `qpn`'s next receive WQE; one at a time.
+//!   With `s_req_sq`, the request is for the send queue's WQE at index `s_req_idx` instead
+//!   (an RDMA READ's, whose response lands in its SGEs): fetched and checked the same way
+//!   (local write), nothing consumed.
 //! - `m_ans_*`: the answer, held until `m_ans_ready`: `status` 0 (a WQE: `wr_id`, `nsge`, the
 //!   SGEs' addresses and lengths, `len` their sum, `cqn` the QP's receive CQ), `ANS_NONE` (no
 //!   WQE posted: nothing consumed), or a work completion status for a WQE that is consumed in
@@ -55,8 +58,8 @@ pub const MR_W: usize = 256;
 /// Bits of a receive WQE.
 const RWQE_W: usize = RECV_WQE_LEN * 8;
 /// This block's copy of a QP's fields: rq_base 0/64, rq_log_size 64/5, rq_cqn 72/16,
-/// pdn 88/16.
-const RQC_W: usize = 104;
+/// pdn 88/16, sq_base 104/64, sq_log_size 168/5.
+const RQC_W: usize = 173;
 /// The answer's SGEs: address 0/64, length 64/32, per SGE.
 pub const ANS_SGE_W: usize = 96;
 /// The answer's SGE list.
@@ -68,6 +71,7 @@ pub const ANS_NONE: u32 = 0xFF;
 pub enum RqState {
     Idle,
     Look,
+    Addr,
     Check,
     Fetch,
     Prot,
@@ -95,6 +99,8 @@ pub struct RecvQueue<const DW: usize> {
     pub s_req_valid: Signal<In, Bit>,
     pub s_req_ready: Signal<Out, Bit>,
     pub s_req_qpn: Signal<In, Bits<QA>>,
+    pub s_req_sq: Signal<In, Bit>,
+    pub s_req_idx: Signal<In, Bits<16>>,
     pub m_ans_valid: Signal<Out, Bit>,
     pub m_ans_ready: Signal<In, Bit>,
     pub m_ans_status: Signal<Out, Bits<8>>,
@@ -123,6 +129,15 @@ pub struct RecvQueue<const DW: usize> {
     keys: KeyCheck,
     state: DFF<RqState>,
     qpn: DFF<Bits<QA>>,
+    sqm: DFF<Bit>,
+    w_base: DFF<Bits<64>>,
+    w_slot: DFF<Bits<16>>,
+    idx: DFF<Bits<16>>,
+    s_base: Signal<Local, Bits<64>>,
+    s_log: Signal<Local, Bits<5>>,
+    s_slot: Signal<Local, Bits<16>>,
+    x_sbase: Constant<Bits<10>>,
+    x_slog: Constant<Bits<10>>,
     dirty: DFF<Bit>,
     rqc: DFF<Bits<RQC_W>>,
     ci: DFF<Bits<16>>,
@@ -216,6 +231,17 @@ impl<const DW: usize> RecvQueue<DW> {
             s_req_valid: Default::default(),
             s_req_ready: Default::default(),
             s_req_qpn: Default::default(),
+            s_req_sq: Default::default(),
+            s_req_idx: Default::default(),
+            sqm: Default::default(),
+            w_base: Default::default(),
+            w_slot: Default::default(),
+            idx: Default::default(),
+            s_base: Default::default(),
+            s_log: Default::default(),
+            s_slot: Default::default(),
+            x_sbase: at10(&QP_CTX, "sq_base"),
+            x_slog: at10(&QP_CTX, "sq_log_size"),
             m_ans_valid: Default::default(),
             m_ans_ready: Default::default(),
             m_ans_status: Default::default(),
@@ -321,8 +347,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, state, qpn, dirty, rqc, ci, pi, wqe, have, fail, kq, ka, kbad, tot, rd_addr,
-            rd_valid, ans_valid, ans_status, n_bad, n_empty
+            self, clk, state, qpn, sqm, w_base, w_slot, idx, dirty, rqc, ci, pi, wqe, have, fail,
+            kq, ka, kbad, tot, rd_addr, rd_valid, ans_valid, ans_status, n_bad, n_empty
         );
         self.rqc_ram.read_clock.next = self.clk.val();
         self.rqc_ram.write_clock.next = self.clk.val();
@@ -355,6 +381,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
         self.m_ans_len.next = self.tot.q.val().get_bits::<32>(0);
         self.c_base.next = self.rqc.q.val().get_bits::<64>(0);
         self.c_log.next = self.rqc.q.val().get_bits::<5>(64);
+        self.s_base.next = self.rqc.q.val().get_bits::<64>(104);
+        self.s_log.next = self.rqc.q.val().get_bits::<5>(168);
         self.c_cqn.next = self.rqc.q.val().get_bits::<16>(72);
         self.c_pdn.next = self.rqc.q.val().get_bits::<16>(88);
         self.m_ans_cqn.next = self.c_cqn.val();
@@ -380,7 +408,17 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<16>(self.x_pdn.val().index()),
-            ) << 88);
+            ) << 88)
+            | (bit_cast::<RQC_W, 64>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<64>(self.x_sbase.val().index()),
+            ) << 104)
+            | (bit_cast::<RQC_W, 5>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<5>(self.x_slog.val().index()),
+            ) << 168);
         self.rqc_ram.write_address.next = self.s_qpw_index.val();
         self.rqc_ram.write_data.next = self.rqc_w.val();
         self.rqc_ram.write_enable.next = self.s_qpw_en.val();
@@ -458,6 +496,15 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
         self.keys.s_need.next = self.need.val();
         self.k_more.next = bit_cast::<8, 3>(self.kq.q.val()) < self.w_nsge.val();
         self.slot.next = self.ci.q.val() & ((bits::<16>(1) << self.c_log.val()) - bits::<16>(1));
+        self.s_slot.next = self.idx.q.val() & ((bits::<16>(1) << self.s_log.val()) - bits::<16>(1));
+        // The WQE's ring base and slot, registered for Check: the receive ring's at `ci`, or
+        // (an RDMA READ's WQE) the send ring's at `idx`.
+        self.w_base.d.next = self.c_base.val();
+        self.w_slot.d.next = self.slot.val();
+        if self.sqm.q.val() {
+            self.w_base.d.next = self.s_base.val();
+            self.w_slot.d.next = self.s_slot.val();
+        }
 
         // WQE beats shift in from the top (constant shifts).
         if self.s_rd_tvalid.val() {
@@ -473,6 +520,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
             RqState::Idle => {
                 if self.s_req_valid.val() {
                     self.qpn.d.next = self.s_req_qpn.val();
+                    self.sqm.d.next = self.s_req_sq.val();
+                    self.idx.d.next = self.s_req_idx.val();
                     self.dirty.d.next = self.s_qpw_en.val()
                         & self.qpw_init.val()
                         & (self.s_qpw_index.val() == self.s_req_qpn.val());
@@ -483,6 +532,10 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                 self.rqc.d.next = self.rqc_ram.read_data.val();
                 self.ci.d.next = self.ci_ram.read_data.val();
                 self.pi.d.next = self.pi_ram.read_data.val();
+                self.state.d.next = RqState::Addr;
+            }
+            RqState::Addr => {
+                // The WQE's ring and slot, registered (the address add is Check's).
                 self.state.d.next = RqState::Check;
             }
             RqState::Check => {
@@ -490,6 +543,15 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                     // The host reset the queue under the request: look again.
                     self.dirty.d.next = false;
                     self.state.d.next = RqState::Look;
+                } else if self.sqm.q.val() {
+                    // A send WQE again (an RDMA READ's, for its response's SGEs).
+                    if !self.rd_valid.q.val() {
+                        self.rd_addr.d.next = self.w_base.q.val()
+                            + (bit_cast::<64, 16>(self.w_slot.q.val()) << self.wqe_sh.val());
+                        self.rd_valid.d.next = true;
+                        self.have.d.next = false;
+                        self.state.d.next = RqState::Fetch;
+                    }
                 } else if self.ci.q.val() == self.pi.q.val() {
                     self.n_empty.d.next = self.n_empty.q.val() + bits::<32>(1);
                     self.ans_status.d.next = self.st_none.val();
@@ -498,8 +560,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                     self.tot.d.next = bits::<40>(0);
                     self.state.d.next = RqState::Ans;
                 } else if !self.rd_valid.q.val() {
-                    self.rd_addr.d.next = self.c_base.val()
-                        + (bit_cast::<64, 16>(self.slot.val()) << self.wqe_sh.val());
+                    self.rd_addr.d.next = self.w_base.q.val()
+                        + (bit_cast::<64, 16>(self.w_slot.q.val()) << self.wqe_sh.val());
                     self.rd_valid.d.next = true;
                     self.have.d.next = false;
                     self.state.d.next = RqState::Fetch;
@@ -554,7 +616,7 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                 if self.m_ans_ready.val() {
                     self.ans_valid.d.next = false;
                     self.state.d.next = RqState::Idle;
-                    if self.ans_status.q.val() != self.st_none.val() {
+                    if (self.ans_status.q.val() != self.st_none.val()) & !self.sqm.q.val() {
                         self.state.d.next = RqState::Wb;
                     }
                 }

@@ -9,6 +9,16 @@
 //! queue allow, so the read latency is hidden.
 //! Every work request, sent or refused, leaves a `SENT` record for the completer.
 //!
+//! RDMA READ: a READ WQE (its SGEs checked for local write) is one READ REQUEST packet (RETH,
+//! no payload) taking a PSN per response packet; when done, its send-queue index and first
+//! PSN go to the responder as the QP's next READ slot (`m_rslot_*`). A QP with
+//! `MAX_RD_ATOMIC` READs not yet landed (`s_rl_*`: the responder's count) waits. READ jobs
+//! from the responder (`s_rj_*`, `spec::meta::READ_JOB`: a READ request it accepted) are
+//! served in turn with the QPs: READ RESPONSE FIRST/MIDDLE/LAST/ONLY packets cut at the PMTU
+//! from host memory, AETH on the first and last, through the same record queue, DMA reads,
+//! `Gather` and credits; `m_rdone_*` says when a job's last record has left. See
+//! docs/ARCHITECTURE.md, "RDMA READ".
+//!
 //! Ports:
 //! - `s_db_{qpn,pi,tvalid,tready}`: doorbells from BAR0 (QP number, SQ producer index).
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
@@ -20,12 +30,15 @@
 //!   (in command order, `tuser` on a last beat = the read failed).
 //! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`.
 //! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
+//! - `s_rj_*` (READ jobs in), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
+//!   sequence number), `m_rslot_{en,addr,data}` (READ slots, `READ_SLOT`), `s_rl_*` (a READ
+//!   landed: the QP's new count); counter `reads` (READ requests sent).
 //! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
 //!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
 //! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for
 //!   a QP number the NIC does not have), `bad_qp` (a QP in RTS with a path MTU that is not
 //!   256..4096), `bad_wqe` (a WQE opcode other than RDMA WRITE, SEND and their immediate
-//!   variants, or more than `MAX_SGE` SGEs: refused,
+//!   variants and RDMA READ, or more than `MAX_SGE` SGEs: refused,
 //!   `SENT` with status LOC_QP_OP_ERR, no packet; SGEs adding up to more than 2^31 bytes: the
 //!   same with LOC_LEN_ERR), `dma_err` (a WQE fetch
 //!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
@@ -84,21 +97,24 @@ use crate::prelude::*;
 use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
-use ferroce_spec::headers::{ICRC_LEN, RETH, VLAN_TAG_LEN};
+use ferroce_spec::headers::{AETH, AETH_ACK, ICRC_LEN, RETH, VLAN_TAG_LEN};
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    beats_of, src_port, tx_frame_len, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY, TX_TTL,
+    beats_of, src_port, tx_frame_len, READ_JOB, READ_SLOT, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY,
+    TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
-    RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST,
-    RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY,
-    RC_SEND_ONLY_WITH_IMMEDIATE,
+    RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
+    RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
+    RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE,
+    RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST,
+    RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    MAX_MSG_LEN, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR,
-    WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED,
-    WQE_LEN, WQE_SGE_AT, WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
+    ACCESS_LOCAL_WRITE, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS,
+    SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
+    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT, WR_RDMA_READ, WR_RDMA_WRITE,
+    WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -109,6 +125,18 @@ const SENT_W: usize = SENT.len * 8;
 /// Payload reads outstanding at most (beyond the DMA engine's own limit, a bound on the router's
 /// counter).
 const MAX_PAY_OUT: u64 = 32;
+/// READ jobs (`READ_JOB`) from the responder.
+pub const JOB_W: usize = READ_JOB.len * 8;
+/// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
+pub const SLOT_W: usize = 40;
+pub const SLOT_A: usize = QA + 4;
+/// A record in the record queue past the `TX_META` fields: bit `MARK_BIT` marks the last
+/// packet of a READ response, its QP at `MARK_QPN` (masked off at `m_meta`).
+const MARK_BIT: usize = 639;
+const MARK_QPN: usize = 616;
+const MARK_SEQ: usize = 624;
+/// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
+pub const RDC_W: usize = 5;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum ReqState {
@@ -121,6 +149,7 @@ pub enum ReqState {
     Seg,
     Park,
     Done,
+    RJob,
 }
 
 /// Bit position of a field in a 512-bit record (context, WQE header, TX_META) or the SENT
@@ -198,6 +227,74 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub tx_cap: Signal<In, Bits<16>>,
     pub m_rsv: Signal<Out, Bits<RSV_W>>,
     pub yields: Signal<Out, Bits<32>>,
+    pub s_rj_tdata: Signal<In, Bits<JOB_W>>,
+    pub s_rj_tvalid: Signal<In, Bit>,
+    pub s_rj_tready: Signal<Out, Bit>,
+    pub m_rdone_valid: Signal<Out, Bit>,
+    pub m_rdone_qpn: Signal<Out, Bits<QA>>,
+    pub m_rdone_seq: Signal<Out, Bits<RDC_W>>,
+    pub m_rslot_en: Signal<Out, Bit>,
+    pub m_rslot_addr: Signal<Out, Bits<SLOT_A>>,
+    pub m_rslot_data: Signal<Out, Bits<SLOT_W>>,
+    pub s_rl_valid: Signal<In, Bit>,
+    pub s_rl_qpn: Signal<In, Bits<QA>>,
+    pub s_rl_cnt: Signal<In, Bits<RDC_W>>,
+    pub reads: Signal<Out, Bits<32>>,
+    // READ responses: jobs, the one in hand, the READ counts and slots.
+    rj_q: Fifo<JOB_W, 4, 5>,
+    rsp: DFF<Bit>,
+    job: DFF<Bits<JOB_W>>,
+    pick: DFF<Bit>,
+    take_job: Signal<Local, Bit>,
+    rdi_ram: RAM<Bits<RDC_W>, QA>,
+    rdl_ram: RAM<Bits<RDC_W>, QA>,
+    rdl_init: RAM<Bits<RDC_W>, QA>,
+    rdi: DFF<Bits<RDC_W>>,
+    rdl: DFF<Bits<RDC_W>>,
+    init_pend: DFF<Bit>,
+    init_q: DFF<Bits<QA>>,
+    npk: DFF<Bits<24>>,
+    rd_sum: Signal<Local, Bits<28>>,
+    rd_full: Signal<Local, Bit>,
+    is_read: Signal<Local, Bit>,
+    rslot_en: DFF<Bit>,
+    rslot_addr: DFF<Bits<SLOT_A>>,
+    rslot_data: DFF<Bits<SLOT_W>>,
+    rdone_v: DFF<Bit>,
+    rdone_q: DFF<Bits<QA>>,
+    rdone_s: DFF<Bits<RDC_W>>,
+    j_seq: Signal<Local, Bits<RDC_W>>,
+    x_j_seq: Constant<Bits<8>>,
+    mark_seq: Constant<Bits<10>>,
+    n_reads: DFF<Bits<32>>,
+    rl_pv: DFF<Bit>,
+    rl_pq: DFF<Bits<QA>>,
+    rl_pc: DFF<Bits<RDC_W>>,
+    j_psn: Signal<Local, Bits<24>>,
+    j_msn: Signal<Local, Bits<24>>,
+    j_len: Signal<Local, Bits<32>>,
+    j_va: Signal<Local, Bits<64>>,
+    r_aeth: Signal<Local, Bits<32>>,
+    mark: Signal<Local, Bits<META_W>>,
+    meta_mask: Constant<Bits<META_W>>,
+    mark_one: Constant<Bits<META_W>>,
+    mark_at: Constant<Bits<10>>,
+    mark_bit: Constant<Bits<10>>,
+    x_j_qpn: Constant<Bits<8>>,
+    x_j_psn: Constant<Bits<8>>,
+    x_j_msn: Constant<Bits<8>>,
+    x_j_len: Constant<Bits<8>>,
+    x_j_va: Constant<Bits<8>>,
+    wr_read: Constant<Bits<8>>,
+    op_rreq: Constant<Bits<8>>,
+    op_rfirst: Constant<Bits<8>>,
+    op_rmiddle: Constant<Bits<8>>,
+    op_rlast: Constant<Bits<8>>,
+    op_ronly: Constant<Bits<8>>,
+    syn_ack: Constant<Bits<8>>,
+    aeth_len: Constant<Bits<16>>,
+    acc_lw: Constant<Bits<8>>,
+    rd_max: Constant<Bits<RDC_W>>,
     // Doorbells and the scheduler.
     ctx_ram: RAM<Bits<CTX_W>, QA>,
     sq_ram: RAM<Bits<64>, QA>,
@@ -473,6 +570,14 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
         wr.sort_unstable();
         assert_eq!(wr, [0, 1, 2, 3]);
         assert_eq!(TX_META.field("ext2").width, 96);
+        const { assert!(MARK_SEQ >= MARK_QPN + QA && MARK_SEQ + RDC_W <= MARK_BIT) };
+        assert!(MARK_QPN >= TX_META.lsb(&TX_META.field("ext2")) + 96 && MARK_BIT < META_W);
+        assert_eq!(READ_SLOT.field("sq_index").bit, 0);
+        assert_eq!(READ_SLOT.field("first_psn").bit, 16);
+        assert_eq!(SLOT_W, 40);
+        assert_eq!(MAX_RD_ATOMIC, 1 << (SLOT_A - QA));
+        const { assert!(2 * MAX_RD_ATOMIC <= 1 << RDC_W) };
+        const { assert!(WR_RDMA_READ == WR_SEND_WITH_IMM + 1) };
         // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
         for tagged in [false, true] {
             for ext in [0, IMMDT.len, RETH.len, RETH.len + IMMDT.len] {
@@ -541,6 +646,81 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             tx_cap: Default::default(),
             m_rsv: Default::default(),
             yields: Default::default(),
+            s_rj_tdata: Default::default(),
+            s_rj_tvalid: Default::default(),
+            s_rj_tready: Default::default(),
+            m_rdone_valid: Default::default(),
+            m_rdone_qpn: Default::default(),
+            m_rdone_seq: Default::default(),
+            m_rslot_en: Default::default(),
+            m_rslot_addr: Default::default(),
+            m_rslot_data: Default::default(),
+            s_rl_valid: Default::default(),
+            s_rl_qpn: Default::default(),
+            s_rl_cnt: Default::default(),
+            reads: Default::default(),
+            rj_q: Fifo::new(),
+            rsp: Default::default(),
+            job: Default::default(),
+            pick: Default::default(),
+            take_job: Default::default(),
+            rdi_ram: RAM::default(),
+            rdl_ram: RAM::default(),
+            rdl_init: RAM::default(),
+            rdi: Default::default(),
+            rdl: Default::default(),
+            init_pend: Default::default(),
+            init_q: Default::default(),
+            npk: Default::default(),
+            rd_sum: Default::default(),
+            rd_full: Default::default(),
+            is_read: Default::default(),
+            rslot_en: Default::default(),
+            rslot_addr: Default::default(),
+            rslot_data: Default::default(),
+            rdone_v: Default::default(),
+            rdone_q: Default::default(),
+            rdone_s: Default::default(),
+            j_seq: Default::default(),
+            x_j_seq: field_at(&READ_JOB, "seq"),
+            mark_seq: k(MARK_SEQ as u64),
+            n_reads: Default::default(),
+            rl_pv: Default::default(),
+            rl_pq: Default::default(),
+            rl_pc: Default::default(),
+            j_psn: Default::default(),
+            j_msn: Default::default(),
+            j_len: Default::default(),
+            j_va: Default::default(),
+            r_aeth: Default::default(),
+            mark: Default::default(),
+            meta_mask: Constant::new(crate::util::bits_from_bools(&{
+                let mut b = vec![false; META_W];
+                b[..MARK_QPN].fill(true);
+                b
+            })),
+            mark_one: Constant::new(crate::util::bits_from_bools(&{
+                let mut b = vec![false; META_W];
+                b[MARK_BIT] = true;
+                b
+            })),
+            mark_at: k(MARK_QPN as u64),
+            mark_bit: k(MARK_BIT as u64),
+            x_j_qpn: field_at(&READ_JOB, "qpn"),
+            x_j_psn: field_at(&READ_JOB, "psn"),
+            x_j_msn: field_at(&READ_JOB, "msn"),
+            x_j_len: field_at(&READ_JOB, "len"),
+            x_j_va: field_at(&READ_JOB, "va"),
+            wr_read: k(WR_RDMA_READ.into()),
+            op_rreq: k(RC_RDMA_READ_REQUEST.into()),
+            op_rfirst: k(RC_RDMA_READ_RESPONSE_FIRST.into()),
+            op_rmiddle: k(RC_RDMA_READ_RESPONSE_MIDDLE.into()),
+            op_rlast: k(RC_RDMA_READ_RESPONSE_LAST.into()),
+            op_ronly: k(RC_RDMA_READ_RESPONSE_ONLY.into()),
+            syn_ack: k(AETH_ACK.into()),
+            aeth_len: k(AETH.len as u64),
+            acc_lw: k(ACCESS_LOCAL_WRITE.into()),
+            rd_max: k(MAX_RD_ATOMIC as u64),
             ctx_ram: RAM::default(),
             sq_ram: RAM::default(),
             sq_peek: RAM::default(),
@@ -687,7 +867,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             wr_write_imm: k(WR_RDMA_WRITE_WITH_IMM.into()),
             wr_send: k(WR_SEND.into()),
             wr_send_imm: k(WR_SEND_WITH_IMM.into()),
-            wr_max: k(WR_SEND_WITH_IMM.into()),
+            wr_max: k(WR_RDMA_READ.into()),
             send_delta: k((RC_RDMA_WRITE_FIRST - RC_SEND_FIRST).into()),
             fl_solicited: k(WQE_FLAG_SOLICITED.into()),
             imm_len: k(IMMDT.len as u64),
@@ -790,8 +970,18 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
             psn, wqe, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, si, soff, s_rem,
             pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
-            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv
+            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp,
+            job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v,
+            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc
         );
+        self.rj_q.clk.next = self.clk.val();
+        self.rj_q.rst.next = self.rst.val();
+        self.rdi_ram.read_clock.next = self.clk.val();
+        self.rdi_ram.write_clock.next = self.clk.val();
+        self.rdl_ram.read_clock.next = self.clk.val();
+        self.rdl_ram.write_clock.next = self.clk.val();
+        self.rdl_init.read_clock.next = self.clk.val();
+        self.rdl_init.write_clock.next = self.clk.val();
         self.ctx_ram.read_clock.next = self.clk.val();
         self.sq_ram.read_clock.next = self.clk.val();
         self.sq_ram.write_clock.next = self.clk.val();
@@ -818,7 +1008,68 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.m_rd_addr.next = self.rd_addr.q.val();
         self.m_rd_len.next = self.rd_len.q.val();
         self.m_rd_tvalid.next = self.rd_valid.q.val();
-        self.m_meta_tdata.next = self.meta_q.m_tdata.val();
+        self.m_meta_tdata.next = self.meta_q.m_tdata.val() & self.meta_mask.val();
+        // A READ response's last record leaving: the responder may send the QP's ACKs again.
+        self.rdone_v.d.next = self.meta_q.m_tvalid.val()
+            & self.m_meta_tready.val()
+            & self
+                .meta_q
+                .m_tdata
+                .val()
+                .get_bit(self.mark_bit.val().index());
+        self.rdone_q.d.next = self
+            .meta_q
+            .m_tdata
+            .val()
+            .get_bits::<QA>(self.mark_at.val().index());
+        self.m_rdone_valid.next = self.rdone_v.q.val();
+        self.m_rdone_qpn.next = self.rdone_q.q.val();
+        self.rdone_s.d.next = self
+            .meta_q
+            .m_tdata
+            .val()
+            .get_bits::<RDC_W>(self.mark_seq.val().index());
+        self.m_rdone_seq.next = self.rdone_s.q.val();
+        self.m_rslot_en.next = self.rslot_en.q.val();
+        self.m_rslot_addr.next = self.rslot_addr.q.val();
+        self.m_rslot_data.next = self.rslot_data.q.val();
+        self.rslot_en.d.next = false;
+        self.reads.next = self.n_reads.q.val();
+        // READ jobs wait in their queue; the one in hand is `job`.
+        self.rj_q.s_tdata.next = self.s_rj_tdata.val();
+        self.rj_q.s_tvalid.next = self.s_rj_tvalid.val();
+        self.s_rj_tready.next = self.rj_q.s_tready.val();
+        self.j_psn.next = self.job.q.val().get_bits::<24>(self.x_j_psn.val().index());
+        self.j_msn.next = self.job.q.val().get_bits::<24>(self.x_j_msn.val().index());
+        self.j_len.next = self.job.q.val().get_bits::<32>(self.x_j_len.val().index());
+        self.j_va.next = self.job.q.val().get_bits::<64>(self.x_j_va.val().index());
+        self.j_seq.next = self
+            .job
+            .q
+            .val()
+            .get_bits::<RDC_W>(self.x_j_seq.val().index());
+        // READ counts: issued (this block's, from the landed count at an init_sq write) and
+        // landed (the responder's events).
+        self.rdl_ram.write_address.next = self.s_rl_qpn.val();
+        self.rdl_ram.write_data.next = self.s_rl_cnt.val();
+        self.rdl_ram.write_enable.next = self.s_rl_valid.val();
+        self.rdl_init.write_address.next = self.s_rl_qpn.val();
+        self.rdl_init.write_data.next = self.s_rl_cnt.val();
+        self.rdl_init.write_enable.next = self.s_rl_valid.val();
+        self.rdl_init.read_address.next = self.s_qpw_index.val();
+        self.rdi_ram.write_address.next = self.init_q.q.val();
+        self.rl_pv.d.next = self.s_rl_valid.val();
+        self.rl_pq.d.next = self.s_rl_qpn.val();
+        self.rl_pc.d.next = self.s_rl_cnt.val();
+        self.rdi_ram.write_data.next = self.rdl_init.read_data.val();
+        if self.rl_pv.q.val() & (self.rl_pq.q.val() == self.init_q.q.val()) {
+            self.rdi_ram.write_data.next = self.rl_pc.q.val();
+        }
+        if self.s_rl_valid.val() & (self.s_rl_qpn.val() == self.init_q.q.val()) {
+            self.rdi_ram.write_data.next = self.s_rl_cnt.val();
+        }
+        self.rdi_ram.write_enable.next = self.init_pend.q.val();
+        self.rd_full.next = (self.rdi.q.val() - self.rdl.q.val()) >= self.rd_max.val();
         self.m_meta_tvalid.next = self.meta_q.m_tvalid.val();
         self.meta_q.m_tready.next = self.m_meta_tready.val();
         self.m_pay_tdata.next = self.gat.m_tdata.val();
@@ -891,6 +1142,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (self.w_opcode.val() == self.wr_send_imm.val());
         self.has_imm.next = (self.w_opcode.val() == self.wr_write_imm.val())
             | (self.w_opcode.val() == self.wr_send_imm.val());
+        self.is_read.next = self.w_opcode.val() == self.wr_read.val();
         // SGE `kq` for the key check, SGE `g_idx` for the segmenter.
         self.q_addr.next = bits::<64>(0);
         self.q_len.next = bits::<32>(0);
@@ -935,7 +1187,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.keys.s_pdn.next = self.c_pdn.val();
         self.keys.s_addr.next = self.q_addr.val();
         self.keys.s_len.next = self.q_len.val();
+        // A READ writes its SGEs: they need local write access.
         self.keys.s_need.next = bits::<8>(0);
+        if self.is_read.val() {
+            self.keys.s_need.next = self.acc_lw.val();
+        }
         self.k_more.next = bit_cast::<8, 3>(self.kq.q.val()) < self.w_nsge.val();
         self.w_raddr.next = self
             .wqe
@@ -950,7 +1206,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.plen.next = self.rem.q.val().get_bits::<13>(0);
         }
         self.ack.next = bits::<1>(0);
-        if self.last.val() {
+        if self.last.val() & !self.is_read.val() & !self.rsp.q.val() {
             self.ack.next = bits::<1>(1);
         }
         // The WRITE opcode of the packet's place in the message; a SEND's is `send_delta`
@@ -970,11 +1226,26 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.is_send.val() {
             self.opcode.next = self.opcode.val() - self.send_delta.val();
         }
+        if self.is_read.val() {
+            self.opcode.next = self.op_rreq.val();
+        }
+        // A READ response's packets.
+        if self.rsp.q.val() {
+            self.opcode.next = self.op_rmiddle.val();
+            if self.first.q.val() & self.last.val() {
+                self.opcode.next = self.op_ronly.val();
+            } else if self.first.q.val() {
+                self.opcode.next = self.op_rfirst.val();
+            } else if self.last.val() {
+                self.opcode.next = self.op_rlast.val();
+            }
+        }
         // Solicited event: on the last packet of a SEND or a WRITE with immediate that asks.
         self.se.next = bits::<1>(0);
         if ((self.w_flags.val() & self.fl_solicited.val()) != bits::<8>(0))
             & self.last.val()
             & (self.is_send.val() | self.has_imm.val())
+            & !self.rsp.q.val()
         {
             self.se.next = bits::<1>(1);
         }
@@ -1034,6 +1305,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // a request with immediate (in Check, before the WQE is fetched: both, at most).
         if self.state.q.val() == ReqState::Check {
             self.f_bytes.next = self.f_bytes.val() + self.reth_len.val() + self.imm_len.val();
+        } else if self.rsp.q.val() {
+            // A READ response: an AETH on its first and last packets.
+            if self.f_first.val() | self.last.val() {
+                self.f_bytes.next = self.f_bytes.val() + self.aeth_len.val();
+            }
         } else {
             if self.f_first.val() & !self.is_send.val() {
                 self.f_bytes.next = self.f_bytes.val() + self.reth_len.val();
@@ -1055,7 +1331,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // immediate (its first bytes); `ext2`: the ImmDt after a RETH (WRITE ONLY with IMM).
         self.ext_v.next = bits::<128>(0);
         self.ext2_v.next = bits::<96>(0);
-        if self.first.q.val() & !self.is_send.val() {
+        self.r_aeth.next =
+            (bit_cast::<32, 8>(self.syn_ack.val()) << 24) | bit_cast::<32, 24>(self.j_msn.val());
+        if self.rsp.q.val() {
+            if self.first.q.val() | self.last.val() {
+                self.ext_v.next = bit_cast::<128, 32>(self.r_aeth.val()) << 96;
+            }
+        } else if self.first.q.val() & !self.is_send.val() {
             self.ext_v.next = self.reth.val();
             if self.imm_here.val() {
                 self.ext2_v.next = bit_cast::<96, 32>(self.w_imm.val()) << 64;
@@ -1081,7 +1363,36 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<META_W, 128>(self.ext_v.val()) << self.m_ext.val())
             | (bit_cast::<META_W, 96>(self.ext2_v.val()) << self.m_ext2.val())
             | (bit_cast::<META_W, 16>(self.c_vgrp.val()) << self.m_vlan.val());
-        self.meta_q.s_tdata.next = self.meta.val();
+        // The last packet of a READ response is marked, with its QP (masked off at m_meta).
+        self.mark.next = bits::<META_W>(0);
+        if self.rsp.q.val() & self.last.val() {
+            self.mark.next = self.mark_one.val()
+                | (bit_cast::<META_W, QA>(self.qpn.q.val()) << self.mark_at.val())
+                | (bit_cast::<META_W, RDC_W>(self.j_seq.val()) << self.mark_seq.val());
+        }
+        self.meta_q.s_tdata.next = self.meta.val() | self.mark.val();
+        // A READ request asks for one response packet per PMTU of its length (one at least).
+        // (In 256-byte units first: ceil(ceil(len / 256) / (PMTU / 256)).)
+        self.rd_sum.next = self.tot.q.val().get_bits::<28>(8)
+            + bit_cast::<28, 6>(self.pmtu_r.q.val().get_bits::<6>(8))
+            - bits::<28>(1);
+        if self.tot.q.val().get_bits::<8>(0) != bits::<8>(0) {
+            self.rd_sum.next = self.tot.q.val().get_bits::<28>(8)
+                + bit_cast::<28, 6>(self.pmtu_r.q.val().get_bits::<6>(8));
+        }
+        self.npk.d.next = self.rd_sum.val().get_bits::<24>(4);
+        if self.c_pmtu.val() == bits::<4>(1) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(0);
+        } else if self.c_pmtu.val() == bits::<4>(2) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(1);
+        } else if self.c_pmtu.val() == bits::<4>(3) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(2);
+        } else if self.c_pmtu.val() == bits::<4>(4) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(3);
+        }
+        if self.tot.q.val() == bits::<40>(0) {
+            self.npk.d.next = bits::<24>(1);
+        }
         self.meta_q.s_tvalid.next = false;
 
         // Command register free this cycle; a packet needs it and a place in the record queue.
@@ -1130,8 +1441,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
 
         // Doorbells: pi into its RAM, the QP into the ready queue unless it is there.
-        self.ready.m_tready.next = self.state.q.val() == ReqState::Idle;
-        self.pop.next = (self.state.q.val() == ReqState::Idle) & self.ready.m_tvalid.val();
+        // READ jobs and QPs with work take turns when both wait.
+        self.take_job.next = (self.state.q.val() == ReqState::Idle)
+            & self.rj_q.m_tvalid.val()
+            & (self.pick.q.val() | !self.ready.m_tvalid.val());
+        self.rj_q.m_tready.next = self.take_job.val();
+        self.pop.next = (self.state.q.val() == ReqState::Idle)
+            & self.ready.m_tvalid.val()
+            & !self.take_job.val();
+        self.ready.m_tready.next = self.pop.val();
         self.head_bit.next = self.one256.val() << self.ready.m_tdata.val();
         self.db_bit.next = self.one256.val() << self.s_db_qpn.val().get_bits::<QA>(0);
         self.cur_bit.next = self.one256.val() << self.qpn.q.val();
@@ -1164,6 +1482,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.pi_ram.read_address.next = self.ready.m_tdata.val();
         self.ctx_ram.read_address.next = self.ready.m_tdata.val();
         self.sq_ram.read_address.next = self.ready.m_tdata.val();
+        self.rdi_ram.read_address.next = self.ready.m_tdata.val();
+        self.rdl_ram.read_address.next = self.ready.m_tdata.val();
+        if self.take_job.val() {
+            self.ctx_ram.read_address.next = self
+                .rj_q
+                .m_tdata
+                .val()
+                .get_bits::<QA>(self.x_j_qpn.val().index());
+        }
         self.requeue.next = false;
         self.q_next.next = self.q_after_pop.val();
         if self.db_push.val() {
@@ -1197,6 +1524,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     .get_bits::<24>(self.x_pkts.val().index()),
             ) << 40);
         self.sw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
+        // An init_sq write: the QP's issued READ count becomes its landed count the cycle
+        // after (a READ landing in between counts).
+        self.init_pend.d.next = self.s_qpw_en.val() & self.qpw_init.val();
+        self.init_q.d.next = self.s_qpw_index.val();
         // Failed QPs: set by the completer, cleared by an init_sq write (RESET).
         self.qe_bit.next = self.one256.val() << self.s_qerr_qpn.val();
         self.qw_bit.next = self.one256.val() << self.s_qpw_index.val();
@@ -1229,7 +1560,19 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<64, 24>(self.pkts_now.val()) << 40);
         match self.state.q.val() {
             ReqState::Idle => {
-                if self.pop.val() {
+                self.rsp.d.next = false;
+                if self.take_job.val() {
+                    self.job.d.next = self.rj_q.m_tdata.val();
+                    self.qpn.d.next = self
+                        .rj_q
+                        .m_tdata
+                        .val()
+                        .get_bits::<QA>(self.x_j_qpn.val().index());
+                    self.rsp.d.next = true;
+                    self.pick.d.next = false;
+                    self.state.d.next = ReqState::Look;
+                } else if self.pop.val() {
+                    self.pick.d.next = true;
                     self.qpn.d.next = self.ready.m_tdata.val();
                     self.dirty.d.next =
                         self.s_qpw_en.val() & (self.s_qpw_index.val() == self.ready.m_tdata.val());
@@ -1245,7 +1588,24 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.psn.d.next = self.sq_ram.read_data.val().get_bits::<24>(0);
                 self.ci.d.next = self.sq_ram.read_data.val().get_bits::<16>(24);
                 self.pkts0.d.next = self.sq_ram.read_data.val().get_bits::<24>(40);
+                self.rdi.d.next = self.rdi_ram.read_data.val();
+                self.rdl.d.next = self.rdl_ram.read_data.val();
                 self.state.d.next = ReqState::Check;
+                if self.rsp.q.val() {
+                    self.state.d.next = ReqState::RJob;
+                }
+            }
+            ReqState::RJob => {
+                // A READ response: its bytes at `va`, one piece per packet, PSNs from the
+                // request's (the context is in `ctx` now; the PMTU a cycle later, in Seg).
+                self.psn.d.next = self.j_psn.val();
+                self.first.d.next = true;
+                self.rem.d.next = self.j_len.val();
+                self.laddr.d.next = self.j_va.val();
+                self.s_rem.d.next = self.j_len.val();
+                self.pk_rem.d.next = bits::<13>(0);
+                self.si.d.next = bits::<3>(0);
+                self.state.d.next = ReqState::Seg;
             }
             ReqState::Check => {
                 if self.dirty.q.val() {
@@ -1257,6 +1617,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.state.d.next = ReqState::Idle;
                 } else if !self.pmtu_ok.val() & !self.flush.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
+                    self.state.d.next = ReqState::Idle;
+                } else if self.rd_full.val() & !self.flush.val() {
+                    // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land.
+                    self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
                     // No room for a packet of this QP's priority, and others wait.
@@ -1314,6 +1678,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
                 if !self.k_more.val() & (self.ka.q.val() == self.kq.q.val()) {
                     self.rem.d.next = self.tot.q.val().get_bits::<32>(0) - self.off.val();
+                    if self.is_read.val() {
+                        // A READ request carries no payload: one packet.
+                        self.rem.d.next = bits::<32>(0);
+                    }
                     self.si.d.next = bits::<3>(0);
                     self.soff.d.next = self.off.val();
                     self.state.d.next = ReqState::Seek;
@@ -1325,7 +1693,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.status.d.next = self.st_len.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
-                    } else if !self.off_ok.val() {
+                    } else if !self.off_ok.val()
+                        | (self.is_read.val() & (self.c_pkts.val() != bits::<24>(0)))
+                    {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
@@ -1387,11 +1757,17 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.pk_rem.d.next = self.pk_left.val();
                     self.lastpk.d.next = self.last.val();
                     self.psn.d.next = self.psn.q.val() + bits::<24>(1);
+                    if self.is_read.val() & !self.rsp.q.val() {
+                        self.psn.d.next = self.psn.q.val() + self.npk.q.val();
+                    }
                     self.first.d.next = false;
                     if self.last.val() & (self.pk_left.val() == bits::<13>(0)) {
                         self.state.d.next = ReqState::Done;
                     }
-                } else if !self.fits.val() & (self.ready.m_tvalid.val() | self.dirty.q.val()) {
+                } else if !self.fits.val()
+                    & (self.ready.m_tvalid.val() | self.dirty.q.val())
+                    & !self.rsp.q.val()
+                {
                     self.state.d.next = ReqState::Park;
                 }
             }
@@ -1410,7 +1786,28 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
             }
             ReqState::Done => {
-                if (!self.sent_valid.q.val() | self.m_sent_tready.val()) & !self.s_qpw_en.val() {
+                if self.rsp.q.val() {
+                    // A READ response sent (its last record is marked).
+                    self.state.d.next = ReqState::Idle;
+                } else if (!self.sent_valid.q.val() | self.m_sent_tready.val())
+                    & !self.s_qpw_en.val()
+                    & !self.init_pend.q.val()
+                {
+                    // A READ sent takes the QP's next slot until its response lands.
+                    if self.is_read.val()
+                        & (self.status.q.val() == self.st_ok.val())
+                        & !self.flushing.q.val()
+                    {
+                        self.rslot_en.d.next = true;
+                        self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val()) << 4)
+                            | bit_cast::<SLOT_A, 4>(self.rdi.q.val().get_bits::<4>(0));
+                        self.rslot_data.d.next = bit_cast::<SLOT_W, 16>(self.ci.q.val())
+                            | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16);
+                        self.rdi_ram.write_address.next = self.qpn.q.val();
+                        self.rdi_ram.write_data.next = self.rdi.q.val() + bits::<RDC_W>(1);
+                        self.rdi_ram.write_enable.next = true;
+                        self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
+                    }
                     self.sent_valid.d.next = true;
                     self.sent.d.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val())
                         << self.s_qpn.val())
@@ -1475,6 +1872,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.failed.d.next = bits::<256>(0);
             self.n_yield.d.next = bits::<32>(0);
             self.rsv.d.next = bits::<RSV_W>(0);
+            self.rsp.d.next = false;
+            self.rslot_en.d.next = false;
+            self.rdone_v.d.next = false;
+            self.init_pend.d.next = false;
+            self.rl_pv.d.next = false;
+            self.n_reads.d.next = bits::<32>(0);
         }
     }
 }

@@ -8,6 +8,18 @@
 //! a receive WQE completes it (a `RECV_DONE` record to the completer). ACKs and NAKs received
 //! for this NIC's own requests are handed to the completer.
 //!
+//! RDMA READ (docs/ARCHITECTURE.md, "RDMA READ"): a READ REQUEST checked like a WRITE's first
+//! packet (its rkey asking REMOTE_READ) becomes a `READ_JOB` for the requester (`m_rj_*`),
+//! which sends the responses; until the requester says the job's last record has gone
+//! (`s_rdone_*`), the QP's ACKs wait, so none overtakes a response. READ RESPONSE packets for
+//! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
+//! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
+//! `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as a SEND's;
+//! at the LAST/ONLY, after its writes, an `RX_ACK` with `read` set goes to the completer
+//! (`m_rland_*`) and the QP's landed count to the requester (`m_rl_*`). Counters `reads`
+//! (READ requests accepted), `bad_resp` (READ responses dropped: a PSN or opcode no READ
+//! expects, a QP not in RTS; or ending their READ in error).
+//!
 //! Ports:
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
 //! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
@@ -38,7 +50,7 @@
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
 //!   dropped silently, IBA 9.6.1), `bad_pkey` (the BTH P_Key does not match the port's one
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
-//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: READ and atomics),
+//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: atomics),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
@@ -86,6 +98,7 @@ use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::rc::recv_queue::{ANS_NONE, ANS_SGE_W, ANS_W};
+use crate::rc::requester::{JOB_W, RDC_W, SLOT_A, SLOT_W};
 use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
     AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
@@ -93,17 +106,18 @@ use ferroce_spec::headers::{
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    beats_of, tx_frame_len, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
+    beats_of, tx_frame_len, READ_JOB, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
-    RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST,
-    RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY,
-    RC_SEND_ONLY_WITH_IMMEDIATE,
+    RC_ACKNOWLEDGE, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
+    RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
+    RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE,
+    RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST,
+    RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR,
-    WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
+    ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS,
+    WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
 };
 
 /// QP/MR table address width and context widths, as BAR0 stores them.
@@ -129,6 +143,12 @@ const CUR_W: usize = 131;
 /// 0/384 (as `RecvQueue` answers them, the first one advanced past the bytes written), room
 /// left 384/32, bytes received 416/32, `wr_id` 448/64, receive CQ 512/16, held 528.
 const RCUR_W: usize = 529;
+/// The READ cursor (the receive cursor RAM's upper half, one per QP as requester): the READ
+/// response landing in the WQE's SGEs, as above (its fetch answered by `RecvQueue` from the
+/// send queue), with the next response PSN 448/24 and the QP's count of READs landed (mod
+/// 32) 472/5 in place of `wr_id`; held 528 = a response in progress.
+const RL_EXP: usize = 448;
+const RL_CNT: usize = 472;
 /// Receive WQE SGE counts, 0 to `MAX_SGE` (a kernel loop bound: rust-hdl emits `a..=b` as
 /// `a..b`).
 const SGE_N: usize = MAX_SGE + 1;
@@ -147,6 +167,8 @@ pub enum RespState {
     Pay,
     Drain,
     Resp,
+    RSlot,
+    RdAcc,
 }
 
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
@@ -221,10 +243,86 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub tx_used: Signal<In, Bits<USED_W>>,
     pub tx_cap: Signal<In, Bits<16>>,
     pub m_rsv: Signal<Out, Bits<RSV_W>>,
+    pub m_rj_tdata: Signal<Out, Bits<JOB_W>>,
+    pub m_rj_tvalid: Signal<Out, Bit>,
+    pub m_rj_tready: Signal<In, Bit>,
+    pub s_rdone_valid: Signal<In, Bit>,
+    pub s_rdone_qpn: Signal<In, Bits<QA>>,
+    pub s_rdone_seq: Signal<In, Bits<RDC_W>>,
+    pub s_rslot_en: Signal<In, Bit>,
+    pub s_rslot_addr: Signal<In, Bits<SLOT_A>>,
+    pub s_rslot_data: Signal<In, Bits<SLOT_W>>,
+    pub m_rq_req_sq: Signal<Out, Bit>,
+    pub m_rq_req_idx: Signal<Out, Bits<16>>,
+    pub m_rland_tdata: Signal<Out, Bits<RACK_W>>,
+    pub m_rland_tvalid: Signal<Out, Bit>,
+    pub m_rland_tready: Signal<In, Bit>,
+    pub m_rl_valid: Signal<Out, Bit>,
+    pub m_rl_qpn: Signal<Out, Bits<QA>>,
+    pub m_rl_cnt: Signal<Out, Bits<RDC_W>>,
+    pub reads: Signal<Out, Bits<32>>,
+    pub bad_resp: Signal<Out, Bits<32>>,
+    // RDMA READ: requests served (jobs out; per QP the count accepted, twice, and the count
+    // sent), responses landed (slots in, records out).
+    rj_q: Fifo<JOB_W, 2, 3>,
+    rda_cur: RAM<Bits<RDC_W>, QA>,
+    rda_ack: RAM<Bits<RDC_W>, QA>,
+    rdf_ram: RAM<Bits<RDC_W>, QA>,
+    rslot: RAM<Bits<SLOT_W>, SLOT_A>,
+    rl_q: Fifo<RACK_W, 2, 3>,
+    npk: DFF<Bits<24>>,
+    req_sq: DFF<Bit>,
+    req_idx: DFF<Bits<16>>,
+    do_job: DFF<Bit>,
+    do_rl: DFF<Bit>,
+    rl_st: DFF<Bits<8>>,
+    rl_v: DFF<Bit>,
+    rl_qn: DFF<Bits<QA>>,
+    rl_c: DFF<Bits<RDC_W>>,
+    n_reads: DFF<Bits<32>>,
+    n_bad_resp: DFF<Bits<32>>,
+    is_rdreq: Signal<Local, Bit>,
+    is_resp: Signal<Local, Bit>,
+    rs_first: Signal<Local, Bit>,
+    rs_middle: Signal<Local, Bit>,
+    rs_ends: Signal<Local, Bit>,
+    in_op: Signal<Local, Bits<8>>,
+    in_resp: Signal<Local, Bit>,
+    rd_sum: Signal<Local, Bits<28>>,
+    f_psn1: Signal<Local, Bits<24>>,
+    rs_exp: Signal<Local, Bits<24>>,
+    rs_cnt: Signal<Local, Bits<RDC_W>>,
+    rs_cnt1: Signal<Local, Bits<RDC_W>>,
+    sl_idx: Signal<Local, Bits<16>>,
+    sl_psn: Signal<Local, Bits<24>>,
+    rl_fields: Signal<Local, Bits<RCUR_W>>,
+    rl_rec: Signal<Local, Bits<RACK_W>>,
+    job_rec: Signal<Local, Bits<JOB_W>>,
+    rd_clear: Signal<Local, Bit>,
+    a_go: Signal<Local, Bit>,
+    acc_need: Signal<Local, Bits<8>>,
+    rl_go: Signal<Local, Bit>,
+    rda_next: Signal<Local, Bits<RDC_W>>,
+    rl_mask: Constant<Bits<RCUR_W>>,
+    acc_rr: Constant<Bits<8>>,
+    op_rreq: Constant<Bits<8>>,
+    op_rfirst: Constant<Bits<8>>,
+    op_rmiddle: Constant<Bits<8>>,
+    op_rlast: Constant<Bits<8>>,
+    op_ronly: Constant<Bits<8>>,
+    a_read: Constant<Bits<7>>,
+    a_status: Constant<Bits<7>>,
+    a_landed: Constant<Bits<7>>,
+    j_qpn: Constant<Bits<8>>,
+    j_psn: Constant<Bits<8>>,
+    j_msn: Constant<Bits<8>>,
+    j_len: Constant<Bits<8>>,
+    j_va: Constant<Bits<8>>,
+    j_seq: Constant<Bits<8>>,
     rctx_ram: RAM<Bits<RCTX_W>, QA>,
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
-    rcur_ram: RAM<Bits<RCUR_W>, QA>,
+    rcur_ram: RAM<Bits<RCUR_W>, 9>,
     sc: Scatter<DW, KW>,
     cmdq: Fifo<CMD_W, 3, 4>,
     rcv_q: Fifo<RCV_W, 2, 3>,
@@ -497,6 +595,85 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
         let mut nak = vec![false; CUR_W];
         nak[97] = true;
         Self {
+            m_rj_tdata: Default::default(),
+            m_rj_tvalid: Default::default(),
+            m_rj_tready: Default::default(),
+            s_rdone_valid: Default::default(),
+            s_rdone_qpn: Default::default(),
+            s_rdone_seq: Default::default(),
+            s_rslot_en: Default::default(),
+            s_rslot_addr: Default::default(),
+            s_rslot_data: Default::default(),
+            m_rq_req_sq: Default::default(),
+            m_rq_req_idx: Default::default(),
+            m_rland_tdata: Default::default(),
+            m_rland_tvalid: Default::default(),
+            m_rland_tready: Default::default(),
+            m_rl_valid: Default::default(),
+            m_rl_qpn: Default::default(),
+            m_rl_cnt: Default::default(),
+            reads: Default::default(),
+            bad_resp: Default::default(),
+            rj_q: Fifo::new(),
+            rda_cur: RAM::default(),
+            rda_ack: RAM::default(),
+            rdf_ram: RAM::default(),
+            rslot: RAM::default(),
+            rl_q: Fifo::new(),
+            npk: Default::default(),
+            req_sq: Default::default(),
+            req_idx: Default::default(),
+            do_job: Default::default(),
+            do_rl: Default::default(),
+            rl_st: Default::default(),
+            rl_v: Default::default(),
+            rl_qn: Default::default(),
+            rl_c: Default::default(),
+            n_reads: Default::default(),
+            n_bad_resp: Default::default(),
+            is_rdreq: Default::default(),
+            is_resp: Default::default(),
+            rs_first: Default::default(),
+            rs_middle: Default::default(),
+            rs_ends: Default::default(),
+            in_op: Default::default(),
+            in_resp: Default::default(),
+            rd_sum: Default::default(),
+            f_psn1: Default::default(),
+            rs_exp: Default::default(),
+            rs_cnt: Default::default(),
+            rs_cnt1: Default::default(),
+            sl_idx: Default::default(),
+            sl_psn: Default::default(),
+            rl_fields: Default::default(),
+            rl_rec: Default::default(),
+            job_rec: Default::default(),
+            rd_clear: Default::default(),
+            a_go: Default::default(),
+            acc_need: Default::default(),
+            rl_go: Default::default(),
+            rda_next: Default::default(),
+            rl_mask: Constant::new(crate::util::bits_from_bools(&{
+                let mut b = vec![false; RCUR_W];
+                b[RL_EXP..RL_CNT + RDC_W].fill(true);
+                b[RCUR_W - 1] = true;
+                b
+            })),
+            acc_rr: k(ACCESS_REMOTE_READ.into()),
+            op_rreq: k(RC_RDMA_READ_REQUEST.into()),
+            op_rfirst: k(RC_RDMA_READ_RESPONSE_FIRST.into()),
+            op_rmiddle: k(RC_RDMA_READ_RESPONSE_MIDDLE.into()),
+            op_rlast: k(RC_RDMA_READ_RESPONSE_LAST.into()),
+            op_ronly: k(RC_RDMA_READ_RESPONSE_ONLY.into()),
+            a_read: field_at(&RX_ACK, "read"),
+            a_status: field_at(&RX_ACK, "status"),
+            a_landed: field_at(&RX_ACK, "landed"),
+            j_qpn: field_at(&READ_JOB, "qpn"),
+            j_psn: field_at(&READ_JOB, "psn"),
+            j_msn: field_at(&READ_JOB, "msn"),
+            j_len: field_at(&READ_JOB, "len"),
+            j_va: field_at(&READ_JOB, "va"),
+            j_seq: field_at(&READ_JOB, "seq"),
             clk: Default::default(),
             rst: Default::default(),
             s_meta_tdata: Default::default(),
@@ -869,8 +1046,66 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             n_bad_req,
             n_bad_rkey,
             n_bad_pkey,
-            pkey_ok
+            pkey_ok,
+            npk,
+            req_sq,
+            req_idx,
+            do_job,
+            do_rl,
+            rl_st,
+            rl_v,
+            rl_qn,
+            rl_c,
+            n_reads,
+            n_bad_resp
         );
+        self.rj_q.clk.next = self.clk.val();
+        self.rj_q.rst.next = self.rst.val();
+        self.rl_q.clk.next = self.clk.val();
+        self.rl_q.rst.next = self.rst.val();
+        self.rda_cur.read_clock.next = self.clk.val();
+        self.rda_cur.write_clock.next = self.clk.val();
+        self.rda_ack.read_clock.next = self.clk.val();
+        self.rda_ack.write_clock.next = self.clk.val();
+        self.rdf_ram.read_clock.next = self.clk.val();
+        self.rdf_ram.write_clock.next = self.clk.val();
+        self.rslot.read_clock.next = self.clk.val();
+        self.rslot.write_clock.next = self.clk.val();
+        // READ jobs out; READ landings out once every write before them has left (as
+        // receive completions), each also told to the requester (its READ count).
+        self.m_rj_tdata.next = self.rj_q.m_tdata.val();
+        self.m_rj_tvalid.next = self.rj_q.m_tvalid.val();
+        self.rj_q.m_tready.next = self.m_rj_tready.val();
+        self.m_rq_req_sq.next = self.req_sq.q.val();
+        self.m_rq_req_idx.next = self.req_idx.q.val();
+        self.rl_go.next = !self.cmdq.m_tvalid.val() & self.wr_idle.val();
+        self.m_rland_tdata.next = self.rl_q.m_tdata.val();
+        self.m_rland_tvalid.next = self.rl_q.m_tvalid.val() & self.rl_go.val();
+        self.rl_q.m_tready.next = self.m_rland_tready.val() & self.rl_go.val();
+        self.rl_v.d.next = self.rl_q.m_tvalid.val() & self.m_rland_tready.val() & self.rl_go.val();
+        self.rl_qn.d.next = self
+            .rl_q
+            .m_tdata
+            .val()
+            .get_bits::<QA>(self.a_qpn.val().index());
+        self.rl_c.d.next = self
+            .rl_q
+            .m_tdata
+            .val()
+            .get_bits::<RDC_W>(self.a_landed.val().index());
+        self.m_rl_valid.next = self.rl_v.q.val();
+        self.m_rl_qpn.next = self.rl_qn.q.val();
+        self.m_rl_cnt.next = self.rl_c.q.val();
+        self.reads.next = self.n_reads.q.val();
+        self.bad_resp.next = self.n_bad_resp.q.val();
+        // The requester's READ slots; the READ counts (the sent count from its events).
+        self.rslot.write_address.next = self.s_rslot_addr.val();
+        self.rslot.write_data.next = self.s_rslot_data.val();
+        self.rslot.write_enable.next = self.s_rslot_en.val();
+        self.rdf_ram.write_address.next = self.s_rdone_qpn.val();
+        self.rdf_ram.write_data.next = self.s_rdone_seq.val();
+        self.rdf_ram.write_enable.next = self.s_rdone_valid.val();
+
         self.rctx_ram.read_clock.next = self.clk.val();
         self.rq_ram.read_clock.next = self.clk.val();
         self.rq_ram.write_clock.next = self.clk.val();
@@ -949,6 +1184,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
 
         // The record.
         self.f_op.next = self.m.q.val().get_bits::<8>(self.x_op.val().index());
+        // An RDMA READ request (and its responses, as requester).
+        self.is_rdreq.next = self.f_op.val() == self.op_rreq.val();
+        self.rs_first.next = self.f_op.val() == self.op_rfirst.val();
+        self.rs_middle.next = self.f_op.val() == self.op_rmiddle.val();
+        self.rs_ends.next =
+            (self.f_op.val() == self.op_rlast.val()) | (self.f_op.val() == self.op_ronly.val());
+        self.is_resp.next = self.rs_first.val() | self.rs_middle.val() | self.rs_ends.val();
         self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
         self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
         self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
@@ -1007,7 +1249,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
         self.cur_ram.write_address.next = self.s_qpw_index.val();
         self.cur_ram.write_data.next = bits::<CUR_W>(0);
-        self.rcur_ram.write_address.next = self.s_qpw_index.val();
+        self.rcur_ram.write_address.next = bit_cast::<9, QA>(self.s_qpw_index.val());
         self.rcur_ram.write_data.next = bits::<RCUR_W>(0);
         self.qpw_init.next = self
             .s_qpw_data
@@ -1033,7 +1275,19 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.cur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
-        self.rcur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        // The receive cursors of a QP at 0..256, its READ cursors at 256..512.
+        self.rcur_ram.read_address.next = bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0));
+        if self.is_resp.val() {
+            self.rcur_ram.read_address.next =
+                bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0)) | bits::<9>(256);
+        }
+        self.rda_cur.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.in_op.next = self
+            .s_meta_tdata
+            .val()
+            .get_bits::<8>(self.x_op.val().index());
+        self.in_resp.next =
+            (self.in_op.val() >= self.op_rfirst.val()) & (self.in_op.val() <= self.op_ronly.val());
         self.mr_ram.read_address.next =
             self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
         if self.state.q.val() == RespState::Idle {
@@ -1049,7 +1303,19 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
-            self.rcur_ram.read_address.next = self
+            self.rcur_ram.read_address.next = bit_cast::<9, QA>(
+                self.s_meta_tdata
+                    .val()
+                    .get_bits::<QA>(self.x_qpn.val().index()),
+            );
+            if self.in_resp.val() {
+                self.rcur_ram.read_address.next = bit_cast::<9, QA>(
+                    self.s_meta_tdata
+                        .val()
+                        .get_bits::<QA>(self.x_qpn.val().index()),
+                ) | bits::<9>(256);
+            }
+            self.rda_cur.read_address.next = self
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
@@ -1163,7 +1429,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.needs_wqe.next = (self.is_send.val() & self.starts.val())
             | (!self.is_send.val() & self.ends.val() & self.is_imm.val());
         self.diff.next = self.f_psn.val() - self.r_epsn.val();
-        self.seq_ok.next = (self.starts.val() & (self.c_in.val() == bits::<1>(0)))
+        self.seq_ok.next = ((self.starts.val() | self.is_rdreq.val())
+            & (self.c_in.val() == bits::<1>(0)))
             | ((self.is_middle.val() | self.is_last.val())
                 & (self.c_in.val() == bits::<1>(1))
                 & ((self.c_send.val() == bits::<1>(1)) == self.is_send.val()));
@@ -1191,11 +1458,42 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.len_ok.next =
                 (self.f_len32.val() == self.c_rem.val()) & (self.f_len32.val() <= self.pmtu.val());
         }
+        if self.is_rdreq.val() {
+            // A READ request carries no payload.
+            self.len_ok.next =
+                (self.f_len32.val() == bits::<32>(0)) & (self.f_dlen.val() <= self.max_dlen.val());
+        }
+        // Its responses: one per PMTU of its length, one at least (registered for RdAcc).
+        // (In 256-byte units first: ceil(ceil(len / 256) / (PMTU / 256)).)
+        self.rd_sum.next = bit_cast::<28, 24>(self.f_dlen.val().get_bits::<24>(8))
+            + bit_cast::<28, 6>(self.pmtu.val().get_bits::<6>(8))
+            - bits::<28>(1);
+        if self.f_dlen.val().get_bits::<8>(0) != bits::<8>(0) {
+            self.rd_sum.next = bit_cast::<28, 24>(self.f_dlen.val().get_bits::<24>(8))
+                + bit_cast::<28, 6>(self.pmtu.val().get_bits::<6>(8));
+        }
+        self.npk.d.next = self.rd_sum.val().get_bits::<24>(4);
+        if self.r_pmtu.val() == bits::<4>(1) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(0);
+        } else if self.r_pmtu.val() == bits::<4>(2) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(1);
+        } else if self.r_pmtu.val() == bits::<4>(3) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(2);
+        } else if self.r_pmtu.val() == bits::<4>(4) {
+            self.npk.d.next = self.rd_sum.val().get_bits::<24>(3);
+        }
+        if self.f_dlen.val() == bits::<32>(0) {
+            self.npk.d.next = bits::<24>(1);
+        }
+        self.acc_need.next = self.acc_rw.val();
+        if self.is_rdreq.val() {
+            self.acc_need.next = self.acc_rr.val();
+        }
         self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.f_dlen.val());
         self.mr_end.next = self.mr_va.val() + self.mr_len.val();
         self.key_ok.next = self.is_send.val()
             | (self.f_dlen.val() == bits::<32>(0))
-            | (((self.mr_acc.val() & self.acc_rw.val()) != bits::<8>(0))
+            | (((self.mr_acc.val() & self.acc_need.val()) != bits::<8>(0))
                 & (self.mr_key.val() == self.f_rkey.val())
                 & (self.mr_pdn.val() == self.r_pdn.val())
                 & (self.f_va.val() >= self.mr_va.val())
@@ -1235,6 +1533,52 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RCUR_W, 64>(self.s_rq_ans_wrid.val()) << 448)
             | (bit_cast::<RCUR_W, 16>(self.s_rq_ans_cqn.val()) << 512)
             | self.held_bit.val();
+        // The READs accepted (written back in Resp).
+        self.rda_cur.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rda_next.next = self.rda_cur.read_data.val() + bits::<RDC_W>(1);
+        self.rda_cur.write_data.next = self.rda_next.val();
+        self.rda_cur.write_enable.next = false;
+        self.rda_ack.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rda_ack.write_data.next = self.rda_next.val();
+        self.rda_ack.write_enable.next = false;
+        // The READ cursor: the next response PSN, the READs landed; the QP's slot for its next
+        // READ (read in Check from the cursor's count, for RSlot).
+        self.rs_exp.next = self.rcv.q.val().get_bits::<24>(448);
+        self.rs_cnt.next = self.rcv.q.val().get_bits::<RDC_W>(472);
+        self.rs_cnt1.next = self.rs_cnt.val() + bits::<RDC_W>(1);
+        self.rslot.read_address.next = (bit_cast::<SLOT_A, QA>(self.f_qpn.val().get_bits::<QA>(0))
+            << 4)
+            | bit_cast::<SLOT_A, 4>(self.rcur_ram.read_data.val().get_bits::<4>(472));
+        self.sl_idx.next = self.rslot.read_data.val().get_bits::<16>(0);
+        self.sl_psn.next = self.rslot.read_data.val().get_bits::<24>(16);
+        // After this packet: the next PSN, and at the READ's end (or when it fails) one more
+        // landed and nothing in progress.
+        self.f_psn1.next = self.f_psn.val() + bits::<24>(1);
+        self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
+            | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt1.val()) << 472);
+        if !self.rs_ends.val() & (self.state.q.val() == RespState::Split) {
+            self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
+                | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt.val()) << 472)
+                | self.held_bit.val();
+        }
+        // (Sent in Resp, when `rcv` holds the cursor after the READ: its count is the new one.)
+        self.rl_rec.next = (bit_cast::<RACK_W, 24>(self.f_qpn.val()) << self.a_qpn.val())
+            | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
+            | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())
+            | (bit_cast::<RACK_W, 24>(self.f_amsn.val()) << self.a_msn.val())
+            | (bit_cast::<RACK_W, 1>(bits::<1>(1)) << self.a_read.val())
+            | (bit_cast::<RACK_W, 8>(self.rl_st.q.val()) << self.a_status.val())
+            | (bit_cast::<RACK_W, RDC_W>(self.rs_cnt.val()) << self.a_landed.val());
+        self.rl_q.s_tdata.next = self.rl_rec.val();
+        self.rl_q.s_tvalid.next = false;
+        self.job_rec.next = (bit_cast::<JOB_W, 24>(self.f_qpn.val()) << self.j_qpn.val())
+            | (bit_cast::<JOB_W, 24>(self.f_psn.val()) << self.j_psn.val())
+            | (bit_cast::<JOB_W, 24>(self.new_msn.q.val()) << self.j_msn.val())
+            | (bit_cast::<JOB_W, 32>(self.f_dlen.val()) << self.j_len.val())
+            | (bit_cast::<JOB_W, 64>(self.f_va.val()) << self.j_va.val())
+            | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val());
+        self.rj_q.s_tdata.next = self.job_rec.val();
+        self.rj_q.s_tvalid.next = false;
         // Cutting the packet across the scatter list: one piece per cycle, the first SGE's
         // bytes or the packet's rest, whichever is less.
         self.s0_a.next = self.sl.q.val().get_bits::<64>(0);
@@ -1365,11 +1709,21 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.a_u.next = self.a_u.val() + self.rsv.q.val().get_bits::<16>(0);
         }
         self.a_fits.next = (self.a_u.val() + self.a_beats.val()) <= self.tx_cap.val();
-        self.ack_out.s_tvalid.next = self.snd_busy.q.val() & self.a_fits.val();
+        // An ACK for a QP whose READ responses have not all gone waits for them (IBA 9.7.5.1:
+        // responses in PSN order): its QP goes back to the queue, as when its frame does not fit.
+        self.rda_ack.read_address.next = self.ack_qps.m_tdata.val();
+        self.rdf_ram.read_address.next = self.ack_qps.m_tdata.val();
+        if self.snd_busy.q.val() {
+            self.rda_ack.read_address.next = self.snd_q.q.val();
+            self.rdf_ram.read_address.next = self.snd_q.q.val();
+        }
+        self.rd_clear.next = self.rda_ack.read_data.val() == self.rdf_ram.read_data.val();
+        self.a_go.next = self.a_fits.val() & self.rd_clear.val();
+        self.ack_out.s_tvalid.next = self.snd_busy.q.val() & self.a_go.val();
         if self.snd_pop.val() {
             self.snd_busy.d.next = true;
             self.snd_q.d.next = self.ack_qps.m_tdata.val();
-        } else if self.snd_busy.q.val() & self.a_fits.val() & self.ack_out.s_tready.val() {
+        } else if self.snd_busy.q.val() & self.a_go.val() & self.ack_out.s_tready.val() {
             self.snd_busy.d.next = false;
             self.rsv.d.next = bit_cast::<RSV_W, 16>(self.a_beats.val())
                 | (bit_cast::<RSV_W, 4>(self.a_tag.val()) << self.sh_rsv.val());
@@ -1390,6 +1744,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rack_q.s_tvalid.next = false;
         // (The QP queue always has room: it holds each QP at most once.)
         self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+            & (!self.do_job.q.val() | self.rj_q.s_tready.val())
+            & (!self.do_rl.q.val() | self.rl_q.s_tready.val())
             & (!self.do_rcv.q.val() | self.rcv_q.s_tready.val())
             & self.ack_qps.s_tready.val()
             & !self.s_qpw_en.val();
@@ -1400,7 +1756,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // An ACK that does not fit goes back to the end of the queue (when the responder is
         // not queueing one this cycle; when a newer one for the QP is queued, it is dropped).
         self.snd_bit.next = self.one256.val() << self.snd_q.q.val();
-        if self.snd_busy.q.val() & !self.a_fits.val() & !self.resp_push.val() {
+        if self.snd_busy.q.val() & !self.a_go.val() & !self.resp_push.val() {
             self.snd_busy.d.next = false;
             if (self.pend_after.val() & self.snd_bit.val()) == bits::<256>(0) {
                 self.ack_qps.s_tdata.next = self.snd_q.q.val();
@@ -1438,6 +1794,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.wb_ctx.d.next = false;
                 self.wb_cur.d.next = false;
                 self.wb_rcur.d.next = false;
+                self.do_job.d.next = false;
+                self.do_rl.d.next = false;
+                self.rl_st.d.next = bits::<8>(0);
                 self.rcv.d.next = self.rcur_ram.read_data.val();
                 self.ack_psn.d.next = self.r_epsn.val();
                 self.ack_msn.d.next = self.r_msn.val();
@@ -1451,12 +1810,21 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.n_bad_pkey.d.next = self.n_bad_pkey.q.val() + bits::<32>(1);
                 } else if self.f_op.val() == self.op_ack.val() {
                     self.do_rack.d.next = true;
-                } else if !(self.starts.val() | self.is_middle.val() | self.is_last.val()) {
+                } else if self.is_resp.val() {
+                    // A READ response for this QP's requester: checked against its slot.
+                    self.srem.d.next = bit_cast::<16, 13>(self.f_len.val());
+                    self.state.d.next = RespState::RSlot;
+                } else if !(self.starts.val()
+                    | self.is_middle.val()
+                    | self.is_last.val()
+                    | self.is_rdreq.val())
+                {
                     self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
                 } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
                     // A retransmission of a packet already taken: acknowledge again.
                     self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
-                    self.do_ack.d.next = true;
+                    // (A duplicate READ is not served again yet: the reliability issue's.)
+                    self.do_ack.d.next = !self.is_rdreq.val();
                     self.ack_syn.d.next = self.syn_ack.val();
                     self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
                 } else if self.diff.val() != bits::<24>(0) {
@@ -1471,10 +1839,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_inv.val();
-                } else if self.starts.val() & !self.key_ok.val() {
+                } else if (self.starts.val() | self.is_rdreq.val()) & !self.key_ok.val() {
                     self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_acc.val();
+                } else if self.is_rdreq.val() {
+                    self.state.d.next = RespState::RdAcc;
                 } else {
                     // Accepted: write the payload, move the PSN, the MSN and the cursor.
                     self.wb_ctx.d.next = true;
@@ -1498,6 +1868,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.srem.d.next = bit_cast::<16, 13>(self.f_len.val());
                     if self.needs_wqe.val() & !self.rc_held.val() {
                         self.req_v.d.next = true;
+                        self.req_sq.d.next = false;
                         self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
                         self.state.d.next = RespState::Wait;
                     } else if self.is_send.val() {
@@ -1507,10 +1878,65 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     }
                 }
             }
+            RespState::RdAcc => {
+                // A READ accepted: its PSNs and one message taken, a job for the requester.
+                self.wb_ctx.d.next = true;
+                self.new_epsn.d.next = self.r_epsn.val() + self.npk.q.val();
+                self.new_msn.d.next = self.r_msn.val() + bits::<24>(1);
+                self.do_job.d.next = true;
+                self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
+                self.state.d.next = RespState::Drain;
+            }
+            RespState::RSlot => {
+                // A READ response: the QP sends (RTS); a FIRST or ONLY must carry the PSN of
+                // the QP's next READ (its slot) and has its WQE fetched again for the SGEs; a
+                // MIDDLE or LAST goes on from the READ in progress. Anything else is a stray
+                // (a duplicate, or after a reset) and is dropped.
+                self.state.d.next = RespState::Drain;
+                if self.r_state.val() != self.st_rts.val() {
+                    self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                } else if self.rs_first.val() | (self.f_op.val() == self.op_ronly.val()) {
+                    if (self.f_psn.val() != self.sl_psn.val())
+                        | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
+                        | (self.f_len32.val() > self.pmtu.val())
+                    {
+                        self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                    } else {
+                        self.req_v.d.next = true;
+                        self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.req_sq.d.next = true;
+                        self.req_idx.d.next = self.sl_idx.val();
+                        self.state.d.next = RespState::Wait;
+                    }
+                } else if !self.rcv.q.val().get_bit(528)
+                    | (self.f_psn.val() != self.rs_exp.val())
+                    | (self.rs_middle.val() & (self.f_len32.val() != self.pmtu.val()))
+                    | (self.f_len32.val() > self.pmtu.val())
+                {
+                    self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                } else {
+                    self.state.d.next = RespState::Room;
+                }
+            }
             RespState::Wait => {
                 // The receive WQE: none posted (RNR NAK, the packet not taken), consumed in
                 // error (its completion, NAK remote operational error), or taken.
-                if self.s_rq_ans_valid.val() & !self.req_v.q.val() {
+                if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.is_resp.val() {
+                    // A READ's WQE again: its SGEs (the READ cursor's own fields kept), or
+                    // the READ fails with the status.
+                    self.rcv.d.next = (self.ans_rcur.val() & !self.rl_mask.val())
+                        | (self.rcv.q.val() & self.rl_mask.val());
+                    self.state.d.next = RespState::Room;
+                    if self.s_rq_ans_status.val() != bits::<8>(0) {
+                        self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                        self.do_rl.d.next = true;
+                        self.rl_st.d.next = self.s_rq_ans_status.val();
+                        self.wb_rcur.d.next = true;
+                        self.rcv.d.next =
+                            (self.rcv.q.val() & !self.rl_mask.val()) | self.rl_fields.val();
+                        self.state.d.next = RespState::Drain;
+                    }
+                } else if self.s_rq_ans_valid.val() & !self.req_v.q.val() {
                     self.rcv.d.next = self.ans_rcur.val();
                     if self.s_rq_ans_status.val() == self.st_none.val() {
                         self.n_rnr.d.next = self.n_rnr.q.val() + bits::<32>(1);
@@ -1545,7 +1971,19 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // A SEND packet must fit the receive buffer's room left: else NAK invalid
                 // request, the WQE completes LOC_LEN_ERR, nothing written.
                 self.sl.d.next = self.rc_sges.val();
-                if self.f_len32.val() > self.rc_room.val() {
+                if self.is_resp.val() {
+                    // A READ response longer than the READ's buffers left: the READ fails.
+                    self.state.d.next = RespState::Split;
+                    if self.f_len32.val() > self.rc_room.val() {
+                        self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                        self.do_rl.d.next = true;
+                        self.rl_st.d.next = self.wc_len.val();
+                        self.wb_rcur.d.next = true;
+                        self.rcv.d.next =
+                            (self.rcv.q.val() & !self.rl_mask.val()) | self.rl_fields.val();
+                        self.state.d.next = RespState::Drain;
+                    }
+                } else if self.f_len32.val() > self.rc_room.val() {
                     self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_inv.val();
@@ -1578,6 +2016,17 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.rcv.d.next = self.rcur_next.val();
                         if !self.ends.val() {
                             self.rcv.d.next = self.rcur_next.val() | self.held_bit.val();
+                        }
+                    }
+                    // A READ response: the cursor moves on; its last packet lands the READ
+                    // (short of the READ's length: LOC_LEN_ERR).
+                    if self.is_resp.val() {
+                        self.wb_rcur.d.next = true;
+                        self.rcv.d.next =
+                            (self.rcur_next.val() & !self.rl_mask.val()) | self.rl_fields.val();
+                        self.do_rl.d.next = self.rs_ends.val();
+                        if self.room_next.val() != bits::<32>(0) {
+                            self.rl_st.d.next = self.wc_len.val();
                         }
                     }
                 } else if self.s0_l.val() == bits::<32>(0) {
@@ -1614,6 +2063,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         }
                     }
                     self.rack_q.s_tvalid.next = self.do_rack.q.val();
+                    self.rl_q.s_tvalid.next = self.do_rl.q.val();
+                    if self.do_job.q.val() & !self.dirty.q.val() {
+                        self.rj_q.s_tvalid.next = true;
+                        self.rda_cur.write_enable.next = true;
+                        self.rda_ack.write_enable.next = true;
+                    }
                     if self.wb_ctx.q.val() & !self.dirty.q.val() {
                         self.rw_addr.next = self.f_qpn.val().get_bits::<QA>(0);
                         self.rw_data.next = bit_cast::<48, 24>(self.new_epsn.q.val())
@@ -1626,7 +2081,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.cur_ram.write_enable.next = true;
                     }
                     if self.wb_rcur.q.val() & !self.dirty.q.val() {
-                        self.rcur_ram.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.rcur_ram.write_address.next =
+                            bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0));
+                        if self.is_resp.val() {
+                            self.rcur_ram.write_address.next =
+                                bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0))
+                                    | bits::<9>(256);
+                        }
                         self.rcur_ram.write_data.next = self.rcv.q.val();
                         self.rcur_ram.write_enable.next = true;
                     }
@@ -1658,6 +2119,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_bad_req.d.next = bits::<32>(0);
             self.n_bad_rkey.d.next = bits::<32>(0);
             self.n_bad_pkey.d.next = bits::<32>(0);
+            self.n_reads.d.next = bits::<32>(0);
+            self.n_bad_resp.d.next = bits::<32>(0);
+            self.rl_v.d.next = false;
         }
     }
 }

@@ -92,6 +92,8 @@ fn region_image(e: &Region) -> Vec<u8> {
     put("len", e.1.into());
     put("key", e.2.into());
     put("pdn", e.3.into());
+    // Most regions may be written locally (READs land in them), some not.
+    put("access", if e.2 & 3 == 0 { 0 } else { 1 });
     img
 }
 
@@ -100,10 +102,10 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
     let mut put = |name: &str, v: u128| WQE.set(&WQE.field(name), &mut img, v);
     put(
         "opcode",
-        if r.gen_bool(0.9) {
-            0
-        } else {
-            r.gen_range(1..7)
+        match r.gen_range(0..20) {
+            0..=15 => 0,
+            16 | 17 => 4,
+            _ => r.gen_range(1..7),
         },
     );
     let nsge = if r.gen_bool(0.95) {
@@ -175,6 +177,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     tb.set("tx_cap", cap)?;
     hdl.tx_cap.next = bits_from_u64(cap);
     let (mut packets, mut records, mut doorbells) = (0, 0, 0);
+    let (mut jobs, mut jobs_done) = (0, 0);
+    let rj_data = tb.model_ref().port("s_rj_tdata")?;
+    let mut job: Option<Vec<u8>> = None;
     let cycles = soak(36_000);
     for cycle in 0..cycles {
         // Context writes: all eight QPs at the start, then now and then.
@@ -230,6 +235,31 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
                 }
             }
         }
+        // READ jobs from the responder now and then, and READs landing (their counts).
+        if job.is_none() && r.gen_ratio(1, 300) {
+            let l = &ferroce_spec::meta::READ_JOB;
+            let mut img = vec![0u8; l.len];
+            for (n, v) in [
+                ("qpn", r.gen_range(0..8)),
+                ("psn", r.gen_range(0..1 << 24)),
+                ("msn", r.gen_range(0..1 << 24)),
+                ("len", [0, 1, 255, 256, 257, 1000, 3000][r.gen_range(0..7)]),
+                ("va", r.gen::<u64>().into()),
+                ("seq", r.gen_range(0..32)),
+            ] {
+                l.set(&l.field(n), &mut img, v);
+            }
+            job = Some(img);
+        }
+        let rj_valid = job.is_some() && r.gen_bool(0.7);
+        let rj_bytes = job.clone().unwrap_or(vec![0; 24]);
+        let rl = r.gen_ratio(1, 200);
+        let (rl_qpn, rl_cnt) = (r.gen_range(0..8u64), r.gen_range(0..32u64));
+        hdl.s_rj_tdata.next = wide(&rj_bytes);
+        hdl.s_rj_tvalid.next = rj_valid;
+        hdl.s_rl_valid.next = rl;
+        hdl.s_rl_qpn.next = bits_from_u64(rl_qpn);
+        hdl.s_rl_cnt.next = bits_from_u64(rl_cnt);
         let rd_valid = !beats.is_empty() && r.gen_bool(0.8);
         let (data, keep, last, user) = beats.front().copied().unwrap_or_default();
         let (rd_ready, meta_ready, pay_ready, sent_ready) = (
@@ -277,6 +307,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         packets += usize::from(hdl.m_meta_tvalid.val() && meta_ready);
         records += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
         doorbells += usize::from(db_valid && hdl.s_db_tready.val());
+        let job_taken = rj_valid && hdl.s_rj_tready.val();
+        jobs += usize::from(job_taken);
+        jobs_done += usize::from(hdl.m_rdone_valid.val());
         edge(&mut hdl);
 
         tb.set("s_qpw_en", qpw_en.into())?;
@@ -301,7 +334,15 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("m_pay_tready", pay_ready.into())?;
         tb.set("m_sent_tready", sent_ready.into())?;
         tb.model().set_bytes(used_port, &used_bytes)?;
+        tb.model().set_bytes(rj_data, &rj_bytes)?;
+        tb.set("s_rj_tvalid", rj_valid.into())?;
+        tb.set("s_rl_valid", rl.into())?;
+        tb.set("s_rl_qpn", rl_qpn)?;
+        tb.set("s_rl_cnt", rl_cnt)?;
         tb.rising_edge()?;
+        if job_taken {
+            job = None;
+        }
 
         if let Some(len) = cmd {
             cmds.push_back(len);
@@ -312,14 +353,19 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
     let counters: Vec<u64> = [
-        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields",
+        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads",
     ]
     .iter()
     .map(|c| tb.get(c))
     .collect::<Result<_, _>>()?;
     assert!(
-        packets > 200 && records > 40 && counters.iter().all(|&c| c > 0),
-        "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}"
+        packets > 200
+            && records > 40
+            && jobs > 10
+            && jobs_done > 10
+            && counters.iter().all(|&c| c > 0),
+        "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, {jobs} \
+         READ jobs, {jobs_done} sent, counters {counters:?}"
     );
     println!(
         "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}, all {} outputs equal", outs.len()

@@ -57,7 +57,7 @@ fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> Vec<
     img
 }
 
-fn counters(h: &Responder<64, 8>) -> [u64; 8] {
+fn counters(h: &Responder<64, 8>) -> [u64; 9] {
     [
         h.rnr.val().to_u64(),
         h.bad_qp.val().to_u64(),
@@ -67,6 +67,7 @@ fn counters(h: &Responder<64, 8>) -> [u64; 8] {
         h.bad_req.val().to_u64(),
         h.bad_rkey.val().to_u64(),
         h.bad_pkey.val().to_u64(),
+        h.bad_resp.val().to_u64(),
     ]
 }
 
@@ -100,6 +101,14 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut pay: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
     let mut meta: Option<Vec<u8>> = None;
     let (mut writes, mut acks, mut racks) = (0, 0, 0);
+    // READs: the requester's slots as written (QP, slot) -> (index, first PSN), the READs
+    // landed per QP (from `m_rl`), the next response PSN the stimulus guesses, the jobs taken
+    // and handed back.
+    let mut slots = [[(0u16, 0u32); 16]; 8];
+    let mut landed = [0u8; 8];
+    let mut rexp = [0u32; 8];
+    let mut jobs: VecDeque<(u8, u8)> = VecDeque::new();
+    let (mut njobs, mut nlands) = (0, 0);
     let cycles = soak(30_000);
     let cap = 64u64;
     let mut used = [0u64; 8];
@@ -139,7 +148,14 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("len", 0x1400),
                     ("key", u128::from(i << 8 | 1)),
                     ("pdn", 1),
-                    ("access", if i == 7 { 1 } else { 2 }),
+                    (
+                        "access",
+                        if i == 7 {
+                            1
+                        } else {
+                            u128::from(2 | (4 * ((i & 1) ^ 1)))
+                        },
+                    ),
                 ],
             );
             (i, img)
@@ -150,7 +166,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         if meta.is_none() && pay.is_empty() && r.gen_bool(0.3) {
             let now: u64 = counters(&hdl).iter().sum();
             if let Some((qi, op, len, dlen)) = last.take() {
-                if now == judged && op <= 11 {
+                if now == judged && op <= 12 {
                     epsn[qi] = (epsn[qi] + 1) & 0xFF_FFFF;
                     in_msg[qi] = [0, 1, 6, 7].contains(&op);
                     send_msg[qi] = op <= 1;
@@ -167,11 +183,16 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 r.gen_range(0..8)
             };
             let qi = (q & 7) as usize;
-            // WRITEs and SENDs, with and without immediate, in and out of message order.
+            // WRITEs and SENDs, with and without immediate, in and out of message order; READ
+            // requests and responses; atomics (not implemented).
             let op: u8 = if r.gen_ratio(1, 10) {
-                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12][r.gen_range(0..14)]
+                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 19, 20][r.gen_range(0..16)]
             } else if r.gen_ratio(1, 8) {
                 17
+            } else if r.gen_ratio(1, 8) {
+                12
+            } else if r.gen_ratio(1, 6) {
+                [13, 14, 15, 16, 16][r.gen_range(0..5)]
             } else if in_msg[qi] && send_msg[qi] {
                 [1, 1, 2, 3][r.gen_range(0..4)]
             } else if in_msg[qi] {
@@ -183,19 +204,33 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             } else {
                 [6, 10, 11, 0, 4, 5][r.gen_range(0..6)]
             };
-            let psn = match r.gen_range(0..12) {
+            let mut psn = match r.gen_range(0..12) {
                 0 => epsn[qi].wrapping_sub(r.gen_range(1..4)) & 0xFF_FFFF,
                 1 => (epsn[qi] + r.gen_range(1..4)) & 0xFF_FFFF,
                 _ => epsn[qi],
             };
+            // A READ response: FIRST/ONLY most often at its slot's PSN, MIDDLE/LAST at the
+            // one after the last response.
+            if (13..=16).contains(&op) {
+                psn = if op == 13 || op == 16 {
+                    slots[qi][usize::from(landed[qi] & 15)].1
+                } else {
+                    rexp[qi]
+                };
+                if r.gen_ratio(1, 8) {
+                    psn = r.gen_range(0..1 << 24);
+                }
+                rexp[qi] = (psn + 1) & 0xFF_FFFF;
+            }
             let dlen: u64 = if op == 6 {
                 r.gen_range(257..1200)
             } else {
                 r.gen_range(0..256)
             };
             let mut len: u64 = match op {
-                0 | 1 | 6 | 7 => 256,
-                2..=5 => r.gen_range(0..=256),
+                0 | 1 | 6 | 7 | 13 | 14 => 256,
+                2..=5 | 15 | 16 => r.gen_range(0..=256),
+                12 => 0,
                 8 | 9 => rem[qi],
                 _ => dlen,
             };
@@ -204,7 +239,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             }
             let key = r.gen_range(0..8u64) << 8 | u64::from(r.gen_ratio(15, 16));
             let va = (key >> 8) * 0x1000 + r.gen_range(0..0x1000);
-            let ext: u128 = if op == 17 || op <= 5 {
+            let ext: u128 = if op == 17 || op <= 5 || (13..=16).contains(&op) {
                 // An AETH, or a SEND's ImmDt (or nothing) at the top.
                 u128::from(r.gen::<u32>()) << 96
             } else {
@@ -276,9 +311,33 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             "m_rcv_tready",
             "wr_idle",
             "m_rq_req_ready",
+            "m_rj_tready",
+            "m_rland_tready",
         ] {
             inp.push((n, vec![r.gen_bool(0.7).into()]));
         }
+        // The requester: READ slots now and then (their PSNs near the QP's), and each job's
+        // word that it has gone, some cycles after it was taken.
+        let slot = r.gen_ratio(1, 20).then(|| {
+            let (q, k) = (r.gen_range(0..8usize), r.gen_range(0..16usize));
+            slots[q][k] = (r.gen(), (epsn[q] + r.gen_range(0..64)) & 0xFF_FFFF);
+            (q, k)
+        });
+        let (se, sa, sd) = match slot {
+            Some((q, k)) => {
+                let v = u64::from(slots[q][k].0) | u64::from(slots[q][k].1) << 16;
+                (1u8, (q << 4 | k) as u64, v)
+            }
+            None => (0, 0, 0),
+        };
+        inp.push(("s_rslot_en", vec![se]));
+        inp.push(("s_rslot_addr", le(sa, 2)));
+        inp.push(("s_rslot_data", le(sd, 5)));
+        let done = (!jobs.is_empty() && r.gen_ratio(1, 6)).then(|| jobs.pop_front().unwrap());
+        let (dv, dq, ds) = done.map_or((0u8, 0u8, 0u8), |(q, s)| (1, q, s));
+        inp.push(("s_rdone_valid", vec![dv]));
+        inp.push(("s_rdone_qpn", vec![dq]));
+        inp.push(("s_rdone_seq", vec![ds]));
         if let Some(d) = ans_due.as_mut() {
             *d = d.saturating_sub(1);
             if *d == 0 && ans.is_none() {
@@ -353,6 +412,14 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_rq_ans_sges.next = wide(inp.get("s_rq_ans_sges"));
         hdl.s_rq_ans_len.next = wide(inp.get("s_rq_ans_len"));
         hdl.s_rq_ans_cqn.next = wide(inp.get("s_rq_ans_cqn"));
+        hdl.m_rj_tready.next = inp.bit("m_rj_tready");
+        hdl.m_rland_tready.next = inp.bit("m_rland_tready");
+        hdl.s_rslot_en.next = inp.bit("s_rslot_en");
+        hdl.s_rslot_addr.next = wide(inp.get("s_rslot_addr"));
+        hdl.s_rslot_data.next = wide(inp.get("s_rslot_data"));
+        hdl.s_rdone_valid.next = inp.bit("s_rdone_valid");
+        hdl.s_rdone_qpn.next = wide(inp.get("s_rdone_qpn"));
+        hdl.s_rdone_seq.next = wide(inp.get("s_rdone_seq"));
         hdl.tx_used.next = wide(inp.get("tx_used"));
         hdl.tx_cap.next = wide(inp.get("tx_cap"));
         assert!(simulate(&mut hdl, 200));
@@ -369,6 +436,17 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         writes += usize::from(hdl.m_wr_tvalid.val() && inp.bit("m_wr_tready"));
         acks += usize::from(hdl.m_ack_tvalid.val() && inp.bit("m_ack_tready"));
         racks += usize::from(hdl.m_rack_tvalid.val() && inp.bit("m_rack_tready"));
+        if hdl.m_rj_tvalid.val() && inp.bit("m_rj_tready") {
+            let j = hdl.m_rj_tdata.val();
+            let q = j.get_bits::<8>(0).to_u64() as u8;
+            let s = j.get_bits::<5>(104).to_u64() as u8;
+            jobs.push_back((q, s));
+            njobs += 1;
+        }
+        nlands += usize::from(hdl.m_rland_tvalid.val() && inp.bit("m_rland_tready"));
+        if hdl.m_rl_valid.val() {
+            landed[hdl.m_rl_qpn.val().to_u64() as usize & 7] = hdl.m_rl_cnt.val().to_u64() as u8;
+        }
         edge(&mut hdl);
         inp.apply(&mut tb)?;
         tb.rising_edge()?;
@@ -389,6 +467,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         "bad_req",
         "bad_rkey",
         "bad_pkey",
+        "bad_resp",
+        "reads",
     ]
     .iter()
     .map(|c| tb.get(c))
@@ -399,9 +479,12 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             && racks > 20
             && wqe_reqs > 20
             && rcvs > 10
+            && njobs > 5
+            && nlands > 5
             && counters.iter().all(|&c| c > 0),
         "too little coverage: {writes} writes, {acks} ACKs, {racks} received ACKs, {wqe_reqs} \
-         receive WQEs asked for, {rcvs} receive completions, {counters:?}"
+         receive WQEs asked for, {rcvs} receive completions, {njobs} READ jobs, {nlands} READs \
+         landed, {counters:?}"
     );
     println!(
         "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, counters {counters:?}, all {} outputs equal", outs.len()
@@ -426,6 +509,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut psn = [0u32; 8];
     let mut sent: Option<Vec<u8>> = None;
     let mut rack: Option<Vec<u8>> = None;
+    let mut rland: Option<Vec<u8>> = None;
+    let mut rlands = 0;
     let mut rcv: Option<Vec<u8>> = None;
     let (mut cqes, mut beats, mut rcvs) = (0, 0, 0);
     let cycles = soak(30_000);
@@ -463,7 +548,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("qpn", q as u128),
                     ("status", status),
                     ("flags", r.gen_range(0..2)),
-                    ("wr_opcode", r.gen_range(0..2)),
+                    ("wr_opcode", [0, 1, 4][r.gen_range(0..3)]),
                     (
                         "cqn",
                         if r.gen_ratio(1, 30) {
@@ -519,8 +604,26 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                 ],
             ));
         }
+        // READs landed (the responder's records), now and then with a local error.
+        if rland.is_none() && r.gen_bool(0.04) {
+            let q = r.gen_range(0..8usize);
+            let p = psn[q].wrapping_sub(r.gen_range(0..6)) & 0xFF_FFFF;
+            rland = Some(layout_img(
+                &RX_ACK,
+                &[
+                    ("qpn", q as u128),
+                    ("syndrome", 0x1F),
+                    ("psn", p.into()),
+                    ("msn", r.gen_range(0..1 << 24)),
+                    ("read", 1),
+                    ("status", [0, 0, 0, 0, 1, 4][r.gen_range(0..6)]),
+                    ("landed", r.gen_range(0..32)),
+                ],
+            ));
+        }
         let sent_valid = sent.is_some() && r.gen_bool(0.8);
         let rack_valid = rack.is_some() && r.gen_bool(0.8);
+        let rland_valid = rland.is_some() && r.gen_bool(0.8);
         let rcv_valid = rcv.is_some() && r.gen_bool(0.8);
         let (qe, qi, qd) = qpw.map_or((0, 0, vec![0; 64]), |(i, b)| (1, i, b));
         let (ce, ci, cd) = cqw.map_or((0, 0, vec![0; 16]), |(i, b)| (1, i, b));
@@ -528,6 +631,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_sent_tvalid", vec![sent_valid.into()]));
         inp.push(("s_rack_tdata", rack.clone().unwrap_or(vec![0; 16])));
         inp.push(("s_rack_tvalid", vec![rack_valid.into()]));
+        inp.push(("s_rland_tdata", rland.clone().unwrap_or(vec![0; 16])));
+        inp.push(("s_rland_tvalid", vec![rland_valid.into()]));
         inp.push(("s_rcv_tdata", rcv.clone().unwrap_or(vec![0; RECV_DONE.len])));
         inp.push(("s_rcv_tvalid", vec![rcv_valid.into()]));
         inp.push(("s_qpw_en", vec![qe]));
@@ -544,6 +649,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_sent_tvalid.next = inp.bit("s_sent_tvalid");
         hdl.s_rack_tdata.next = wide(inp.get("s_rack_tdata"));
         hdl.s_rack_tvalid.next = inp.bit("s_rack_tvalid");
+        hdl.s_rland_tdata.next = wide(inp.get("s_rland_tdata"));
+        hdl.s_rland_tvalid.next = inp.bit("s_rland_tvalid");
         hdl.s_rcv_tdata.next = wide(inp.get("s_rcv_tdata"));
         hdl.s_rcv_tvalid.next = inp.bit("s_rcv_tvalid");
         hdl.s_qpw_en.next = inp.bit("s_qpw_en");
@@ -557,6 +664,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         assert!(simulate(&mut hdl, 200));
         let sent_taken = sent_valid && hdl.s_sent_tready.val();
         let rack_taken = rack_valid && hdl.s_rack_tready.val();
+        let rland_taken = rland_valid && hdl.s_rland_tready.val();
+        rlands += usize::from(rland_taken);
         let rcv_taken = rcv_valid && hdl.s_rcv_tready.val();
         rcvs += usize::from(rcv_taken);
         cqes += usize::from(hdl.m_wr_tvalid.val() && inp.bit("m_wr_tready"));
@@ -570,6 +679,9 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         if rack_taken {
             rack = None;
         }
+        if rland_taken {
+            rland = None;
+        }
         if rcv_taken {
             rcv = None;
         }
@@ -582,6 +694,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     assert!(
         cqes > 100
             && rcvs > 20
+            && rlands > 20
             && beats <= 4 * cqes
             && beats + 4 >= 4 * cqes
             && counters.iter().all(|&c| c > 0),

@@ -7,6 +7,7 @@ mod nic_send;
 mod pfc;
 mod pfc_classes;
 mod pfc_timing;
+mod read;
 mod send_recv;
 mod throughput;
 mod two_nics;

@@ -316,9 +316,14 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                         lkey: mr.lkey,
                     });
                 }
-                // Every opcode the requester sends, the immediate and the solicited bit at
-                // random.
-                let opcode = WrOpcode::ALL[r.gen_range(0..WrOpcode::ALL.len())];
+                // Every opcode that sends its SGEs' bytes (a READ's come back: `read.rs`), the
+                // immediate and the solicited bit at random.
+                let sends = WrOpcode::ALL
+                    .map(|o| o)
+                    .into_iter()
+                    .filter(|o| *o != WrOpcode::RdmaRead);
+                let sends: Vec<WrOpcode> = sends.collect();
+                let opcode = sends[r.gen_range(0..sends.len())];
                 let wr = SendWr {
                     wr_id,
                     opcode,

@@ -14,15 +14,17 @@ use anyhow::{ensure, Context, Result};
 use ferroce_driver::{
     access, DmaMemory, MemoryRegion, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
 };
-use ferroce_sim::traffic::LOSSLESS_PFC;
 use ferroce_sim::world::{Host, World, WorldConfig};
-use ferroce_spec::opcodes::{RC_ACKNOWLEDGE, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY};
+use ferroce_spec::opcodes::{
+    RC_ACKNOWLEDGE, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_ONLY,
+    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY,
+};
 use ferroce_spec::queues::{
     RECV_WQE_LEN, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
     WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
 };
 use ferroce_tests::wire::{pcap_frames_ps, scapy_check, tshark_fields, write_pcap};
-use ferroce_tests::{budget, guarded, rng, seed, soak};
+use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashSet, VecDeque};
@@ -70,8 +72,10 @@ impl Side {
     fn take(&mut self, r: &mut ChaCha8Rng, k: usize, len: usize) -> usize {
         let mut at = self.cursor[k] + r.gen_range(0..48);
         if len > 1 && r.gen_bool(0.2) {
+            // Across the next page boundary, never back over bytes already given out (what
+            // lands there would depend on which message lands last).
             let page = (at / 4096 + 1) * 4096;
-            at = page - r.gen_range(1..len.min(4096));
+            at = (page - r.gen_range(1..len.min(4096))).max(self.cursor[k]);
         }
         assert!(at + len <= AREA, "QP {k}'s share of the area is used up");
         self.cursor[k] = at + len;
@@ -207,12 +211,44 @@ fn random_msg(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) 
     }
 }
 
+/// A random RDMA READ by QP `k` of the receive side of `d`: `len` bytes from random places
+/// of the sender's source region into 1-4 SGEs of the receive side's area. The expected image
+/// is updated.
+fn random_read(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> SendWr {
+    let len = message_len(r, pmtu);
+    let from = r.gen_range(0..=SRC_LEN - len);
+    let bytes = d.src_bytes[from..from + len].to_vec();
+    let mut sg_list = Vec::new();
+    let mut landed = 0;
+    for p in split(r, len, 4) {
+        let off = d.take(r, k, p);
+        d.land(off, &bytes[landed..landed + p]);
+        landed += p;
+        sg_list.push(Sge {
+            addr: d.addr(off),
+            length: p as u32,
+            lkey: d.area.lkey,
+        });
+    }
+    SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaRead,
+        sg_list,
+        remote_addr: d.src.addr + from as u64,
+        rkey: d.src.rkey,
+        signaled: true,
+        ..Default::default()
+    }
+}
+
 /// One QP of one host, with what it has posted and not yet seen complete.
 struct Ep {
     q: QueuePair,
     peer_qpn: u32,
     sends: VecDeque<SendWr>,
     recvs: VecDeque<Msg>,
+    /// RDMA READs to post on this QP (this host's area gets the peer's source bytes).
+    reads: Vec<SendWr>,
 }
 
 /// Poll `h`'s CQ and check each completion against the oldest outstanding request of its
@@ -266,59 +302,34 @@ fn post_recvs(h: &mut Host, eps: &mut [Ep]) -> Result<()> {
     Ok(())
 }
 
-/// Post the sends of the messages each peer expects, in lists of 1-4 (a doorbell a list).
+/// Post `list` on `ep`'s QP in lists of 1-4 (a doorbell a list); they complete in order.
+fn post_in_lists(h: &mut Host, ep: &mut Ep, list: Vec<SendWr>, r: &mut ChaCha8Rng) -> Result<()> {
+    let mut at = 0;
+    while at < list.len() {
+        let n = r.gen_range(1..=4).min(list.len() - at);
+        h.dev.post_send(&mut ep.q, &list[at..at + n])?;
+        at += n;
+    }
+    ep.sends.extend(list);
+    Ok(())
+}
+
+/// Post the sends of the messages each peer expects.
 fn post_sends(h: &mut Host, eps: &mut [Ep], peers: &[Ep], r: &mut ChaCha8Rng) -> Result<()> {
     for (ep, peer) in eps.iter_mut().zip(peers) {
         let list: Vec<SendWr> = peer.recvs.iter().map(|m| m.send.clone()).collect();
-        let mut at = 0;
-        while at < list.len() {
-            let n = r.gen_range(1..=4).min(list.len() - at);
-            h.dev.post_send(&mut ep.q, &list[at..at + n])?;
-            at += n;
-        }
-        ep.sends.extend(list);
+        post_in_lists(h, ep, list, r)?;
     }
     Ok(())
 }
 
-/// The NIC's non-zero counters, for a failure's message.
-fn nonzero_counters(h: &Host) -> String {
-    let names = [
-        "req_bad_wqe",
-        "req_prot_err",
-        "req_dma_err",
-        "rd_bad_cpl",
-        "rd_timeouts",
-        "rx_accepted",
-        "rx_icrc_err",
-        "rx_overflow",
-        "rx_bad_len",
-        "rx_bad_opcode",
-        "resp_bad_qp",
-        "resp_unsupported",
-        "resp_dup",
-        "resp_seq_err",
-        "resp_bad_req",
-        "resp_bad_rkey",
-        "resp_rnr",
-        "resp_sc_bad_len",
-        "rq_bad_wqe",
-        "rq_empty",
-        "cpl_naks",
-        "cpl_bad_cq",
-        "cpl_cqes",
-        "wr_bad_len",
-        "cqe_bad_len",
-    ];
-    names
-        .iter()
-        .filter_map(|n| match h.counter(n) {
-            Ok(0) => None,
-            Ok(v) => Some(format!("{n} {v}")),
-            Err(e) => Some(format!("{n} ?{e}")),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+/// Post each QP's READs.
+fn post_reads(h: &mut Host, eps: &mut [Ep], r: &mut ChaCha8Rng) -> Result<()> {
+    for ep in eps.iter_mut() {
+        let list = std::mem::take(&mut ep.reads);
+        post_in_lists(h, ep, list, r)?;
+    }
+    Ok(())
 }
 
 fn num(s: &str) -> Result<u64> {
@@ -369,18 +380,7 @@ fn check_pcap(pcap: &Path) -> Result<HashSet<u8>> {
 fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()> {
     let s = seed("sends_scatter_into_receive_wqes_and_complete_exactly_both_ways");
     let mut r = rng(s);
-    // Read completions interleaved across tags, and each NIC's memory requests held back at
-    // random.
-    let cfg = WorldConfig {
-        reorder_seed: Some(s),
-        rq_pause: 0.2,
-        ..WorldConfig::default()
-    };
-    let mut w = World::open(&cfg)?;
-    // Lossless Ethernet: small SENDs arrive faster than the responder takes receive WQEs
-    // (one fetch each), and nothing retransmits yet.
-    w.a.dev.set_pfc(&LOSSLESS_PFC)?;
-    w.b.dev.set_pfc(&LOSSLESS_PFC)?;
+    let mut w = lossless_world(s)?;
     let dir = std::env::temp_dir().join(format!("ferroce-send-recv-{s}"));
     std::fs::create_dir_all(&dir)?;
     let (pab, pba) = (dir.join("ab.pcap"), dir.join("ba.pcap"));
@@ -396,12 +396,14 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
             peer_qpn: nb,
             sends: VecDeque::new(),
             recvs: VecDeque::new(),
+            reads: Vec::new(),
         });
         eb.push(Ep {
             q: qb,
             peer_qpn: na,
             sends: VecDeque::new(),
             recvs: VecDeque::new(),
+            reads: Vec::new(),
         });
     }
     let mut ab = side(&mut r, &mut w.a, &mut w.b, npairs)?;
@@ -419,13 +421,22 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
                     let m = random_msg(&mut r, d, k, PMTUS[k] as usize, id);
                     ep.recvs.push_back(m);
                 }
-                total += n;
+                // And READs by the receive side of the peer's source bytes.
+                let nr = r.gen_range(1..=4);
+                for _ in 0..nr {
+                    id += 1;
+                    let rd = random_read(&mut r, d, k, PMTUS[k] as usize, id);
+                    ep.reads.push(rd);
+                }
+                total += n + nr;
             }
         }
         post_recvs(&mut w.b, &mut eb)?;
         post_recvs(&mut w.a, &mut ea)?;
         post_sends(&mut w.a, &mut ea, &eb, &mut r)?;
         post_sends(&mut w.b, &mut eb, &ea, &mut r)?;
+        post_reads(&mut w.a, &mut ea, &mut r)?;
+        post_reads(&mut w.b, &mut eb, &mut r)?;
         let pending = |eps: &[Ep]| {
             eps.iter()
                 .map(|e| e.sends.len() + e.recvs.len())
@@ -470,6 +481,8 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
             RC_SEND_ONLY,
             RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
             RC_ACKNOWLEDGE,
+            RC_RDMA_READ_REQUEST,
+            RC_RDMA_READ_RESPONSE_ONLY,
         ] {
             ensure!(
                 ops.contains(&op),

@@ -59,3 +59,16 @@ fn large_sends_reach_95_percent_of_the_goodput_ceiling() -> Result<()> {
     let r = bench.run_sends(&[(64 << 10, 32)], |_, _| ())?;
     r.runs.iter().try_for_each(floor)
 }
+
+/// RDMA READs of 64 KiB: the responses fill the wire like WRITEs (the requests, one small
+/// packet each, go the other way).
+#[test]
+fn large_reads_reach_95_percent_of_the_goodput_ceiling() -> Result<()> {
+    let bench = Bench {
+        pmtu: 4096,
+        reorder_seed: None,
+        seed: 13,
+    };
+    let r = bench.run_reads(&[(64 << 10, 32)], |_, _| ())?;
+    r.runs.iter().try_for_each(floor)
+}

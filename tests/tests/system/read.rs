@@ -1,0 +1,303 @@
+//! RDMA READ between two `ferroce_nic_64` models: the requester sends READ REQUEST, the peer's
+//! responder reads its host memory by DMA and answers READ RESPONSE FIRST/MIDDLE/LAST/ONLY,
+//! and the requester writes the bytes into the READ's local SGEs before its completion. READs
+//! mixed with WRITEs on one QP (a WRITE's ACK may not overtake a READ's response), sizes
+//! from 0 B to 1 MiB across PMTUs, 1-4 local SGEs at odd offsets; every byte and the guards
+//! around the local buffers checked, every completion exact and in order. Then the refusals:
+//! a region without REMOTE_READ, a wrong rkey, a range past the region (NAK remote access
+//! error, REM_ACCESS_ERR, nothing written), a READ WQE forged into the ring whose local
+//! buffer may not be written (LOC_PROT_ERR, no packet).
+
+use anyhow::{ensure, Context, Result};
+use ferroce_driver::{access, DmaMemory, QueuePair, SendWr, Sge, WorkCompletion, WrOpcode};
+use ferroce_sim::world::{World, WorldConfig};
+use ferroce_spec::queues::{
+    WC_LOC_PROT_ERR, WC_RDMA_READ, WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
+    WQE_LEN,
+};
+use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+const SRC_LEN: usize = 2 << 20;
+/// a's area: a round's READs (one of 1 MiB at most, the rest 64 KiB at most) fit in it.
+const AREA: usize = 4 << 20;
+const GUARD: usize = 4096;
+
+/// Run until `n` completions have come on host a's CQ.
+fn reap(w: &mut World, n: usize, s: u64, what: &str) -> Result<Vec<WorkCompletion>> {
+    let mut got = Vec::new();
+    let mut idle = 0;
+    while got.len() < n {
+        w.run(2000)?;
+        let more = w.a.dev.poll_cq(&mut w.a.cq, 64)?;
+        idle = if more.is_empty() { idle + 2000 } else { 0 };
+        got.extend(more);
+        ensure!(
+            idle < budget(1_000_000),
+            "seed {s}: {what}: {} of {n} completions; a: {}; b: {}",
+            got.len(),
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    Ok(got)
+}
+
+fn read_len(r: &mut ChaCha8Rng, pmtu: usize) -> usize {
+    match r.gen_range(0..100) {
+        0..=7 => 0,
+        8..=30 => r.gen_range(1..=64),
+        31..=55 => pmtu - 1 + r.gen_range(0..3),
+        56..=75 => 3 * pmtu + r.gen_range(0..pmtu),
+        76..=80 => r.gen_range(48 << 10..=64 << 10),
+        _ => r.gen_range(65..=8 << 10),
+    }
+}
+
+/// READs and WRITEs in random lists on one QP pair at each PMTU: host a reads host b's
+/// source into its guarded area and writes into b's; every byte of a's area (guards
+/// included) and every completion is exact, in order.
+#[test]
+fn reads_land_in_local_sges_in_order_with_writes_between() -> Result<()> {
+    let s = seed("reads_land_in_local_sges_in_order_with_writes_between");
+    let mut r = rng(s);
+    // READ responses arrive at line rate while a's memory writes are held back at random.
+    let mut w = lossless_world(s)?;
+    // b's source (remote readable), a's area (its READs land there).
+    let g = guarded(
+        &mut r,
+        &mut w.b,
+        &mut w.a,
+        (SRC_LEN, AREA, GUARD),
+        access::LOCAL_WRITE,
+    )?;
+    let mut expect = g.expect.clone();
+    let target = w.b.buffer(1 << 16, &vec![0u8; 1 << 16])?;
+    let mut qps: Vec<(QueuePair, usize)> = Vec::new();
+    for pmtu in [256u32, 1024, 4096] {
+        let (qa, _qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?;
+        qps.push((qa, pmtu as usize));
+    }
+    let mut at;
+    let mut id = 0u64;
+    let (mut nreads, mut bytes) = (0usize, 0usize);
+    for round in 0..soak(6) {
+        let mut want: Vec<WorkCompletion> = Vec::new();
+        // Each round lands from the area's start again (the last one's bytes are checked).
+        at = 0;
+        let mut big = false;
+        for (qa, pmtu) in qps.iter_mut() {
+            let mut list = Vec::new();
+            for _ in 0..r.gen_range(2..=8) {
+                id += 1;
+                if r.gen_bool(0.3) {
+                    // A WRITE from a's area to b (its ACK must wait for the READ responses
+                    // before it on the QP at b).
+                    let len = r.gen_range(0..=3000u32);
+                    list.push(SendWr {
+                        wr_id: id,
+                        opcode: WrOpcode::RdmaWrite,
+                        sg_list: vec![Sge {
+                            addr: g.region.addr + u64::from(r.gen_range(0..1000u32)),
+                            length: len,
+                            lkey: g.region.lkey,
+                        }],
+                        remote_addr: target.addr + u64::from(r.gen_range(0..1000u32)),
+                        rkey: target.rkey,
+                        signaled: true,
+                        ..Default::default()
+                    });
+                    want.push(WorkCompletion {
+                        wr_id: id,
+                        status: WC_SUCCESS,
+                        opcode: WC_RDMA_WRITE,
+                        byte_len: len,
+                        qpn: qa.qpn,
+                        ..Default::default()
+                    });
+                    continue;
+                }
+                // A READ: `len` bytes of b's source into 1-4 local SGEs of a's area.
+                let len = if !big && r.gen_ratio(1, 20) {
+                    big = true;
+                    1 << 20
+                } else {
+                    read_len(&mut r, *pmtu)
+                };
+                let from = r.gen_range(0..=SRC_LEN - len);
+                let n = r.gen_range(1..=4usize);
+                let mut cuts: Vec<usize> = (1..n).map(|_| r.gen_range(0..=len)).collect();
+                cuts.sort_unstable();
+                let mut sg_list = Vec::new();
+                let mut prev = 0;
+                for c in cuts.into_iter().chain([len]) {
+                    let p = c - prev;
+                    at += r.gen_range(0..48);
+                    ensure!(at + p <= AREA, "seed {s}: the area is used up");
+                    expect[GUARD + at..GUARD + at + p]
+                        .copy_from_slice(&g.src_bytes[from + prev..from + c]);
+                    sg_list.push(Sge {
+                        addr: g.region.addr + at as u64,
+                        length: p as u32,
+                        lkey: g.region.lkey,
+                    });
+                    at += p;
+                    prev = c;
+                }
+                list.push(SendWr {
+                    wr_id: id,
+                    opcode: WrOpcode::RdmaRead,
+                    sg_list,
+                    remote_addr: g.src.addr + from as u64,
+                    rkey: g.src.rkey,
+                    signaled: true,
+                    ..Default::default()
+                });
+                want.push(WorkCompletion {
+                    wr_id: id,
+                    status: WC_SUCCESS,
+                    opcode: WC_RDMA_READ,
+                    byte_len: len as u32,
+                    qpn: qa.qpn,
+                    ..Default::default()
+                });
+                nreads += 1;
+                bytes += len;
+            }
+            w.a.dev.post_send(qa, &list)?;
+        }
+        let got = reap(&mut w, want.len(), s, &format!("round {round}"))?;
+        // In order per QP.
+        for (qa, _) in &qps {
+            let g1: Vec<&WorkCompletion> = got.iter().filter(|c| c.qpn == qa.qpn).collect();
+            let w1: Vec<&WorkCompletion> = want.iter().filter(|c| c.qpn == qa.qpn).collect();
+            ensure!(
+                g1 == w1,
+                "seed {s}: round {round}: QP {}: {g1:?}, want {w1:?}",
+                qa.qpn
+            );
+        }
+        let mut mem = vec![0u8; expect.len()];
+        w.a.dev.mem.read(g.buf, &mut mem)?;
+        if let Some(i) = (0..mem.len()).find(|&i| mem[i] != expect[i]) {
+            anyhow::bail!(
+                "seed {s}: round {round}: byte {i} of a's buffer (area offset {}) is {:#04x}, \
+                 want {:#04x}",
+                i as i64 - GUARD as i64,
+                mem[i],
+                expect[i]
+            );
+        }
+    }
+    for h in [&w.a, &w.b] {
+        ensure!(
+            h.counter("resp_bad_resp")? == 0,
+            "seed {s}: stray responses"
+        );
+        ensure!(h.counter("resp_bad_rkey")? == 0, "seed {s}: keys refused");
+        ensure!(h.sim.borrow().rc.borrow().violations.is_empty());
+    }
+    ensure!(w.a.counter("req_reads")? == nreads as u64);
+    ensure!(w.b.counter("resp_reads")? == nreads as u64);
+    println!("seed {s}: {nreads} READs, {bytes} bytes, with WRITEs between: exact");
+    Ok(())
+}
+
+/// A READ that the peer refuses for its remote key (no REMOTE_READ right, a wrong tag, a
+/// range past the region) completes REM_ACCESS_ERR and writes nothing; the QP then flushes
+/// the next request. A READ WQE forged into the ring with a local buffer that may not be
+/// written completes LOC_PROT_ERR and sends nothing.
+#[test]
+fn read_refusals_complete_with_their_status_and_write_nothing() -> Result<()> {
+    let s = seed("read_refusals_complete_with_their_status_and_write_nothing");
+    let mut r = rng(s);
+    for case in 0..4 {
+        let mut w = World::open(&WorldConfig::default())?;
+        let (mut qa, _qb) =
+            w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+        let src_bytes: Vec<u8> = (0..8192).map(|_| r.gen()).collect();
+        let src = w.b.buffer(8192, &src_bytes)?;
+        let write_only =
+            w.b.dev
+                .reg_mr(&w.b.pd, src.addr, 8192, access::REMOTE_WRITE)?;
+        let fill: Vec<u8> = (0..8192).map(|_| r.gen()).collect();
+        let dst = w.a.buffer(8192, &fill)?;
+        let len = r.gen_range(1..=3000u32);
+        let mut rd = SendWr {
+            wr_id: 1,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![Sge {
+                addr: dst.addr + 100,
+                length: len,
+                lkey: dst.lkey,
+            }],
+            remote_addr: src.addr + 7,
+            rkey: src.rkey,
+            signaled: true,
+            ..Default::default()
+        };
+        let want_status = match case {
+            0 => {
+                rd.rkey = write_only.rkey;
+                WC_REM_ACCESS_ERR
+            }
+            1 => {
+                rd.rkey ^= r.gen_range(1..=255);
+                WC_REM_ACCESS_ERR
+            }
+            2 => {
+                rd.remote_addr = src.addr + 8192 - u64::from(len) + 1;
+                WC_REM_ACCESS_ERR
+            }
+            _ => WC_LOC_PROT_ERR,
+        };
+        let mut next = rd.clone();
+        next.wr_id = 2;
+        next.rkey = src.rkey;
+        next.remote_addr = src.addr;
+        if case == 3 {
+            // Behind the driver's back: a local buffer registered without LOCAL_WRITE.
+            let ro = w.a.dev.reg_mr(&w.a.pd, dst.addr, 8192, 0)?;
+            rd.sg_list[0].lkey = ro.lkey;
+            let size = 1u64 << qa.sq_log_size;
+            let slot = u64::from(qa.sq_pi) & (size - 1);
+            w.a.dev
+                .mem
+                .write(qa.sq.addr + slot * WQE_LEN as u64, &rd.wqe())?;
+            qa.sq_pi = qa.sq_pi.wrapping_add(1);
+            w.a.dev.ring_sq_doorbell(qa.qpn, qa.sq_pi)?;
+            w.a.dev.post_send(&mut qa, &[next.clone()])?;
+        } else {
+            w.a.dev.post_send(&mut qa, &[rd.clone(), next.clone()])?;
+        }
+        let got = reap(&mut w, 2, s, &format!("case {case}"))?;
+        let status: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        // After a fatal NAK the QP is in error: the next READ flushes. A refused WQE does not
+        // fail the QP: the next READ goes through.
+        let second = if case == 3 {
+            WC_SUCCESS
+        } else {
+            WC_WR_FLUSH_ERR
+        };
+        ensure!(
+            status == [(1, want_status), (2, second)],
+            "seed {s}: case {case}: {status:?}"
+        );
+        let mut mem = vec![0u8; 8192];
+        w.a.dev.mem.read(dst.addr, &mut mem)?;
+        let mut expect = fill.clone();
+        if case == 3 {
+            expect[100..100 + len as usize].copy_from_slice(&src_bytes[..len as usize]);
+            ensure!(w.b.counter("resp_reads")? == 1, "seed {s}: one READ served");
+            ensure!(w.a.counter("req_prot_err")? == 1);
+        } else {
+            ensure!(w.b.counter("resp_bad_rkey")? == 1, "seed {s}: case {case}");
+            ensure!(w.b.counter("resp_reads")? == 0);
+        }
+        ensure!(mem == expect, "seed {s}: case {case}: a's buffer changed");
+        ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
+        let _ = got.first().context("a completion")?;
+    }
+    Ok(())
+}
