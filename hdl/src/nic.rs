@@ -474,6 +474,7 @@ impl<
         self.req.s_rl_valid.next = self.resp.m_rl_valid.val();
         self.req.s_rl_qpn.next = self.resp.m_rl_qpn.val();
         self.req.s_rl_cnt.next = self.resp.m_rl_cnt.val();
+        self.req.s_retire.next = self.cpl.m_retire.val();
         self.cpl.s_rland_tdata.next = self.resp.m_rland_tdata.val();
         self.cpl.s_rland_tvalid.next = self.resp.m_rland_tvalid.val();
         self.resp.m_rland_tready.next = self.cpl.s_rland_tready.val();

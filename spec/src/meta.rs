@@ -389,6 +389,12 @@ pub const READ_SLOT: Layout = Layout::host(
             24,
             "PSN of the READ request, and of its first response",
         ),
+        f(
+            "epoch",
+            40,
+            8,
+            "the QP's epoch (QP_CTX) when sent: a response after a RESET matches no slot",
+        ),
     ],
     "An RDMA READ in flight (`hdl::rc::Requester` to `hdl::rc::Responder`).",
 );

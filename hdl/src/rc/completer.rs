@@ -19,6 +19,8 @@
 //! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
 //! - `m_qerr_{valid,qpn}`: a pulse (a register) when a fatal NAK fails a QP, so the requester
 //!   stops sending for it and flushes its queued work requests.
+//! - `m_retire`: a pulse (a register) per request taken off the queue, so the requester
+//!   never hands over a request the queue has no room for (and never waits to).
 //! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
 //!   in the table: retired without a CQE), `cqes` (CQEs written).
 //!
@@ -118,6 +120,13 @@ pub struct Completer<const DW: usize> {
     pub m_peek_cpl: Signal<Out, Bits<QST_W>>,
     pub m_qerr_valid: Signal<Out, Bit>,
     pub m_qerr_qpn: Signal<Out, Bits<QA>>,
+    pub m_retire: Signal<Out, Bit>,
+    retire_v: DFF<Bit>,
+    popped: Signal<Local, Bit>,
+    rd_pass: Signal<Local, Bit>,
+    qst_pass: Signal<Local, Bits<QS_W>>,
+    last1: Signal<Local, Bits<24>>,
+    rd_fwd: Signal<Local, Bits<24>>,
     pub s_cqw_en: Signal<In, Bit>,
     pub s_cqw_index: Signal<In, Bits<QA>>,
     pub s_cqw_data: Signal<In, Bits<CQ_W>>,
@@ -274,6 +283,13 @@ impl<const DW: usize> Completer<DW> {
             s_rack_tdata: Default::default(),
             s_rack_tvalid: Default::default(),
             s_rack_tready: Default::default(),
+            m_retire: Default::default(),
+            retire_v: Default::default(),
+            popped: Default::default(),
+            rd_pass: Default::default(),
+            qst_pass: Default::default(),
+            last1: Default::default(),
+            rd_fwd: Default::default(),
             s_rland_tdata: Default::default(),
             s_rland_tvalid: Default::default(),
             s_rland_tready: Default::default(),
@@ -443,7 +459,7 @@ impl<const DW: usize> Logic for Completer<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
-            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv
+            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v
         );
         self.m_qerr_valid.next = self.qerr_v.q.val();
         self.m_qerr_qpn.next = self.qerr_q.q.val();
@@ -743,6 +759,22 @@ impl<const DW: usize> Logic for Completer<DW> {
                 ) << self.c_src.val())
                 | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
 
+        // Requests given back (retired): a pulse a request, to the requester's count.
+        self.popped.next = false;
+        self.last1.next = self.s_last.val() + bits::<24>(1);
+        // (Forward only: a READ behind it may have landed already.)
+        self.rd_fwd.next = self.last1.val() - self.rd_una.val();
+        self.rd_pass.next = !self.stale.val()
+            & (self.s_status.val() == bits::<8>(0))
+            & self.acked.val()
+            & !self.is_rd.val()
+            & (self.rd_fwd.val() != bits::<24>(0))
+            & (self.rd_fwd.val() <= bits::<24>(0x80_0000))
+            & (self.s_qpn.val().get_bits::<16>(8) == bits::<16>(0));
+        self.qst_pass.next = (bit_cast::<QS_W, 24>(self.last1.val()) << 40)
+            | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+            | (bit_cast::<QS_W, 8>(self.err.val()) << 24)
+            | bit_cast::<QS_W, 24>(self.una.val());
         match self.state.q.val() {
             CplState::Idle => {
                 if self.s_rack_tvalid.val() {
@@ -775,8 +807,16 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
             }
             CplState::Sent => {
+                // A request other than a READ retiring done: `rd_una` follows it (no READ
+                // before it is outstanding), so it never falls 2^23 PSNs behind.
+                if self.rd_pass.val() & !self.s_qpw_en.val() {
+                    self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
+                    self.qw_data.next = self.qst_pass.val();
+                    self.qw_en.next = true;
+                }
                 if self.stale.val() {
                     self.sent_q.m_tready.next = true;
+                    self.popped.next = true;
                     self.state.d.next = CplState::Idle;
                 } else if (self.s_status.val() == bits::<8>(0))
                     & !self.acked.val()
@@ -786,13 +826,16 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.state.d.next = CplState::Idle;
                 } else if !self.want_cqe.val() {
                     self.sent_q.m_tready.next = true;
+                    self.popped.next = true;
                     self.state.d.next = CplState::Idle;
                 } else if self.s_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
                     self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
                     self.sent_q.m_tready.next = true;
+                    self.popped.next = true;
                     self.state.d.next = CplState::Idle;
                 } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() & !self.s_qpw_en.val() {
                     self.sent_q.m_tready.next = true;
+                    self.popped.next = true;
                     self.wr_addr.d.next =
                         self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
                     self.wr_valid.d.next = true;
@@ -850,6 +893,8 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
             }
         }
+        self.retire_v.d.next = self.popped.val();
+        self.m_retire.next = self.retire_v.q.val();
         // The per-QP state and its copy for QUERY take the same writes.
         self.qst_ram.write_address.next = self.qw_addr.val();
         self.qst_ram.write_data.next = self.qw_data.val();
@@ -863,6 +908,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         if self.rst.val() {
             self.state.d.next = CplState::Idle;
             self.qerr_v.d.next = false;
+            self.retire_v.d.next = false;
             self.herr.d.next = bits::<256>(0);
             self.wr_valid.d.next = false;
             self.wd_valid.d.next = false;

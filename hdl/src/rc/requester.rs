@@ -33,6 +33,9 @@
 //! - `s_rj_*` (READ jobs in), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
 //!   sequence number), `m_rslot_{en,addr,data}` (READ slots, `READ_SLOT`), `s_rl_*` (a READ
 //!   landed: the QP's new count); counter `reads` (READ requests sent).
+//! - `s_retire`: the completer took a `SENT` record off its queue. At most `SENT_CAP` records
+//!   are out: a WQE is started only with room for its record, so Done never waits long and
+//!   READ jobs are always served.
 //! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
 //!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
 //! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for
@@ -125,10 +128,13 @@ const SENT_W: usize = SENT.len * 8;
 /// Payload reads outstanding at most (beyond the DMA engine's own limit, a bound on the router's
 /// counter).
 const MAX_PAY_OUT: u64 = 32;
+/// `SENT` records handed to the completer and not yet retired (`s_retire`), at most: the
+/// completer's queue holds 32, one more sits in this block's output register.
+const SENT_CAP: u64 = 30;
 /// READ jobs (`READ_JOB`) from the responder.
 pub const JOB_W: usize = READ_JOB.len * 8;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
-pub const SLOT_W: usize = 40;
+pub const SLOT_W: usize = 48;
 pub const SLOT_A: usize = QA + 4;
 /// A record in the record queue past the `TX_META` fields: bit `MARK_BIT` marks the last
 /// packet of a READ response, its QP at `MARK_QPN` (masked off at `m_meta`).
@@ -239,6 +245,11 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rl_valid: Signal<In, Bit>,
     pub s_rl_qpn: Signal<In, Bits<QA>>,
     pub s_rl_cnt: Signal<In, Bits<RDC_W>>,
+    pub s_retire: Signal<In, Bit>,
+    sent_out: DFF<Bits<6>>,
+    sent_full: Signal<Local, Bit>,
+    sent_push: Signal<Local, Bit>,
+    sent_cap: Constant<Bits<6>>,
     pub reads: Signal<Out, Bits<32>>,
     // READ responses: jobs, the one in hand, the READ counts and slots.
     rj_q: Fifo<JOB_W, 4, 5>,
@@ -574,7 +585,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
         assert!(MARK_QPN >= TX_META.lsb(&TX_META.field("ext2")) + 96 && MARK_BIT < META_W);
         assert_eq!(READ_SLOT.field("sq_index").bit, 0);
         assert_eq!(READ_SLOT.field("first_psn").bit, 16);
-        assert_eq!(SLOT_W, 40);
+        assert_eq!(READ_SLOT.field("epoch").bit, 40);
+        assert_eq!(SLOT_W, 48);
         assert_eq!(MAX_RD_ATOMIC, 1 << (SLOT_A - QA));
         const { assert!(2 * MAX_RD_ATOMIC <= 1 << RDC_W) };
         const { assert!(WR_RDMA_READ == WR_SEND_WITH_IMM + 1) };
@@ -658,6 +670,11 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rl_valid: Default::default(),
             s_rl_qpn: Default::default(),
             s_rl_cnt: Default::default(),
+            s_retire: Default::default(),
+            sent_out: Default::default(),
+            sent_full: Default::default(),
+            sent_push: Default::default(),
+            sent_cap: k(SENT_CAP),
             reads: Default::default(),
             rj_q: Fifo::new(),
             rsp: Default::default(),
@@ -972,7 +989,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
             sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp,
             job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v,
-            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc
+            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out
         );
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
@@ -1070,6 +1087,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         self.rdi_ram.write_enable.next = self.init_pend.q.val();
         self.rd_full.next = (self.rdi.q.val() - self.rdl.q.val()) >= self.rd_max.val();
+        // Room in the completer's queue of sent requests: Done never waits for it (a wait
+        // there would stop the READ jobs, and with them the receive path that retires
+        // requests).
+        self.sent_full.next = self.sent_out.q.val() >= self.sent_cap.val();
         self.m_meta_tvalid.next = self.meta_q.m_tvalid.val();
         self.meta_q.m_tready.next = self.m_meta_tready.val();
         self.m_pay_tdata.next = self.gat.m_tdata.val();
@@ -1492,6 +1513,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 .get_bits::<QA>(self.x_j_qpn.val().index());
         }
         self.requeue.next = false;
+        self.sent_push.next = false;
         self.q_next.next = self.q_after_pop.val();
         if self.db_push.val() {
             self.q_next.next = self.q_after_pop.val() | self.db_bit.val();
@@ -1618,8 +1640,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 } else if !self.pmtu_ok.val() & !self.flush.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
-                } else if self.rd_full.val() & !self.flush.val() {
-                    // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land.
+                } else if (self.rd_full.val() & !self.flush.val()) | self.sent_full.val() {
+                    // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; the
+                    // completer's queue full: every QP waits for a request to retire.
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
@@ -1802,13 +1825,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val()) << 4)
                             | bit_cast::<SLOT_A, 4>(self.rdi.q.val().get_bits::<4>(0));
                         self.rslot_data.d.next = bit_cast::<SLOT_W, 16>(self.ci.q.val())
-                            | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16);
+                            | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16)
+                            | (bit_cast::<SLOT_W, 8>(self.c_epoch.val()) << 40);
                         self.rdi_ram.write_address.next = self.qpn.q.val();
                         self.rdi_ram.write_data.next = self.rdi.q.val() + bits::<RDC_W>(1);
                         self.rdi_ram.write_enable.next = true;
                         self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
                     }
                     self.sent_valid.d.next = true;
+                    self.sent_push.next = true;
                     self.sent.d.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val())
                         << self.s_qpn.val())
                         | (bit_cast::<SENT_W, 8>(self.status.q.val()) << self.s_status.val())
@@ -1842,6 +1867,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.q_next.next = self.q_after_pop.val() | self.cur_bit.val();
         }
         self.queued.d.next = self.q_next.val();
+        // Requests handed to the completer and not yet retired.
+        if self.sent_push.val() & !self.s_retire.val() {
+            self.sent_out.d.next = self.sent_out.q.val() + bits::<6>(1);
+        } else if !self.sent_push.val() & self.s_retire.val() {
+            self.sent_out.d.next = self.sent_out.q.val() - bits::<6>(1);
+        }
         // Payload reads loaded into the command register minus those whose bytes have passed.
         if self.issue_pay.val() & !self.pay_done.val() {
             self.pay_out.d.next = self.pay_out.q.val() + bits::<8>(1);
@@ -1878,6 +1909,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.init_pend.d.next = false;
             self.rl_pv.d.next = false;
             self.n_reads.d.next = bits::<32>(0);
+            self.sent_out.d.next = bits::<6>(0);
         }
     }
 }

@@ -133,9 +133,9 @@ const RACK_W: usize = RX_ACK.len * 8;
 /// `RECV_DONE` records (`m_rcv`).
 const RCV_W: usize = RECV_DONE.len * 8;
 /// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
-/// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16 (`epsn` and
-/// `msn` live in `rq_ram`).
-const RCTX_W: usize = 144;
+/// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16, epoch 144/8
+/// (`epsn` and `msn` live in `rq_ram`).
+const RCTX_W: usize = 152;
 /// The message cursor: next address 0/64, bytes left 64/32 (a WRITE's), in a message 96,
 /// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32.
 const CUR_W: usize = 131;
@@ -145,10 +145,11 @@ const CUR_W: usize = 131;
 const RCUR_W: usize = 529;
 /// The READ cursor (the receive cursor RAM's upper half, one per QP as requester): the READ
 /// response landing in the WQE's SGEs, as above (its fetch answered by `RecvQueue` from the
-/// send queue), with the next response PSN 448/24 and the QP's count of READs landed (mod
-/// 32) 472/5 in place of `wr_id`; held 528 = a response in progress.
+/// send queue), with the next response PSN 448/24, the QP's count of READs landed (mod 32)
+/// 472/5 and the QP's epoch when the READ began 480/8 in place of `wr_id`; held 528 = a
+/// response in progress.
 const RL_EXP: usize = 448;
-const RL_CNT: usize = 472;
+const RL_EPOCH: usize = 480;
 /// Receive WQE SGE counts, 0 to `MAX_SGE` (a kernel loop bound: rust-hdl emits `a..=b` as
 /// `a..b`).
 const SGE_N: usize = MAX_SGE + 1;
@@ -505,6 +506,10 @@ pub struct Responder<const DW: usize, const KW: usize> {
     q_msn: Constant<Bits<9>>,
     q_mac: Constant<Bits<9>>,
     q_vlan: Constant<Bits<9>>,
+    q_epoch: Constant<Bits<9>>,
+    r_epoch: Signal<Local, Bits<8>>,
+    rs_epoch: Signal<Local, Bits<8>>,
+    sl_epoch: Signal<Local, Bits<8>>,
     q_ip: Constant<Bits<9>>,
     mr_x_va: Constant<Bits<8>>,
     mr_x_len: Constant<Bits<8>>,
@@ -655,7 +660,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rda_next: Default::default(),
             rl_mask: Constant::new(crate::util::bits_from_bools(&{
                 let mut b = vec![false; RCUR_W];
-                b[RL_EXP..RL_CNT + RDC_W].fill(true);
+                b[RL_EXP..RL_EPOCH + 8].fill(true);
                 b[RCUR_W - 1] = true;
                 b
             })),
@@ -914,6 +919,10 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             q_msn: at(&QP_CTX, "msn"),
             q_mac: at(&QP_CTX, "remote_mac"),
             q_vlan: at(&QP_CTX, "vlan"),
+            q_epoch: at(&QP_CTX, "epoch"),
+            r_epoch: Default::default(),
+            rs_epoch: Default::default(),
+            sl_epoch: Default::default(),
             q_ip: at(&QP_CTX, "remote_ip"),
             mr_x_va: field_at(&MR_CTX, "va"),
             mr_x_len: field_at(&MR_CTX, "len"),
@@ -1243,7 +1252,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<16>(self.q_vlan.val().index()),
-            ) << 128);
+            ) << 128)
+            | (bit_cast::<RCTX_W, 8>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<8>(self.q_epoch.val().index()),
+            ) << 144);
         self.rctx_ram.write_address.next = self.s_qpw_index.val();
         self.rctx_ram.write_data.next = self.rctx_w.val();
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
@@ -1341,6 +1355,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.r_ip.next = self.rctx_ram.read_data.val().get_bits::<32>(96);
         // The 802.1Q group (vlan, pcp, vid): ACKs go out on the QP's priority.
         self.r_vgrp.next = self.rctx_ram.read_data.val().get_bits::<16>(128);
+        // The QP's incarnation: a READ's slot and cursor must be of this one (a response
+        // from before a RESET lands nowhere).
+        self.r_epoch.next = self.rctx_ram.read_data.val().get_bits::<8>(144);
         self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
@@ -1551,14 +1568,18 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | bit_cast::<SLOT_A, 4>(self.rcur_ram.read_data.val().get_bits::<4>(472));
         self.sl_idx.next = self.rslot.read_data.val().get_bits::<16>(0);
         self.sl_psn.next = self.rslot.read_data.val().get_bits::<24>(16);
+        self.sl_epoch.next = self.rslot.read_data.val().get_bits::<8>(40);
+        self.rs_epoch.next = self.rcv.q.val().get_bits::<8>(480);
         // After this packet: the next PSN, and at the READ's end (or when it fails) one more
         // landed and nothing in progress.
         self.f_psn1.next = self.f_psn.val() + bits::<24>(1);
         self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
-            | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt1.val()) << 472);
+            | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt1.val()) << 472)
+            | (bit_cast::<RCUR_W, 8>(self.r_epoch.val()) << 480);
         if !self.rs_ends.val() & (self.state.q.val() == RespState::Split) {
             self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
                 | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt.val()) << 472)
+                | (bit_cast::<RCUR_W, 8>(self.r_epoch.val()) << 480)
                 | self.held_bit.val();
         }
         // (Sent in Resp, when `rcv` holds the cursor after the READ: its count is the new one.)
@@ -1897,6 +1918,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
                 } else if self.rs_first.val() | (self.f_op.val() == self.op_ronly.val()) {
                     if (self.f_psn.val() != self.sl_psn.val())
+                        | (self.sl_epoch.val() != self.r_epoch.val())
                         | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
                         | (self.f_len32.val() > self.pmtu.val())
                     {
@@ -1910,6 +1932,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     }
                 } else if !self.rcv.q.val().get_bit(528)
                     | (self.f_psn.val() != self.rs_exp.val())
+                    | (self.rs_epoch.val() != self.r_epoch.val())
                     | (self.rs_middle.val() & (self.f_len32.val() != self.pmtu.val()))
                     | (self.f_len32.val() > self.pmtu.val())
                 {
@@ -2080,7 +2103,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.cur_ram.write_data.next = self.new_cur.q.val();
                         self.cur_ram.write_enable.next = true;
                     }
-                    if self.wb_rcur.q.val() & !self.dirty.q.val() {
+                    // (`dirty`, an init_rq write, concerns the receive cursors, not the READ
+                    // one, whose landing record goes out regardless.)
+                    if self.wb_rcur.q.val() & (!self.dirty.q.val() | self.is_resp.val()) {
                         self.rcur_ram.write_address.next =
                             bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0));
                         if self.is_resp.val() {

@@ -180,6 +180,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     let (mut jobs, mut jobs_done) = (0, 0);
     let rj_data = tb.model_ref().port("s_rj_tdata")?;
     let mut job: Option<Vec<u8>> = None;
+    let mut pending_sent = 0usize;
     let cycles = soak(36_000);
     for cycle in 0..cycles {
         // Context writes: all eight QPs at the start, then now and then.
@@ -253,6 +254,13 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         }
         let rj_valid = job.is_some() && r.gen_bool(0.7);
         let rj_bytes = job.clone().unwrap_or(vec![0; 24]);
+        // The completer takes SENT records off its queue some time after they are handed
+        // over (one a cycle at most).
+        let retire = pending_sent > 0 && r.gen_ratio(1, 4);
+        if retire {
+            pending_sent -= 1;
+        }
+        hdl.s_retire.next = retire;
         let rl = r.gen_ratio(1, 200);
         let (rl_qpn, rl_cnt) = (r.gen_range(0..8u64), r.gen_range(0..32u64));
         hdl.s_rj_tdata.next = wide(&rj_bytes);
@@ -306,6 +314,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         let beat_taken = rd_valid && hdl.s_rd_tready.val();
         packets += usize::from(hdl.m_meta_tvalid.val() && meta_ready);
         records += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
+        pending_sent += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
         doorbells += usize::from(db_valid && hdl.s_db_tready.val());
         let job_taken = rj_valid && hdl.s_rj_tready.val();
         jobs += usize::from(job_taken);
@@ -337,6 +346,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.model().set_bytes(rj_data, &rj_bytes)?;
         tb.set("s_rj_tvalid", rj_valid.into())?;
         tb.set("s_rl_valid", rl.into())?;
+        tb.set("s_retire", retire.into())?;
         tb.set("s_rl_qpn", rl_qpn)?;
         tb.set("s_rl_cnt", rl_cnt)?;
         tb.rising_edge()?;

@@ -332,7 +332,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         };
         inp.push(("s_rslot_en", vec![se]));
         inp.push(("s_rslot_addr", le(sa, 2)));
-        inp.push(("s_rslot_data", le(sd, 5)));
+        inp.push(("s_rslot_data", le(sd, 6)));
         let done = (!jobs.is_empty() && r.gen_ratio(1, 6)).then(|| jobs.pop_front().unwrap());
         let (dv, dq, ds) = done.map_or((0u8, 0u8, 0u8), |(q, s)| (1, q, s));
         inp.push(("s_rdone_valid", vec![dv]));

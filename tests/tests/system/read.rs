@@ -301,3 +301,102 @@ fn read_refusals_complete_with_their_status_and_write_nothing() -> Result<()> {
     }
     Ok(())
 }
+
+/// Both hosts read each other at once on six QP pairs, 78 READs (and 18 WRITEs) posted per
+/// host: more requests than the completer's queue holds (the requester starts a WQE only with
+/// room for its record there), while each host's responder hands the peer's READs to its
+/// requester as jobs. Every request completes and every READ brings the peer's bytes. (A
+/// review found that a requester waiting in Done for that queue could stop the READ jobs and,
+/// behind them, the receive path that empties it; this test did not reach that state with
+/// the wait put back, so it stands as a stress test, not as that defect's proof.)
+#[test]
+fn many_reads_both_ways_do_not_stall_on_a_full_completion_queue() -> Result<()> {
+    let s = seed("many_reads_both_ways_do_not_stall_on_a_full_completion_queue");
+    let mut r = rng(s);
+    let mut w = lossless_world(s)?;
+    let (qps, per_qp, size) = (6usize, 16usize, 6000usize);
+    let src: Vec<Vec<u8>> = (0..2)
+        .map(|_| (0..per_qp * qps * size).map(|_| r.gen()).collect())
+        .collect();
+    let sa = w.a.buffer(src[0].len(), &src[0])?;
+    let sb = w.b.buffer(src[1].len(), &src[1])?;
+    let da = w.a.buffer(src[1].len(), &vec![0u8; src[1].len()])?;
+    let db = w.b.buffer(src[0].len(), &vec![0u8; src[0].len()])?;
+    let mut pairs = Vec::new();
+    for _ in 0..qps {
+        pairs.push(w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?);
+    }
+    // host a reads b's source into da, host b reads a's source into db; every fifth request
+    // is a WRITE of the same bytes into the peer's target instead (its ACK waits behind the
+    // READ responses before it).
+    let mut want = [0usize; 2];
+    for (k, (qa, qb)) in pairs.iter_mut().enumerate() {
+        for (side, qp) in [(0usize, &mut *qa), (1, &mut *qb)] {
+            let (dst, rsrc) = if side == 0 { (&da, &sb) } else { (&db, &sa) };
+            let list: Vec<SendWr> = (0..per_qp)
+                .map(|i| {
+                    let off = ((k * per_qp + i) * size) as u64;
+                    let read = i % 5 != 4;
+                    SendWr {
+                        wr_id: (k * per_qp + i) as u64,
+                        opcode: if read {
+                            WrOpcode::RdmaRead
+                        } else {
+                            WrOpcode::RdmaWrite
+                        },
+                        sg_list: vec![Sge {
+                            addr: dst.addr + off,
+                            length: size as u32,
+                            lkey: dst.lkey,
+                        }],
+                        remote_addr: rsrc.addr + off,
+                        rkey: rsrc.rkey,
+                        signaled: true,
+                        ..Default::default()
+                    }
+                })
+                .collect();
+            let h = if side == 0 { &mut w.a } else { &mut w.b };
+            h.dev.post_send(qp, &list)?;
+            want[side] += list.len();
+        }
+    }
+    let mut got = [0usize; 2];
+    let mut idle = 0;
+    while got[0] < want[0] || got[1] < want[1] {
+        w.run(2000)?;
+        let mut n = 0;
+        for (side, h) in [(0usize, &mut w.a), (1, &mut w.b)] {
+            for wc in h.dev.poll_cq(&mut h.cq, 64)? {
+                ensure!(wc.status == WC_SUCCESS, "seed {s}: {wc:?}");
+                got[side] += 1;
+                n += 1;
+            }
+        }
+        idle = if n == 0 { idle + 2000 } else { 0 };
+        ensure!(
+            idle < budget(1_000_000),
+            "seed {s}: {got:?} of {want:?} completions; a: {}; b: {}",
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    // Every READ brought the peer's bytes (a WRITE's target range held the writer's own
+    // bytes, which the READ side did not ask for).
+    for (side, h, dst) in [(0usize, &mut w.a, &da), (1, &mut w.b, &db)] {
+        let mut mem = vec![0u8; src[1 - side].len()];
+        h.dev.mem.read(dst.addr, &mut mem)?;
+        for j in 0..qps * per_qp {
+            if j % per_qp % 5 == 4 {
+                continue;
+            }
+            let at = j * size;
+            ensure!(
+                mem[at..at + size] == src[1 - side][at..at + size],
+                "seed {s}: host {side}: READ {j}'s bytes"
+            );
+        }
+    }
+    ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
+    Ok(())
+}
