@@ -189,7 +189,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 19, 20][r.gen_range(0..16)]
             } else if r.gen_ratio(1, 8) {
                 17
-            } else if r.gen_ratio(1, 8) {
+            } else if r.gen_ratio(1, 5) {
                 12
             } else if r.gen_ratio(1, 6) {
                 [13, 14, 15, 16, 16][r.gen_range(0..5)]
