@@ -168,6 +168,7 @@ pub struct Nic<
     pub req_reads: Signal<Out, Bits<32>>,
     pub resp_reads: Signal<Out, Bits<32>>,
     pub resp_bad_resp: Signal<Out, Bits<32>>,
+    pub resp_atomics: Signal<Out, Bits<32>>,
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
@@ -331,6 +332,7 @@ impl<
             req_reads: Default::default(),
             resp_reads: Default::default(),
             resp_bad_resp: Default::default(),
+            resp_atomics: Default::default(),
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
@@ -459,6 +461,12 @@ impl<
         self.rq.s_req_qpn.next = self.resp.m_rq_req_qpn.val();
         self.rq.s_req_sq.next = self.resp.m_rq_req_sq.val();
         self.rq.s_req_idx.next = self.resp.m_rq_req_idx.val();
+        self.rq.s_req_at.next = self.resp.m_rq_req_at.val();
+        self.rq.s_req_addr.next = self.resp.m_rq_req_addr.val();
+        self.resp.s_rq_ans_data.next = self.rq.m_ans_data.val();
+        // An atomic's read waits until the responder's writes are ahead of it: out of its
+        // engine and past the write mux (the request mux keeps them in order from there).
+        self.resp.wr_ordered.next = self.wr_resp.idle.val() & !self.wr_mux.m_rq_tvalid.val();
         // RDMA READ: jobs from the responder to the requester, the requester's word that a
         // job's last record has gone, its READ slots; READ landings to the completer and
         // their counts back to the requester.
@@ -741,6 +749,7 @@ impl<
         self.req_reads.next = self.req.reads.val();
         self.resp_reads.next = self.resp.reads.val();
         self.resp_bad_resp.next = self.resp.bad_resp.val();
+        self.resp_atomics.next = self.resp.atomics.val();
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();

@@ -107,6 +107,7 @@ crate::net::xgmii_face::xgmii_face! {
         req_reads: Bits<32>,
         resp_reads: Bits<32>,
         resp_bad_resp: Bits<32>,
+        resp_atomics: Bits<32>,
         cpl_naks: Bits<32>,
         cpl_bad_cq: Bits<32>,
         cpl_cqes: Bits<32>,

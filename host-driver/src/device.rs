@@ -299,15 +299,24 @@ pub enum WrOpcode {
     /// RDMA READ: the peer's bytes at `remote_addr` into the local SGEs (which need
     /// LOCAL_WRITE).
     RdmaRead,
+    /// Atomic compare and swap of the peer's 8 bytes at `remote_addr` (8-byte aligned): if
+    /// they equal `compare_add` they become `swap`; their original value lands in the local
+    /// SGEs (8 bytes, LOCAL_WRITE).
+    AtomicCmpAndSwp,
+    /// Atomic fetch and add: the peer's 8 bytes at `remote_addr` plus `compare_add`; their
+    /// original value lands in the local SGEs (8 bytes, LOCAL_WRITE).
+    AtomicFetchAndAdd,
 }
 
 impl WrOpcode {
-    pub const ALL: [WrOpcode; 5] = [
+    pub const ALL: [WrOpcode; 7] = [
         WrOpcode::RdmaWrite,
         WrOpcode::RdmaWriteWithImm,
         WrOpcode::Send,
         WrOpcode::SendWithImm,
         WrOpcode::RdmaRead,
+        WrOpcode::AtomicCmpAndSwp,
+        WrOpcode::AtomicFetchAndAdd,
     ];
 
     pub fn code(self) -> u32 {
@@ -317,6 +326,8 @@ impl WrOpcode {
             WrOpcode::Send => queues::WR_SEND,
             WrOpcode::SendWithImm => queues::WR_SEND_WITH_IMM,
             WrOpcode::RdmaRead => queues::WR_RDMA_READ,
+            WrOpcode::AtomicCmpAndSwp => queues::WR_ATOMIC_CMP_AND_SWP,
+            WrOpcode::AtomicFetchAndAdd => queues::WR_ATOMIC_FETCH_AND_ADD,
         }
     }
 
@@ -333,6 +344,16 @@ impl WrOpcode {
     /// A SEND (consumes a receive at the peer; no remote address).
     pub fn is_send(self) -> bool {
         matches!(self, WrOpcode::Send | WrOpcode::SendWithImm)
+    }
+
+    /// An atomic (8 bytes at the peer; the original value comes back).
+    pub fn is_atomic(self) -> bool {
+        matches!(self, WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd)
+    }
+
+    /// Its response lands in the local SGEs (a READ or an atomic): they need LOCAL_WRITE.
+    pub fn writes_local(self) -> bool {
+        self == WrOpcode::RdmaRead || self.is_atomic()
     }
 
     /// The completion opcode of this request (`spec::queues::WR_TO_WC`).
@@ -367,6 +388,10 @@ pub struct SendWr {
     pub rkey: u32,
     /// Immediate data of the WITH_IMM opcodes: the ImmDt read as a big-endian number.
     pub imm_data: u32,
+    /// Atomics: the compare value (CMP_AND_SWP) or the addend (FETCH_AND_ADD).
+    pub compare_add: u64,
+    /// Atomics: the swap value (CMP_AND_SWP).
+    pub swap: u64,
     /// Ask for a completion (`IBV_SEND_SIGNALED`).
     pub signaled: bool,
     /// Set the solicited event bit on the last packet of a SEND or a WRITE with immediate
@@ -399,6 +424,8 @@ impl SendWr {
         put(w, &mut img, "imm_data", self.imm_data.into());
         put(w, &mut img, "rkey", self.rkey.into());
         put(w, &mut img, "remote_addr", self.remote_addr.into());
+        put(w, &mut img, "compare_add", self.compare_add.into());
+        put(w, &mut img, "swap", self.swap.into());
         put_sges(&mut img, &self.sg_list);
         img
     }
@@ -1052,8 +1079,16 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         }
         let size = ring_room(qp.qpn, qp.sq_log_size, qp.sq_pi, qp.sq_done, wrs.len())?;
         for wr in wrs {
-            // A READ writes its SGEs.
-            let need = if wr.opcode == WrOpcode::RdmaRead {
+            // A READ or an atomic writes its SGEs; an atomic's are 8 bytes (its original
+            // value), as verbs asks.
+            if wr.opcode.is_atomic() && wr.length() != 8 {
+                return Err(DriverError::Invalid(format!(
+                    "wr_id {}: an atomic's scatter list holds 8 bytes, this one {}",
+                    wr.wr_id,
+                    wr.length()
+                )));
+            }
+            let need = if wr.opcode.writes_local() {
                 queues::ACCESS_LOCAL_WRITE
             } else {
                 0

@@ -338,8 +338,8 @@ pub fn step_until(
 }
 
 impl Host {
-    /// A buffer of `len` bytes registered for local and remote writes and remote reads,
-    /// filled with `fill`.
+    /// A buffer of `len` bytes registered for local and remote writes, remote reads and
+    /// atomics, filled with `fill`.
     pub fn buffer(&mut self, len: usize, fill: &[u8]) -> Result<MemoryRegion> {
         let buf = self.dev.mem.alloc(len, 4096)?;
         self.dev.mem.write(buf.addr, &fill[..len])?;
@@ -347,7 +347,10 @@ impl Host {
             &self.pd,
             buf.addr,
             len as u64,
-            access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ,
+            access::LOCAL_WRITE
+                | access::REMOTE_WRITE
+                | access::REMOTE_READ
+                | access::REMOTE_ATOMIC,
         )?)
     }
 

@@ -360,13 +360,22 @@ pub const READ_JOB: Layout = Layout::host(
              hands it back when the response has gone (`Responder::s_rdone_seq`)",
         ),
         f(
+            "atomic",
+            112,
+            1,
+            "an atomic, already done: one ATOMIC ACKNOWLEDGE (AETH, AtomicAckETH) with `va` \
+             as its original data, no payload (`len` 0)",
+        ),
+        f(
             "va",
             128,
             64,
-            "host address of the first byte (checked against the rkey's region)",
+            "host address of the first byte (checked against the rkey's region); an \
+             atomic's original remote data",
         ),
     ],
-    "An accepted RDMA READ request (`hdl::rc::Responder` to `hdl::rc::Requester`).",
+    "An accepted RDMA READ request or a done atomic (`hdl::rc::Responder` to \
+     `hdl::rc::Requester`).",
 );
 
 /// Where the requester keeps an RDMA READ in flight until its response lands: the WQE's
@@ -394,6 +403,12 @@ pub const READ_SLOT: Layout = Layout::host(
             40,
             8,
             "the QP's epoch (QP_CTX) when sent: a response after a RESET matches no slot",
+        ),
+        f(
+            "atomic",
+            48,
+            1,
+            "an atomic (its response is an ATOMIC ACKNOWLEDGE, not READ RESPONSEs)",
         ),
     ],
     "An RDMA READ in flight (`hdl::rc::Requester` to `hdl::rc::Responder`).",

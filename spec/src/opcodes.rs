@@ -109,7 +109,7 @@ pub const OPCODES: &[Opcode] = &[
 /// validity check and the docs, and arrive with the transport issues.
 pub const IMPLEMENTED: &[u8] = &[
     0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F,
-    0x10, 0x11,
+    0x10, 0x11, 0x12, 0x13, 0x14,
 ];
 
 /// Where a packet sits in its message (IBA 9.8.3 opcode sequence checks use it).
@@ -173,6 +173,9 @@ pub const RC_RDMA_READ_RESPONSE_FIRST: u8 = Opcode::code_of("RC_RDMA_READ_RESPON
 pub const RC_RDMA_READ_RESPONSE_MIDDLE: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_MIDDLE");
 pub const RC_RDMA_READ_RESPONSE_LAST: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_LAST");
 pub const RC_RDMA_READ_RESPONSE_ONLY: u8 = Opcode::code_of("RC_RDMA_READ_RESPONSE_ONLY");
+pub const RC_ATOMIC_ACKNOWLEDGE: u8 = Opcode::code_of("RC_ATOMIC_ACKNOWLEDGE");
+pub const RC_CMP_SWAP: u8 = Opcode::code_of("RC_CMP_SWAP");
+pub const RC_FETCH_ADD: u8 = Opcode::code_of("RC_FETCH_ADD");
 
 /// Look an opcode up by its code.
 pub fn opcode(code: u8) -> Option<&'static Opcode> {

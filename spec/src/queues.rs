@@ -286,8 +286,8 @@ pub const WR_OPCODES: &[Code] = &[
     code(2, "SEND", true),
     code(3, "SEND_WITH_IMM", true),
     code(4, "RDMA_READ", true),
-    code(5, "ATOMIC_CMP_AND_SWP", false),
-    code(6, "ATOMIC_FETCH_AND_ADD", false),
+    code(5, "ATOMIC_CMP_AND_SWP", true),
+    code(6, "ATOMIC_FETCH_AND_ADD", true),
 ];
 pub const WR_RDMA_WRITE: u32 = 0;
 pub const WR_RDMA_WRITE_WITH_IMM: u32 = 1;
@@ -319,8 +319,8 @@ pub const WC_OPCODES: &[Code] = &[
     code(0, "SEND", true),
     code(1, "RDMA_WRITE", true),
     code(2, "RDMA_READ", true),
-    code(3, "COMP_SWAP", false),
-    code(4, "FETCH_ADD", false),
+    code(3, "COMP_SWAP", true),
+    code(4, "FETCH_ADD", true),
     code(128, "RECV", true),
     code(129, "RECV_RDMA_WITH_IMM", true),
 ];
@@ -348,10 +348,10 @@ pub const WC_STATUS: &[Code] = &[
 ];
 /// Memory region access rights by name (`implemented`: the NIC enforces the right today).
 pub const ACCESS_FLAGS: &[Code] = &[
-    code(ACCESS_LOCAL_WRITE, "LOCAL_WRITE", false),
+    code(ACCESS_LOCAL_WRITE, "LOCAL_WRITE", true),
     code(ACCESS_REMOTE_WRITE, "REMOTE_WRITE", true),
-    code(ACCESS_REMOTE_READ, "REMOTE_READ", false),
-    code(ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC", false),
+    code(ACCESS_REMOTE_READ, "REMOTE_READ", true),
+    code(ACCESS_REMOTE_ATOMIC, "REMOTE_ATOMIC", true),
 ];
 pub const WC_SUCCESS: u32 = 0;
 pub const WC_LOC_LEN_ERR: u32 = 1;

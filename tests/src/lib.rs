@@ -329,6 +329,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "resp_rnr",
         "resp_reads",
         "resp_bad_resp",
+        "resp_atomics",
         "resp_sc_bad_len",
         "rq_bad_wqe",
         "rq_empty",

@@ -7,9 +7,10 @@
 //! Ports:
 //! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order (queued here).
 //! - `s_rack_*`: `spec::meta::RX_ACK` records from the responder.
-//! - `s_rland_*`: `RX_ACK` records with `read` set: an RDMA READ's response has landed (or
-//!   failed with its `status`), taken after the ACKs. A READ's request retires only when one
-//!   has moved the QP's `rd_una` past its last PSN: an ACK past it says nothing of its bytes.
+//! - `s_rland_*`: `RX_ACK` records with `read` set: an RDMA READ's response (or an atomic's
+//!   ATOMIC ACKNOWLEDGE) has landed (or failed with its `status`), taken after the ACKs. A
+//!   READ's or an atomic's request retires only when one has moved the QP's `rd_una` past its
+//!   last PSN: an ACK past it says nothing of its bytes.
 //! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write with `init_sq`
 //!   sets the QP's `una` from `una_psn` and clears its error, any other leaves them; a CQ
 //!   write sets the ring and its index).
@@ -56,7 +57,7 @@ use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_RDMA_READ,
+    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ,
     WR_TO_WC,
 };
 
@@ -108,6 +109,8 @@ pub struct Completer<const DW: usize> {
     is_rd: Signal<Local, Bit>,
     since_rd: Signal<Local, Bits<24>>,
     wr_rd: Constant<Bits<8>>,
+    wr_cs: Constant<Bits<8>>,
+    wr_fa: Constant<Bits<8>>,
     r_read: Constant<Bits<7>>,
     r_lst: Constant<Bits<7>>,
     pub s_rcv_tdata: Signal<In, Bits<RCV_W>>,
@@ -301,6 +304,8 @@ impl<const DW: usize> Completer<DW> {
             is_rd: Default::default(),
             since_rd: Default::default(),
             wr_rd: k(WR_RDMA_READ.into()),
+            wr_cs: k(WR_ATOMIC_CMP_AND_SWP.into()),
+            wr_fa: k(WR_ATOMIC_FETCH_AND_ADD.into()),
             r_read: field_at(&RX_ACK, "read"),
             r_lst: field_at(&RX_ACK, "status"),
             s_rcv_tdata: Default::default(),
@@ -698,9 +703,11 @@ impl<const DW: usize> Logic for Completer<DW> {
 
         // The head request: acknowledged when `una` is past its last PSN (mod 2^24).
         self.since.next = self.una.val() - bits::<24>(1) - self.s_last.val();
-        // A READ is done when its response has landed (an ACK past it means nothing for its
-        // bytes).
-        self.is_rd.next = self.s_wr_op.val() == self.wr_rd.val();
+        // A READ or an atomic is done when its response has landed (an ACK past it means
+        // nothing for its bytes).
+        self.is_rd.next = (self.s_wr_op.val() == self.wr_rd.val())
+            | (self.s_wr_op.val() == self.wr_cs.val())
+            | (self.s_wr_op.val() == self.wr_fa.val());
         self.since_rd.next = self.rd_una.val() - bits::<24>(1) - self.s_last.val();
         self.acked.next = (self.since.val() < bits::<24>(0x80_0000))
             & (!self.is_rd.val() | (self.since_rd.val() < bits::<24>(0x80_0000)));

@@ -13,7 +13,10 @@
 //! - `s_req_{valid,ready,qpn}`: a request for QP `qpn`'s next receive WQE; one at a time.
 //!   With `s_req_sq`, the request is for the send queue's WQE at index `s_req_idx` instead
 //!   (an RDMA READ's, whose response lands in its SGEs): fetched and checked the same way
-//!   (local write), nothing consumed.
+//!   (local write), nothing consumed. With `s_req_at`, the request is an atomic's read of the
+//!   8 bytes at `s_req_addr` (the responder checked the rkey): answered with `m_ans_data`
+//!   (the bytes as one little-endian value) and status 0, or GENERAL_ERR if the read failed;
+//!   nothing fetched from a ring, nothing consumed.
 //! - `m_ans_*`: the answer, held until `m_ans_ready`: `status` 0 (a WQE: `wr_id`, `nsge`, the
 //!   SGEs' addresses and lengths, `len` their sum, `cqn` the QP's receive CQ), `ANS_NONE` (no
 //!   WQE posted: nothing consumed), or a work completion status for a WQE that is consumed in
@@ -101,6 +104,9 @@ pub struct RecvQueue<const DW: usize> {
     pub s_req_qpn: Signal<In, Bits<QA>>,
     pub s_req_sq: Signal<In, Bit>,
     pub s_req_idx: Signal<In, Bits<16>>,
+    pub s_req_at: Signal<In, Bit>,
+    pub s_req_addr: Signal<In, Bits<64>>,
+    pub m_ans_data: Signal<Out, Bits<64>>,
     pub m_ans_valid: Signal<Out, Bit>,
     pub m_ans_ready: Signal<In, Bit>,
     pub m_ans_status: Signal<Out, Bits<8>>,
@@ -130,6 +136,8 @@ pub struct RecvQueue<const DW: usize> {
     state: DFF<RqState>,
     qpn: DFF<Bits<QA>>,
     sqm: DFF<Bit>,
+    atm: DFF<Bit>,
+    at_addr: DFF<Bits<64>>,
     w_base: DFF<Bits<64>>,
     w_slot: DFF<Bits<16>>,
     idx: DFF<Bits<16>>,
@@ -234,6 +242,11 @@ impl<const DW: usize> RecvQueue<DW> {
             s_req_sq: Default::default(),
             s_req_idx: Default::default(),
             sqm: Default::default(),
+            atm: Default::default(),
+            at_addr: Default::default(),
+            s_req_at: Default::default(),
+            s_req_addr: Default::default(),
+            m_ans_data: Default::default(),
             w_base: Default::default(),
             w_slot: Default::default(),
             idx: Default::default(),
@@ -347,7 +360,7 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, state, qpn, sqm, w_base, w_slot, idx, dirty, rqc, ci, pi, wqe, have, fail,
+            self, clk, state, qpn, sqm, atm, at_addr, w_base, w_slot, idx, dirty, rqc, ci, pi, wqe, have, fail,
             kq, ka, kbad, tot, rd_addr, rd_valid, ans_valid, ans_status, n_bad, n_empty
         );
         self.rqc_ram.read_clock.next = self.clk.val();
@@ -367,6 +380,9 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
         // Outputs.
         self.m_rd_addr.next = self.rd_addr.q.val();
         self.m_rd_len.next = self.wqe_len.val();
+        if self.atm.q.val() {
+            self.m_rd_len.next = bits::<13>(8);
+        }
         self.m_rd_tvalid.next = self.rd_valid.q.val();
         if self.m_rd_tready.val() {
             self.rd_valid.d.next = false;
@@ -376,6 +392,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
         self.m_ans_valid.next = self.ans_valid.q.val();
         self.m_ans_status.next = self.ans_status.q.val();
         self.m_ans_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_x_wrid.val().index());
+        // An atomic's 8 bytes: its one beat's first, shifted in at the top.
+        self.m_ans_data.next = self.wqe.q.val().get_bits::<64>(self.wqe_top.val().index());
         self.w_nsge.next = self.wqe.q.val().get_bits::<8>(self.w_x_nsge.val().index());
         self.m_ans_nsge.next = self.w_nsge.val().get_bits::<3>(0);
         self.m_ans_len.next = self.tot.q.val().get_bits::<32>(0);
@@ -521,6 +539,8 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                 if self.s_req_valid.val() {
                     self.qpn.d.next = self.s_req_qpn.val();
                     self.sqm.d.next = self.s_req_sq.val();
+                    self.atm.d.next = self.s_req_at.val();
+                    self.at_addr.d.next = self.s_req_addr.val();
                     self.idx.d.next = self.s_req_idx.val();
                     self.dirty.d.next = self.s_qpw_en.val()
                         & self.qpw_init.val()
@@ -543,6 +563,14 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                     // The host reset the queue under the request: look again.
                     self.dirty.d.next = false;
                     self.state.d.next = RqState::Look;
+                } else if self.atm.q.val() {
+                    // An atomic's 8 bytes.
+                    if !self.rd_valid.q.val() {
+                        self.rd_addr.d.next = self.at_addr.q.val();
+                        self.rd_valid.d.next = true;
+                        self.have.d.next = false;
+                        self.state.d.next = RqState::Fetch;
+                    }
                 } else if self.sqm.q.val() {
                     // A send WQE again (an RDMA READ's, for its response's SGEs).
                     if !self.rd_valid.q.val() {
@@ -574,7 +602,14 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                     self.kbad.d.next = false;
                     self.tot.d.next = bits::<40>(0);
                     self.state.d.next = RqState::Prot;
-                    if self.fail.q.val() {
+                    if self.atm.q.val() {
+                        self.ans_status.d.next = bits::<8>(0);
+                        if self.fail.q.val() {
+                            self.ans_status.d.next = self.st_dma.val();
+                        }
+                        self.ans_valid.d.next = true;
+                        self.state.d.next = RqState::Ans;
+                    } else if self.fail.q.val() {
                         self.ans_status.d.next = self.st_dma.val();
                         self.ans_valid.d.next = true;
                         self.n_bad.d.next = self.n_bad.q.val() + bits::<32>(1);
@@ -616,7 +651,10 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
                 if self.m_ans_ready.val() {
                     self.ans_valid.d.next = false;
                     self.state.d.next = RqState::Idle;
-                    if (self.ans_status.q.val() != self.st_none.val()) & !self.sqm.q.val() {
+                    if (self.ans_status.q.val() != self.st_none.val())
+                        & !self.sqm.q.val()
+                        & !self.atm.q.val()
+                    {
                         self.state.d.next = RqState::Wb;
                     }
                 }

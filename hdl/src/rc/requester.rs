@@ -100,14 +100,16 @@ use crate::prelude::*;
 use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
-use ferroce_spec::headers::{AETH, AETH_ACK, ICRC_LEN, RETH, VLAN_TAG_LEN};
+use ferroce_spec::headers::{
+    AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, RETH, VLAN_TAG_LEN,
+};
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
     beats_of, src_port, tx_frame_len, READ_JOB, READ_SLOT, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY,
     TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
+    RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
     RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
     RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE,
     RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST,
@@ -116,7 +118,8 @@ use ferroce_spec::opcodes::{
 use ferroce_spec::queues::{
     ACCESS_LOCAL_WRITE, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS,
     SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
-    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT, WR_RDMA_READ, WR_RDMA_WRITE,
+    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT, WR_ATOMIC_CMP_AND_SWP,
+    WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE,
     WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
@@ -134,7 +137,7 @@ const SENT_CAP: u64 = 30;
 /// READ jobs (`READ_JOB`) from the responder.
 pub const JOB_W: usize = READ_JOB.len * 8;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
-pub const SLOT_W: usize = 48;
+pub const SLOT_W: usize = 49;
 pub const SLOT_A: usize = QA + 4;
 /// A record in the record queue past the `TX_META` fields: bit `MARK_BIT` marks the last
 /// packet of a READ response, its QP at `MARK_QPN` (masked off at `m_meta`).
@@ -268,6 +271,24 @@ pub struct Requester<const DW: usize, const KW: usize> {
     rd_sum: Signal<Local, Bits<28>>,
     rd_full: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
+    is_atomic: Signal<Local, Bit>,
+    is_rda: Signal<Local, Bit>,
+    at_bit: Signal<Local, Bits<1>>,
+    j_at: Signal<Local, Bit>,
+    w_cmp: Signal<Local, Bits<64>>,
+    w_swap: Signal<Local, Bits<64>>,
+    at_sa: Signal<Local, Bits<64>>,
+    at_cmp: Signal<Local, Bits<64>>,
+    w_x_cmp: Constant<Bits<10>>,
+    w_x_swap: Constant<Bits<10>>,
+    x_j_at: Constant<Bits<8>>,
+    wr_cs: Constant<Bits<8>>,
+    op_cswap: Constant<Bits<8>>,
+    op_fadd: Constant<Bits<8>>,
+    op_aack: Constant<Bits<8>>,
+    ateth_len: Constant<Bits<16>>,
+    aack_len: Constant<Bits<16>>,
+    at_len: Constant<Bits<40>>,
     rslot_en: DFF<Bit>,
     rslot_addr: DFF<Bits<SLOT_A>>,
     rslot_data: DFF<Bits<SLOT_W>>,
@@ -586,10 +607,13 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
         assert_eq!(READ_SLOT.field("sq_index").bit, 0);
         assert_eq!(READ_SLOT.field("first_psn").bit, 16);
         assert_eq!(READ_SLOT.field("epoch").bit, 40);
-        assert_eq!(SLOT_W, 48);
+        assert_eq!(READ_SLOT.field("atomic").bit, 48);
+        assert_eq!(SLOT_W, 49);
         assert_eq!(MAX_RD_ATOMIC, 1 << (SLOT_A - QA));
         const { assert!(2 * MAX_RD_ATOMIC <= 1 << RDC_W) };
         const { assert!(WR_RDMA_READ == WR_SEND_WITH_IMM + 1) };
+        const { assert!(WR_ATOMIC_CMP_AND_SWP == WR_RDMA_READ + 1) };
+        const { assert!(WR_ATOMIC_FETCH_AND_ADD == WR_ATOMIC_CMP_AND_SWP + 1) };
         // The frame-length sum the block computes is `tx_frame_len`'s (checked here).
         for tagged in [false, true] {
             for ext in [0, IMMDT.len, RETH.len, RETH.len + IMMDT.len] {
@@ -692,6 +716,24 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rd_sum: Default::default(),
             rd_full: Default::default(),
             is_read: Default::default(),
+            is_atomic: Default::default(),
+            is_rda: Default::default(),
+            at_bit: Default::default(),
+            j_at: Default::default(),
+            w_cmp: Default::default(),
+            w_swap: Default::default(),
+            at_sa: Default::default(),
+            at_cmp: Default::default(),
+            w_x_cmp: wqe_at("compare_add"),
+            w_x_swap: wqe_at("swap"),
+            x_j_at: field_at(&READ_JOB, "atomic"),
+            wr_cs: k(WR_ATOMIC_CMP_AND_SWP.into()),
+            op_cswap: k(RC_CMP_SWAP.into()),
+            op_fadd: k(RC_FETCH_ADD.into()),
+            op_aack: k(RC_ATOMIC_ACKNOWLEDGE.into()),
+            ateth_len: k(ATOMIC_ETH.len as u64),
+            aack_len: k((AETH.len + ATOMIC_ACK_ETH.len) as u64),
+            at_len: k(8),
             rslot_en: Default::default(),
             rslot_addr: Default::default(),
             rslot_data: Default::default(),
@@ -884,7 +926,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             wr_write_imm: k(WR_RDMA_WRITE_WITH_IMM.into()),
             wr_send: k(WR_SEND.into()),
             wr_send_imm: k(WR_SEND_WITH_IMM.into()),
-            wr_max: k(WR_RDMA_READ.into()),
+            wr_max: k(WR_ATOMIC_FETCH_AND_ADD.into()),
             send_delta: k((RC_RDMA_WRITE_FIRST - RC_SEND_FIRST).into()),
             fl_solicited: k(WQE_FLAG_SOLICITED.into()),
             imm_len: k(IMMDT.len as u64),
@@ -1060,6 +1102,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.j_msn.next = self.job.q.val().get_bits::<24>(self.x_j_msn.val().index());
         self.j_len.next = self.job.q.val().get_bits::<32>(self.x_j_len.val().index());
         self.j_va.next = self.job.q.val().get_bits::<64>(self.x_j_va.val().index());
+        self.j_at.next = self.job.q.val().get_bit(self.x_j_at.val().index());
         self.j_seq.next = self
             .job
             .q
@@ -1164,6 +1207,22 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.has_imm.next = (self.w_opcode.val() == self.wr_write_imm.val())
             | (self.w_opcode.val() == self.wr_send_imm.val());
         self.is_read.next = self.w_opcode.val() == self.wr_read.val();
+        self.is_atomic.next = self.w_opcode.val() > self.wr_read.val();
+        // READs and atomics: no payload, a response that lands in the SGEs, a READ slot.
+        self.is_rda.next = self.is_read.val() | self.is_atomic.val();
+        self.at_bit.next = bits::<1>(0);
+        if self.is_atomic.val() {
+            self.at_bit.next = bits::<1>(1);
+        }
+        // An atomic's AtomicETH data: swap or add, and compare (IBA 9.3.6).
+        self.w_cmp.next = self.wqe.q.val().get_bits::<64>(self.w_x_cmp.val().index());
+        self.w_swap.next = self.wqe.q.val().get_bits::<64>(self.w_x_swap.val().index());
+        self.at_sa.next = self.w_cmp.val();
+        self.at_cmp.next = bits::<64>(0);
+        if self.w_opcode.val() == self.wr_cs.val() {
+            self.at_sa.next = self.w_swap.val();
+            self.at_cmp.next = self.w_cmp.val();
+        }
         // SGE `kq` for the key check, SGE `g_idx` for the segmenter.
         self.q_addr.next = bits::<64>(0);
         self.q_len.next = bits::<32>(0);
@@ -1208,9 +1267,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.keys.s_pdn.next = self.c_pdn.val();
         self.keys.s_addr.next = self.q_addr.val();
         self.keys.s_len.next = self.q_len.val();
-        // A READ writes its SGEs: they need local write access.
+        // A READ or an atomic writes its SGEs: they need local write access.
         self.keys.s_need.next = bits::<8>(0);
-        if self.is_read.val() {
+        if self.is_rda.val() {
             self.keys.s_need.next = self.acc_lw.val();
         }
         self.k_more.next = bit_cast::<8, 3>(self.kq.q.val()) < self.w_nsge.val();
@@ -1227,7 +1286,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.plen.next = self.rem.q.val().get_bits::<13>(0);
         }
         self.ack.next = bits::<1>(0);
-        if self.last.val() & !self.is_read.val() & !self.rsp.q.val() {
+        if self.last.val() & !self.is_rda.val() & !self.rsp.q.val() {
             self.ack.next = bits::<1>(1);
         }
         // The WRITE opcode of the packet's place in the message; a SEND's is `send_delta`
@@ -1250,6 +1309,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.is_read.val() {
             self.opcode.next = self.op_rreq.val();
         }
+        if self.is_atomic.val() {
+            self.opcode.next = self.op_fadd.val();
+            if self.w_opcode.val() == self.wr_cs.val() {
+                self.opcode.next = self.op_cswap.val();
+            }
+        }
         // A READ response's packets.
         if self.rsp.q.val() {
             self.opcode.next = self.op_rmiddle.val();
@@ -1259,6 +1324,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.opcode.next = self.op_rfirst.val();
             } else if self.last.val() {
                 self.opcode.next = self.op_rlast.val();
+            }
+            if self.j_at.val() {
+                self.opcode.next = self.op_aack.val();
             }
         }
         // Solicited event: on the last packet of a SEND or a WRITE with immediate that asks.
@@ -1327,10 +1395,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.state.q.val() == ReqState::Check {
             self.f_bytes.next = self.f_bytes.val() + self.reth_len.val() + self.imm_len.val();
         } else if self.rsp.q.val() {
-            // A READ response: an AETH on its first and last packets.
-            if self.f_first.val() | self.last.val() {
+            // A READ response: an AETH on its first and last packets; an ATOMIC
+            // ACKNOWLEDGE: AETH and AtomicAckETH.
+            if self.j_at.val() {
+                self.f_bytes.next = self.f_bytes.val() + self.aack_len.val();
+            } else if self.f_first.val() | self.last.val() {
                 self.f_bytes.next = self.f_bytes.val() + self.aeth_len.val();
             }
+        } else if self.is_atomic.val() {
+            self.f_bytes.next = self.f_bytes.val() + self.ateth_len.val();
         } else {
             if self.f_first.val() & !self.is_send.val() {
                 self.f_bytes.next = self.f_bytes.val() + self.reth_len.val();
@@ -1355,9 +1428,20 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.r_aeth.next =
             (bit_cast::<32, 8>(self.syn_ack.val()) << 24) | bit_cast::<32, 24>(self.j_msn.val());
         if self.rsp.q.val() {
-            if self.first.q.val() | self.last.val() {
+            if self.j_at.val() {
+                // AETH, then the original data (the job's `va`).
+                self.ext_v.next = (bit_cast::<128, 32>(self.r_aeth.val()) << 96)
+                    | (bit_cast::<128, 64>(self.j_va.val()) << 32);
+            } else if self.first.q.val() | self.last.val() {
                 self.ext_v.next = bit_cast::<128, 32>(self.r_aeth.val()) << 96;
             }
+        } else if self.is_atomic.val() {
+            // AtomicETH: VA, R_Key, swap/add data (its high half here), compare data.
+            self.ext_v.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
+                | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
+                | bit_cast::<128, 32>(self.at_sa.val().get_bits::<32>(32));
+            self.ext2_v.next = (bit_cast::<96, 32>(self.at_sa.val().get_bits::<32>(0)) << 64)
+                | bit_cast::<96, 64>(self.at_cmp.val());
         } else if self.first.q.val() & !self.is_send.val() {
             self.ext_v.next = self.reth.val();
             if self.imm_here.val() {
@@ -1701,8 +1785,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
                 if !self.k_more.val() & (self.ka.q.val() == self.kq.q.val()) {
                     self.rem.d.next = self.tot.q.val().get_bits::<32>(0) - self.off.val();
-                    if self.is_read.val() {
-                        // A READ request carries no payload: one packet.
+                    if self.is_rda.val() {
+                        // A READ request or an atomic carries no payload: one packet.
                         self.rem.d.next = bits::<32>(0);
                     }
                     self.si.d.next = bits::<3>(0);
@@ -1712,12 +1796,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.status.d.next = self.st_prot.val();
                         self.n_prot_err.d.next = self.n_prot_err.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
-                    } else if self.tot.q.val() > self.max_len.val() {
+                    } else if (self.tot.q.val() > self.max_len.val())
+                        | (self.is_atomic.val() & (self.tot.q.val() != self.at_len.val()))
+                    {
                         self.status.d.next = self.st_len.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
                     } else if !self.off_ok.val()
-                        | (self.is_read.val() & (self.c_pkts.val() != bits::<24>(0)))
+                        | (self.is_rda.val() & (self.c_pkts.val() != bits::<24>(0)))
                     {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
@@ -1816,8 +1902,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     & !self.s_qpw_en.val()
                     & !self.init_pend.q.val()
                 {
-                    // A READ sent takes the QP's next slot until its response lands.
-                    if self.is_read.val()
+                    // A READ or an atomic sent takes the QP's next slot until its response
+                    // lands.
+                    if self.is_rda.val()
                         & (self.status.q.val() == self.st_ok.val())
                         & !self.flushing.q.val()
                     {
@@ -1826,11 +1913,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             | bit_cast::<SLOT_A, 4>(self.rdi.q.val().get_bits::<4>(0));
                         self.rslot_data.d.next = bit_cast::<SLOT_W, 16>(self.ci.q.val())
                             | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16)
-                            | (bit_cast::<SLOT_W, 8>(self.c_epoch.val()) << 40);
+                            | (bit_cast::<SLOT_W, 8>(self.c_epoch.val()) << 40)
+                            | (bit_cast::<SLOT_W, 1>(self.at_bit.val()) << 48);
                         self.rdi_ram.write_address.next = self.qpn.q.val();
                         self.rdi_ram.write_data.next = self.rdi.q.val() + bits::<RDC_W>(1);
                         self.rdi_ram.write_enable.next = true;
-                        self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
+                        if self.is_read.val() {
+                            self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
+                        }
                     }
                     self.sent_valid.d.next = true;
                     self.sent_push.next = true;

@@ -101,7 +101,7 @@ use crate::rc::recv_queue::{ANS_NONE, ANS_SGE_W, ANS_W};
 use crate::rc::requester::{JOB_W, RDC_W, SLOT_A, SLOT_W};
 use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
-    AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
+    AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
     AETH_RNR_NAK, RNR_TIMER_DEFAULT,
 };
 use ferroce_spec::layout::Layout;
@@ -109,14 +109,14 @@ use ferroce_spec::meta::{
     beats_of, tx_frame_len, READ_JOB, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
+    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
     RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
     RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE,
     RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST,
     RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS,
+    ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS,
     WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
 };
 
@@ -170,6 +170,9 @@ pub enum RespState {
     Resp,
     RSlot,
     RdAcc,
+    AtOrd,
+    AtWr,
+    AtEnd,
 }
 
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
@@ -179,6 +182,14 @@ fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
 fn at_plus(l: &Layout, name: &str, plus: u64) -> Constant<Bits<9>> {
     let f = l.field(name);
     k(l.lsb(&f) as u64 + plus)
+}
+
+/// Where a field of an extended header lies in `RX_META`, whose bits 511..256 read as one
+/// big-endian value are the extended headers in wire order: the header starts `before` bytes
+/// in (after the headers ahead of it).
+fn ext_at(before: usize, l: &Layout, name: &str) -> Constant<Bits<9>> {
+    let f = l.field(name);
+    k((512 - 8 * before - f.bit - f.width) as u64)
 }
 
 #[derive(LogicBlock)]
@@ -263,6 +274,37 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rl_cnt: Signal<Out, Bits<RDC_W>>,
     pub reads: Signal<Out, Bits<32>>,
     pub bad_resp: Signal<Out, Bits<32>>,
+    pub m_rq_req_at: Signal<Out, Bit>,
+    pub m_rq_req_addr: Signal<Out, Bits<64>>,
+    pub s_rq_ans_data: Signal<In, Bits<64>>,
+    pub wr_ordered: Signal<In, Bit>,
+    pub atomics: Signal<Out, Bits<32>>,
+    // Atomics: the read request, the original and the new value, the count done.
+    req_at: DFF<Bit>,
+    req_addr: DFF<Bits<64>>,
+    at_orig: DFF<Bits<64>>,
+    at_new: DFF<Bits<64>>,
+    n_atomics: DFF<Bits<32>>,
+    is_atomic: Signal<Local, Bit>,
+    is_aack: Signal<Local, Bit>,
+    rs_start: Signal<Local, Bit>,
+    k_len: Signal<Local, Bits<32>>,
+    f_swap: Signal<Local, Bits<64>>,
+    f_cmp: Signal<Local, Bits<64>>,
+    f_orig: Signal<Local, Bits<64>>,
+    at_calc: Signal<Local, Bits<64>>,
+    sl_at: Signal<Local, Bit>,
+    j_len_v: Signal<Local, Bits<32>>,
+    j_va_v: Signal<Local, Bits<64>>,
+    j_at: Signal<Local, Bits<1>>,
+    op_cswap: Constant<Bits<8>>,
+    op_fadd: Constant<Bits<8>>,
+    op_aack: Constant<Bits<8>>,
+    acc_ra: Constant<Bits<8>>,
+    x_swap: Constant<Bits<9>>,
+    x_cmp: Constant<Bits<9>>,
+    x_orig: Constant<Bits<9>>,
+    j_atomic: Constant<Bits<8>>,
     // RDMA READ: requests served (jobs out; per QP the count accepted, twice, and the count
     // sent), responses landed (slots in, records out).
     rj_q: Fifo<JOB_W, 2, 3>,
@@ -665,6 +707,36 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
                 b
             })),
             acc_rr: k(ACCESS_REMOTE_READ.into()),
+            m_rq_req_at: Default::default(),
+            m_rq_req_addr: Default::default(),
+            s_rq_ans_data: Default::default(),
+            wr_ordered: Default::default(),
+            atomics: Default::default(),
+            req_at: Default::default(),
+            req_addr: Default::default(),
+            at_orig: Default::default(),
+            at_new: Default::default(),
+            n_atomics: Default::default(),
+            is_atomic: Default::default(),
+            is_aack: Default::default(),
+            rs_start: Default::default(),
+            k_len: Default::default(),
+            f_swap: Default::default(),
+            f_cmp: Default::default(),
+            f_orig: Default::default(),
+            at_calc: Default::default(),
+            sl_at: Default::default(),
+            j_len_v: Default::default(),
+            j_va_v: Default::default(),
+            j_at: Default::default(),
+            op_cswap: k(RC_CMP_SWAP.into()),
+            op_fadd: k(RC_FETCH_ADD.into()),
+            op_aack: k(RC_ATOMIC_ACKNOWLEDGE.into()),
+            acc_ra: k(ACCESS_REMOTE_ATOMIC.into()),
+            x_swap: ext_at(0, &ATOMIC_ETH, "swap_add"),
+            x_cmp: ext_at(0, &ATOMIC_ETH, "compare"),
+            x_orig: ext_at(AETH.len, &ATOMIC_ACK_ETH, "orig"),
+            j_atomic: field_at(&READ_JOB, "atomic"),
             op_rreq: k(RC_RDMA_READ_REQUEST.into()),
             op_rfirst: k(RC_RDMA_READ_RESPONSE_FIRST.into()),
             op_rmiddle: k(RC_RDMA_READ_RESPONSE_MIDDLE.into()),
@@ -1066,7 +1138,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             rl_qn,
             rl_c,
             n_reads,
-            n_bad_resp
+            n_bad_resp,
+            req_at,
+            req_addr,
+            at_orig,
+            at_new,
+            n_atomics
         );
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
@@ -1106,6 +1183,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.m_rl_qpn.next = self.rl_qn.q.val();
         self.m_rl_cnt.next = self.rl_c.q.val();
         self.reads.next = self.n_reads.q.val();
+        self.atomics.next = self.n_atomics.q.val();
+        self.m_rq_req_at.next = self.req_at.q.val();
+        self.m_rq_req_addr.next = self.req_addr.q.val();
         self.bad_resp.next = self.n_bad_resp.q.val();
         // The requester's READ slots; the READ counts (the sent count from its events).
         self.rslot.write_address.next = self.s_rslot_addr.val();
@@ -1199,10 +1279,24 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rs_middle.next = self.f_op.val() == self.op_rmiddle.val();
         self.rs_ends.next =
             (self.f_op.val() == self.op_rlast.val()) | (self.f_op.val() == self.op_ronly.val());
+        // Atomics (and their acknowledgement, as requester: a one-packet response).
+        self.is_atomic.next =
+            (self.f_op.val() == self.op_cswap.val()) | (self.f_op.val() == self.op_fadd.val());
+        self.is_aack.next = self.f_op.val() == self.op_aack.val();
+        if self.is_aack.val() {
+            self.rs_ends.next = true;
+        }
+        self.rs_start.next = self.rs_first.val()
+            | (self.f_op.val() == self.op_ronly.val())
+            | self.is_aack.val();
         self.is_resp.next = self.rs_first.val() | self.rs_middle.val() | self.rs_ends.val();
         self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
         self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
         self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
+        // An ATOMIC ACKNOWLEDGE lands its 8 bytes of original data as a READ response would.
+        if self.is_aack.val() {
+            self.f_len.next = bits::<13>(8);
+        }
         self.f_len32.next = bit_cast::<32, 13>(self.f_len.val());
         self.f_ackreq.next = self.m.q.val().get_bits::<1>(self.x_ackreq.val().index());
         self.f_srcip.next = self.m.q.val().get_bits::<32>(self.x_srcip.val().index());
@@ -1211,6 +1305,29 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.f_dlen.next = self.m.q.val().get_bits::<32>(self.x_dlen.val().index());
         self.f_syn.next = self.m.q.val().get_bits::<8>(self.x_syn.val().index());
         self.f_amsn.next = self.m.q.val().get_bits::<24>(self.x_amsn.val().index());
+        self.f_swap.next = self.m.q.val().get_bits::<64>(self.x_swap.val().index());
+        self.f_cmp.next = self.m.q.val().get_bits::<64>(self.x_cmp.val().index());
+        self.f_orig.next = self.m.q.val().get_bits::<64>(self.x_orig.val().index());
+        // The atomic's new value, from the original registered in Wait.
+        self.at_calc.next = self.at_orig.q.val() + self.f_swap.val();
+        if self.f_op.val() == self.op_cswap.val() {
+            self.at_calc.next = self.at_orig.q.val();
+            if self.at_orig.q.val() == self.f_cmp.val() {
+                self.at_calc.next = self.f_swap.val();
+            }
+        }
+        // An atomic's 8 bytes take the place of its packet's (empty) payload: the new value
+        // (as responder) or the original one of an ATOMIC ACKNOWLEDGE (as requester), as host
+        // memory holds a 64-bit value (little-endian).
+        if self.is_atomic.val() {
+            self.sc.s_tdata.next = bit_cast::<DW, 64>(self.at_new.q.val());
+            self.sc.s_tkeep.next = bits::<KW>(0xFF);
+            self.sc.s_tlast.next = true;
+        } else if self.is_aack.val() {
+            self.sc.s_tdata.next = bit_cast::<DW, 64>(self.f_orig.val());
+            self.sc.s_tkeep.next = bits::<KW>(0xFF);
+            self.sc.s_tlast.next = true;
+        }
         // The ImmDt: the first extended header, or after the RETH of a WRITE ONLY.
         self.f_imm.next = self.m.q.val().get_bits::<32>(self.x_imm.val().index());
         if self.f_op.val() == self.op_wonly_imm.val() {
@@ -1300,8 +1417,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             .s_meta_tdata
             .val()
             .get_bits::<8>(self.x_op.val().index());
-        self.in_resp.next =
-            (self.in_op.val() >= self.op_rfirst.val()) & (self.in_op.val() <= self.op_ronly.val());
+        self.in_resp.next = ((self.in_op.val() >= self.op_rfirst.val())
+            & (self.in_op.val() <= self.op_ronly.val()))
+            | (self.in_op.val() == self.op_aack.val());
         self.mr_ram.read_address.next =
             self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
         if self.state.q.val() == RespState::Idle {
@@ -1446,7 +1564,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.needs_wqe.next = (self.is_send.val() & self.starts.val())
             | (!self.is_send.val() & self.ends.val() & self.is_imm.val());
         self.diff.next = self.f_psn.val() - self.r_epsn.val();
-        self.seq_ok.next = ((self.starts.val() | self.is_rdreq.val())
+        self.seq_ok.next = ((self.starts.val() | self.is_rdreq.val() | self.is_atomic.val())
             & (self.c_in.val() == bits::<1>(0)))
             | ((self.is_middle.val() | self.is_last.val())
                 & (self.c_in.val() == bits::<1>(1))
@@ -1480,6 +1598,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.len_ok.next =
                 (self.f_len32.val() == bits::<32>(0)) & (self.f_dlen.val() <= self.max_dlen.val());
         }
+        if self.is_atomic.val() {
+            // Nor does an atomic, and its address is 8-byte aligned (IBA 9.4.5: else NAK
+            // invalid request).
+            self.len_ok.next = (self.f_len32.val() == bits::<32>(0))
+                & (self.f_va.val().get_bits::<3>(0) == bits::<3>(0));
+        }
         // Its responses: one per PMTU of its length, one at least (registered for RdAcc).
         // (In 256-byte units first: ceil(ceil(len / 256) / (PMTU / 256)).)
         self.rd_sum.next = bit_cast::<28, 24>(self.f_dlen.val().get_bits::<24>(8))
@@ -1506,10 +1630,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.is_rdreq.val() {
             self.acc_need.next = self.acc_rr.val();
         }
-        self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.f_dlen.val());
+        // The range the key must cover: the RETH's, or an atomic's 8 bytes.
+        self.k_len.next = self.f_dlen.val();
+        if self.is_atomic.val() {
+            self.acc_need.next = self.acc_ra.val();
+            self.k_len.next = bits::<32>(8);
+        }
+        self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.k_len.val());
         self.mr_end.next = self.mr_va.val() + self.mr_len.val();
         self.key_ok.next = self.is_send.val()
-            | (self.f_dlen.val() == bits::<32>(0))
+            | (self.k_len.val() == bits::<32>(0))
             | (((self.mr_acc.val() & self.acc_need.val()) != bits::<8>(0))
                 & (self.mr_key.val() == self.f_rkey.val())
                 & (self.mr_pdn.val() == self.r_pdn.val())
@@ -1569,6 +1699,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.sl_idx.next = self.rslot.read_data.val().get_bits::<16>(0);
         self.sl_psn.next = self.rslot.read_data.val().get_bits::<24>(16);
         self.sl_epoch.next = self.rslot.read_data.val().get_bits::<8>(40);
+        self.sl_at.next = self.rslot.read_data.val().get_bit(48);
         self.rs_epoch.next = self.rcv.q.val().get_bits::<8>(480);
         // After this packet: the next PSN, and at the READ's end (or when it fails) one more
         // landed and nothing in progress.
@@ -1592,11 +1723,21 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RACK_W, RDC_W>(self.rs_cnt.val()) << self.a_landed.val());
         self.rl_q.s_tdata.next = self.rl_rec.val();
         self.rl_q.s_tvalid.next = false;
+        // (An atomic's job: no bytes to read, its original data in `va`.)
+        self.j_len_v.next = self.f_dlen.val();
+        self.j_va_v.next = self.f_va.val();
+        self.j_at.next = bits::<1>(0);
+        if self.is_atomic.val() {
+            self.j_at.next = bits::<1>(1);
+            self.j_len_v.next = bits::<32>(0);
+            self.j_va_v.next = self.at_orig.q.val();
+        }
         self.job_rec.next = (bit_cast::<JOB_W, 24>(self.f_qpn.val()) << self.j_qpn.val())
             | (bit_cast::<JOB_W, 24>(self.f_psn.val()) << self.j_psn.val())
             | (bit_cast::<JOB_W, 24>(self.new_msn.q.val()) << self.j_msn.val())
-            | (bit_cast::<JOB_W, 32>(self.f_dlen.val()) << self.j_len.val())
-            | (bit_cast::<JOB_W, 64>(self.f_va.val()) << self.j_va.val())
+            | (bit_cast::<JOB_W, 32>(self.j_len_v.val()) << self.j_len.val())
+            | (bit_cast::<JOB_W, 64>(self.j_va_v.val()) << self.j_va.val())
+            | (bit_cast::<JOB_W, 1>(self.j_at.val()) << self.j_atomic.val())
             | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val());
         self.rj_q.s_tdata.next = self.job_rec.val();
         self.rj_q.s_tvalid.next = false;
@@ -1818,6 +1959,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.do_job.d.next = false;
                 self.do_rl.d.next = false;
                 self.rl_st.d.next = bits::<8>(0);
+                self.req_at.d.next = false;
                 self.rcv.d.next = self.rcur_ram.read_data.val();
                 self.ack_psn.d.next = self.r_epsn.val();
                 self.ack_msn.d.next = self.r_msn.val();
@@ -1838,14 +1980,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 } else if !(self.starts.val()
                     | self.is_middle.val()
                     | self.is_last.val()
-                    | self.is_rdreq.val())
+                    | self.is_rdreq.val()
+                    | self.is_atomic.val())
                 {
                     self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
                 } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
                     // A retransmission of a packet already taken: acknowledge again.
                     self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
-                    // (A duplicate READ is not served again yet: the reliability issue's.)
-                    self.do_ack.d.next = !self.is_rdreq.val();
+                    // (A duplicate READ or atomic is not served again yet: the reliability
+                    // issue's.)
+                    self.do_ack.d.next = !self.is_rdreq.val() & !self.is_atomic.val();
                     self.ack_syn.d.next = self.syn_ack.val();
                     self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
                 } else if self.diff.val() != bits::<24>(0) {
@@ -1860,12 +2004,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_inv.val();
-                } else if (self.starts.val() | self.is_rdreq.val()) & !self.key_ok.val() {
+                } else if (self.starts.val() | self.is_rdreq.val() | self.is_atomic.val())
+                    & !self.key_ok.val()
+                {
                     self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_acc.val();
                 } else if self.is_rdreq.val() {
                     self.state.d.next = RespState::RdAcc;
+                } else if self.is_atomic.val() {
+                    self.state.d.next = RespState::AtOrd;
                 } else {
                     // Accepted: write the payload, move the PSN, the MSN and the cursor.
                     self.wb_ctx.d.next = true;
@@ -1908,6 +2056,39 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
                 self.state.d.next = RespState::Drain;
             }
+            RespState::AtOrd => {
+                // An atomic, serialized with everything this block writes: its read goes out
+                // once every earlier write is ahead of it on the way to the host.
+                if !self.cmdq.m_tvalid.val() & self.wr_ordered.val() & !self.req_v.q.val() {
+                    self.req_v.d.next = true;
+                    self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                    self.req_sq.d.next = false;
+                    self.req_at.d.next = true;
+                    self.req_addr.d.next = self.f_va.val();
+                    self.state.d.next = RespState::Wait;
+                }
+            }
+            RespState::AtWr => {
+                // The new value written where the original was (one piece, through the
+                // scatter in Pay); the PSN and the MSN move on; the ATOMIC ACKNOWLEDGE is a
+                // job for the requester, in order with the QP's READ responses.
+                self.at_new.d.next = self.at_calc.val();
+                self.sl.d.next = bit_cast::<ANS_W, 64>(self.f_va.val())
+                    | (bit_cast::<ANS_W, 32>(bits::<32>(8)) << 64);
+                self.srem.d.next = bits::<16>(8);
+                self.wb_ctx.d.next = true;
+                self.new_epsn.d.next = self.r_epsn.val() + bits::<24>(1);
+                self.new_msn.d.next = self.r_msn.val() + bits::<24>(1);
+                self.do_job.d.next = true;
+                self.n_atomics.d.next = self.n_atomics.q.val() + bits::<32>(1);
+                self.state.d.next = RespState::Split;
+            }
+            RespState::AtEnd => {
+                // The write ahead of anything after it (a later READ's or atomic's reads).
+                if !self.cmdq.m_tvalid.val() & self.wr_ordered.val() {
+                    self.state.d.next = RespState::Resp;
+                }
+            }
             RespState::RSlot => {
                 // A READ response: the QP sends (RTS); a FIRST or ONLY must carry the PSN of
                 // the QP's next READ (its slot) and has its WQE fetched again for the SGEs; a
@@ -1916,9 +2097,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.state.d.next = RespState::Drain;
                 if self.r_state.val() != self.st_rts.val() {
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
-                } else if self.rs_first.val() | (self.f_op.val() == self.op_ronly.val()) {
+                } else if self.rs_start.val() {
                     if (self.f_psn.val() != self.sl_psn.val())
                         | (self.sl_epoch.val() != self.r_epoch.val())
+                        | (self.sl_at.val() != self.is_aack.val())
                         | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
                         | (self.f_len32.val() > self.pmtu.val())
                     {
@@ -1957,6 +2139,18 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.wb_rcur.d.next = true;
                         self.rcv.d.next =
                             (self.rcv.q.val() & !self.rl_mask.val()) | self.rl_fields.val();
+                        self.state.d.next = RespState::Drain;
+                    }
+                } else if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.is_atomic.val() {
+                    // An atomic's original value; a failed read: NAK remote operational
+                    // error, nothing written (the DMA engine counts the failure).
+                    self.at_orig.d.next = self.s_rq_ans_data.val();
+                    self.state.d.next = RespState::AtWr;
+                    if self.s_rq_ans_status.val() != bits::<8>(0) {
+                        self.do_ack.d.next = true;
+                        self.ack_syn.d.next = self.syn_op.val();
+                        self.ack_psn.d.next = self.r_epsn.val();
+                        self.ack_msn.d.next = self.r_msn.val();
                         self.state.d.next = RespState::Drain;
                     }
                 } else if self.s_rq_ans_valid.val() & !self.req_v.q.val() {
@@ -2029,7 +2223,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::Split => {
                 if self.srem.q.val() == bits::<16>(0) {
                     self.state.d.next = RespState::Pay;
-                    if self.f_len.val() == bits::<13>(0) {
+                    if (self.f_len.val() == bits::<13>(0)) & !self.is_atomic.val() {
                         self.state.d.next = RespState::Drain;
                     }
                     // A SEND: the receive cursor moves on past this packet; the message's end
@@ -2069,6 +2263,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::Pay => {
                 if self.s_pay_tvalid.val() & self.sc.s_tready.val() & self.s_pay_tlast.val() {
                     self.state.d.next = RespState::Resp;
+                    if self.is_atomic.val() {
+                        self.state.d.next = RespState::AtEnd;
+                    }
                 }
             }
             RespState::Drain => {
@@ -2146,6 +2343,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_bad_pkey.d.next = bits::<32>(0);
             self.n_reads.d.next = bits::<32>(0);
             self.n_bad_resp.d.next = bits::<32>(0);
+            self.n_atomics.d.next = bits::<32>(0);
             self.rl_v.d.next = false;
         }
     }

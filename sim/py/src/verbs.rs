@@ -386,6 +386,8 @@ impl Host {
                 remote_addr: opt("remote_addr")?.map_or(Ok(0), |v| v.extract())?,
                 rkey: opt("rkey")?.map_or(Ok(0), |v| v.extract())?,
                 imm_data: opt("imm_data")?.map_or(Ok(0), |v| v.extract())?,
+                compare_add: opt("compare_add")?.map_or(Ok(0), |v| v.extract())?,
+                swap: opt("swap")?.map_or(Ok(0), |v| v.extract())?,
                 signaled: opt("signaled")?.map_or(Ok(true), |v| v.extract())?,
                 solicited: opt("solicited")?.map_or(Ok(false), |v| v.extract())?,
             });

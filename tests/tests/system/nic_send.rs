@@ -316,12 +316,12 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                         lkey: mr.lkey,
                     });
                 }
-                // Every opcode that sends its SGEs' bytes (a READ's come back: `read.rs`), the
-                // immediate and the solicited bit at random.
+                // Every opcode that sends its SGEs' bytes (a READ's and an atomic's come back:
+                // `read.rs`, `atomic.rs`), the immediate and the solicited bit at random.
                 let sends = WrOpcode::ALL
                     .map(|o| o)
                     .into_iter()
-                    .filter(|o| *o != WrOpcode::RdmaRead);
+                    .filter(|o| !o.writes_local());
                 let sends: Vec<WrOpcode> = sends.collect();
                 let opcode = sends[r.gen_range(0..sends.len())];
                 let wr = SendWr {
@@ -333,6 +333,7 @@ fn write_lists_on_four_qps_leave_as_checked_rocev2_frames() -> Result<()> {
                     imm_data: r.gen(),
                     signaled: r.gen_bool(0.7),
                     solicited: r.gen_bool(0.5),
+                    ..SendWr::default()
                 };
                 wr_id += 1;
                 let packets = len.div_ceil(pmtu).max(1) as u32;
