@@ -348,7 +348,10 @@ impl WrOpcode {
 
     /// An atomic (8 bytes at the peer; the original value comes back).
     pub fn is_atomic(self) -> bool {
-        matches!(self, WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd)
+        matches!(
+            self,
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd
+        )
     }
 
     /// Its response lands in the local SGEs (a READ or an atomic): they need LOCAL_WRITE.

@@ -199,6 +199,7 @@ pub struct RecvQueue<const DW: usize> {
     ix: Vec<Constant<Bits<3>>>,
     dw_step: Constant<Bits<11>>,
     wqe_top: Constant<Bits<11>>,
+    data_at: Constant<Bits<10>>,
     wqe_len: Constant<Bits<13>>,
     wqe_sh: Constant<Bits<5>>,
     max_sge: Constant<Bits<8>>,
@@ -336,6 +337,7 @@ impl<const DW: usize> RecvQueue<DW> {
             ix: (0..MAX_SGE as u64).map(k).collect(),
             dw_step: k(DW as u64),
             wqe_top: k((RWQE_W - DW) as u64),
+            data_at: k((RWQE_W - DW) as u64),
             wqe_len: k(RECV_WQE_LEN as u64),
             wqe_sh: k(RECV_WQE_LEN.trailing_zeros().into()),
             max_sge: k(MAX_SGE as u64),
@@ -360,8 +362,9 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, state, qpn, sqm, atm, at_addr, w_base, w_slot, idx, dirty, rqc, ci, pi, wqe, have, fail,
-            kq, ka, kbad, tot, rd_addr, rd_valid, ans_valid, ans_status, n_bad, n_empty
+            self, clk, state, qpn, sqm, atm, at_addr, w_base, w_slot, idx, dirty, rqc, ci, pi, wqe,
+            have, fail, kq, ka, kbad, tot, rd_addr, rd_valid, ans_valid, ans_status, n_bad,
+            n_empty
         );
         self.rqc_ram.read_clock.next = self.clk.val();
         self.rqc_ram.write_clock.next = self.clk.val();
@@ -393,7 +396,7 @@ impl<const DW: usize> Logic for RecvQueue<DW> {
         self.m_ans_status.next = self.ans_status.q.val();
         self.m_ans_wrid.next = self.wqe.q.val().get_bits::<64>(self.w_x_wrid.val().index());
         // An atomic's 8 bytes: its one beat's first, shifted in at the top.
-        self.m_ans_data.next = self.wqe.q.val().get_bits::<64>(self.wqe_top.val().index());
+        self.m_ans_data.next = self.wqe.q.val().get_bits::<64>(self.data_at.val().index());
         self.w_nsge.next = self.wqe.q.val().get_bits::<8>(self.w_x_nsge.val().index());
         self.m_ans_nsge.next = self.w_nsge.val().get_bits::<3>(0);
         self.m_ans_len.next = self.tot.q.val().get_bits::<32>(0);

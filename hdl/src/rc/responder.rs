@@ -101,23 +101,24 @@ use crate::rc::recv_queue::{ANS_NONE, ANS_SGE_W, ANS_W};
 use crate::rc::requester::{JOB_W, RDC_W, SLOT_A, SLOT_W};
 use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
-    AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
-    AETH_RNR_NAK, RNR_TIMER_DEFAULT,
+    AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
+    AETH_RNR_NAK, ATOMIC_ACK_ETH, ATOMIC_ETH, RNR_TIMER_DEFAULT,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
     beats_of, tx_frame_len, READ_JOB, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
-    RC_RDMA_READ_RESPONSE_MIDDLE, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
-    RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE,
-    RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST,
-    RC_SEND_LAST_WITH_IMMEDIATE, RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
+    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
+    RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_MIDDLE,
+    RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST,
+    RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
+    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_LAST, RC_SEND_LAST_WITH_IMMEDIATE,
+    RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX, QP_STATE_RTR, QP_STATE_RTS,
-    WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
+    ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX,
+    QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
 };
 
 /// QP/MR table address width and context widths, as BAR0 stores them.
@@ -284,6 +285,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     req_addr: DFF<Bits<64>>,
     at_orig: DFF<Bits<64>>,
     at_new: DFF<Bits<64>>,
+    inj: DFF<Bits<1>>,
+    inj_val: DFF<Bits<64>>,
     n_atomics: DFF<Bits<32>>,
     is_atomic: Signal<Local, Bit>,
     is_aack: Signal<Local, Bit>,
@@ -716,6 +719,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             req_addr: Default::default(),
             at_orig: Default::default(),
             at_new: Default::default(),
+            inj: Default::default(),
+            inj_val: Default::default(),
             n_atomics: Default::default(),
             is_atomic: Default::default(),
             is_aack: Default::default(),
@@ -1143,6 +1148,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             req_addr,
             at_orig,
             at_new,
+            inj,
+            inj_val,
             n_atomics
         );
         self.rj_q.clk.next = self.clk.val();
@@ -1259,9 +1266,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.bad_pkey.next = self.n_bad_pkey.q.val();
         // Payload: through the `Scatter` (one packet per write command) to the DMA write
         // engine in Pay, dropped in Drain.
-        self.sc.s_tdata.next = self.s_pay_tdata.val();
-        self.sc.s_tkeep.next = self.s_pay_tkeep.val();
-        self.sc.s_tlast.next = self.s_pay_tlast.val();
+        self.sc.s_tdata.next = (self.s_pay_tdata.val()
+            & !(bits::<DW>(0) - bit_cast::<DW, 1>(self.inj.q.val())))
+            | bit_cast::<DW, 64>(self.inj_val.q.val());
+        self.sc.s_tkeep.next = (self.s_pay_tkeep.val()
+            & !(bits::<KW>(0) - bit_cast::<KW, 1>(self.inj.q.val())))
+            | (bits::<KW>(0xFF) & (bits::<KW>(0) - bit_cast::<KW, 1>(self.inj.q.val())));
+        self.sc.s_tlast.next = self.s_pay_tlast.val() | (self.inj.q.val() == bits::<1>(1));
         self.sc.s_tvalid.next = self.s_pay_tvalid.val() & (self.state.q.val() == RespState::Pay);
         self.m_wd_tdata.next = self.sc.m_tdata.val();
         self.m_wd_tlast.next = self.sc.m_tlast.val();
@@ -1286,9 +1297,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.is_aack.val() {
             self.rs_ends.next = true;
         }
-        self.rs_start.next = self.rs_first.val()
-            | (self.f_op.val() == self.op_ronly.val())
-            | self.is_aack.val();
+        self.rs_start.next =
+            self.rs_first.val() | (self.f_op.val() == self.op_ronly.val()) | self.is_aack.val();
         self.is_resp.next = self.rs_first.val() | self.rs_middle.val() | self.rs_ends.val();
         self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
         self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
@@ -1318,15 +1328,17 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         // An atomic's 8 bytes take the place of its packet's (empty) payload: the new value
         // (as responder) or the original one of an ATOMIC ACKNOWLEDGE (as requester), as host
-        // memory holds a 64-bit value (little-endian).
+        // memory holds a 64-bit value (little-endian). Registered (the record is held from
+        // Check, the new value from AtWr, two cycles before Pay), so the scatter's inputs are
+        // one expression each of registers and inputs.
+        self.inj.d.next = bits::<1>(0);
+        self.inj_val.d.next = bits::<64>(0);
         if self.is_atomic.val() {
-            self.sc.s_tdata.next = bit_cast::<DW, 64>(self.at_new.q.val());
-            self.sc.s_tkeep.next = bits::<KW>(0xFF);
-            self.sc.s_tlast.next = true;
+            self.inj.d.next = bits::<1>(1);
+            self.inj_val.d.next = self.at_new.q.val();
         } else if self.is_aack.val() {
-            self.sc.s_tdata.next = bit_cast::<DW, 64>(self.f_orig.val());
-            self.sc.s_tkeep.next = bits::<KW>(0xFF);
-            self.sc.s_tlast.next = true;
+            self.inj.d.next = bits::<1>(1);
+            self.inj_val.d.next = self.f_orig.val();
         }
         // The ImmDt: the first extended header, or after the RETH of a WRITE ONLY.
         self.f_imm.next = self.m.q.val().get_bits::<32>(self.x_imm.val().index());

@@ -83,9 +83,15 @@ fn reap_both(w: &mut World, n: [usize; 2], s: u64, what: &str) -> Result<[Vec<Wo
 /// Every host's NIC: no stray response, no refused key, no DMA outside a region.
 fn clean(w: &World, s: u64) -> Result<()> {
     for h in [&w.a, &w.b] {
-        ensure!(h.counter("resp_bad_resp")? == 0, "seed {s}: stray responses");
+        ensure!(
+            h.counter("resp_bad_resp")? == 0,
+            "seed {s}: stray responses"
+        );
         ensure!(h.counter("resp_bad_rkey")? == 0, "seed {s}: keys refused");
-        ensure!(h.counter("resp_bad_req")? == 0, "seed {s}: requests refused");
+        ensure!(
+            h.counter("resp_bad_req")? == 0,
+            "seed {s}: requests refused"
+        );
         ensure!(
             h.sim.borrow().rc.borrow().violations.is_empty(),
             "seed {s}: host memory violations: {:?}",
@@ -210,7 +216,10 @@ fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
     for h in [&w.a, &w.b] {
         ensure!(h.counter("resp_atomics")? == (nqp * per) as u64);
     }
-    println!("seed {s}: {} adds each way over {nqp} QPs: exact", nqp * per);
+    println!(
+        "seed {s}: {} adds each way over {nqp} QPs: exact",
+        nqp * per
+    );
     Ok(())
 }
 
@@ -261,7 +270,14 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
             2 => (WrOpcode::AtomicFetchAndAdd, 8, u64::MAX, 0),
             _ => (WrOpcode::AtomicCmpAndSwp, 0, id, 0),
         };
-        let wr = atomic(op, (st * 16 + c) as u64, res, (lock.addr + at, lock.rkey), ca, sw);
+        let wr = atomic(
+            op,
+            (st * 16 + c) as u64,
+            res,
+            (lock.addr + at, lock.rkey),
+            ca,
+            sw,
+        );
         w_host(w, side).dev.post_send(&mut qps[c][side], &[wr])
     };
     for side in 0..2 {
@@ -299,7 +315,10 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
                         0
                     }
                     1 => {
-                        ensure!(orig == 0, "seed {s}: client {side}/{c} entered with {orig} in");
+                        ensure!(
+                            orig == 0,
+                            "seed {s}: client {side}/{c} entered with {orig} in"
+                        );
                         2
                     }
                     2 => {
@@ -307,7 +326,10 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
                         3
                     }
                     _ => {
-                        ensure!(orig == id, "seed {s}: client {side}/{c} freed {orig}'s lock");
+                        ensure!(
+                            orig == id,
+                            "seed {s}: client {side}/{c} freed {orig}'s lock"
+                        );
                         held[side][c] += 1;
                         0
                     }
@@ -327,8 +349,14 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
     }
     for side in 0..2 {
         let h = w_host(&mut w, side);
-        ensure!(read_u64(h, words[side].addr)? == 0, "seed {s}: lock left taken");
-        ensure!(read_u64(h, words[side].addr + 8)? == 0, "seed {s}: occupancy");
+        ensure!(
+            read_u64(h, words[side].addr)? == 0,
+            "seed {s}: lock left taken"
+        );
+        ensure!(
+            read_u64(h, words[side].addr + 8)? == 0,
+            "seed {s}: occupancy"
+        );
     }
     clean(&w, s)?;
     println!(
@@ -459,7 +487,10 @@ fn atomic_refusals_complete_with_their_status_and_write_nothing() -> Result<()> 
         } else {
             ensure!(w.b.counter("resp_atomics")? == 0, "seed {s}: case {case}");
         }
-        ensure!(now == expect, "seed {s}: case {case}: the peer's memory changed");
+        ensure!(
+            now == expect,
+            "seed {s}: case {case}: the peer's memory changed"
+        );
         let mut mine = vec![0u8; 64];
         w.a.dev.mem.read(dst.addr, &mut mine)?;
         ensure!(mine == local, "seed {s}: case {case}: a's buffer changed");

@@ -518,12 +518,11 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
         signaled: true,
         ..Default::default()
     };
-    // A WQE with an opcode the NIC does not run (READ or an atomic today, or none at all),
-    // written behind the driver's back,
-    // before two good ones: it completes at once with an error (nothing answers the good ones
-    // here, and completions come in order).
+    // A WQE with an opcode that names no work request (past the atomics), written behind
+    // the driver's back, before two good ones: it completes at once with an error (nothing
+    // answers the good ones here, and completions come in order).
     let mut bad = good.wqe();
-    bad[0] = [4, 5, 6, 7, 0x80, 0xFF][r.gen_range(0..6)];
+    bad[0] = [7, 8, 0x20, 0x80, 0xFF][r.gen_range(0..5)];
     bad[8] = 1;
     let slot = u64::from(qp.sq_pi) & ((1 << qp.sq_log_size) - 1);
     nic.dev
