@@ -7,7 +7,7 @@
 //! some failed. Each answer must be what IBA's rules (written out here) say of the WQE at the
 //! QP's consumer index: NONE with nothing posted (nothing consumed), else the WQE's wr_id and
 //! scatter list, or the completion status of a WQE consumed in error; `m_peek_ci` reads the
-//! consumer index back.
+//! consumer index back. Atomic reads (8 bytes at an address, nothing consumed) between them.
 
 use anyhow::{ensure, Context, Result};
 use ferroce_hdl::prelude::*;
@@ -212,6 +212,10 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
         .collect();
     let mut in_flight: Option<usize> = None;
     let mut req: Option<usize> = None;
+    // An atomic's read (its address) asked for, and in flight: answered with the 8 bytes
+    // read there (or GENERAL_ERR), nothing consumed.
+    let (mut at_req, mut at_flight): (Option<u64>, Option<u64>) = (None, None);
+    let mut atomics = 0usize;
     // DMA: the read command taken, and the beats of the answer after its delay.
     let mut dma: VecDeque<(u64, Vec<u8>, bool)> = VecDeque::new();
     let mut beats: VecDeque<(u64, bool, bool)> = VecDeque::new();
@@ -278,20 +282,35 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
             doorbell = Some((q.qpn, q.pi));
         } else if in_flight.is_none() && req.is_none() && r.gen_ratio(1, 4) {
             req = Some(r.gen_range(0..qps.len()));
+            if r.gen_ratio(1, 5) {
+                let addr = r.gen::<u64>() & !7;
+                mem.insert(addr, (0..8).map(|_| r.gen()).collect());
+                fails.insert(addr, r.gen_ratio(1, 10));
+                at_req = Some(addr);
+            }
         }
         let rdb = doorbell.take();
         // The request is held until taken.
         let s_req_ready = tb.get("s_req_ready")? == 1;
         let req_now = req;
+        let at_now = at_req;
         if let (Some(k), true) = (req, s_req_ready) {
             in_flight = Some(k);
+            at_flight = at_req.take();
             req = None;
         }
         // The DMA model: a command when it has none, its beats after a delay.
         let rd_ready = dma.is_empty() && r.gen_bool(0.7);
         if tb.get("m_rd_tvalid")? == 1 && rd_ready {
             let addr = tb.get("m_rd_addr")?;
-            ensure!(tb.get("m_rd_len")? == 128, "seed {s}: WQE read length");
+            let want = if at_flight.is_some() { 8 } else { 128 };
+            ensure!(
+                tb.get("m_rd_len")? == want,
+                "seed {s}: read length, want {want}"
+            );
+            if let Some(a) = at_flight {
+                ensure!(addr == a, "seed {s}: atomic read at {addr:#x}, want {a:#x}");
+            }
             let img = mem.get(&addr).cloned().unwrap_or_else(|| vec![0xEE; 128]);
             let fail = *fails.get(&addr).unwrap_or(&true);
             dma.push_back((addr, img, fail));
@@ -300,9 +319,10 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
         if beats.is_empty() && !dma.is_empty() {
             if dma_wait == 0 {
                 let (_, img, fail) = dma.pop_front().context("a read")?;
-                for i in 0..128 / KW {
+                let n = img.len() / KW;
+                for i in 0..n {
                     let w = u64::from_le_bytes(img[i * KW..(i + 1) * KW].try_into()?);
-                    let last = i + 1 == 128 / KW;
+                    let last = i + 1 == n;
                     beats.push_back((w, last, last && fail));
                 }
             } else {
@@ -321,7 +341,19 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
             let k = in_flight.take().context("an answer with no request")?;
             let status = tb.get("m_ans_status")? as u32;
             let q = &mut qps[k];
-            if q.ci == q.pi {
+            if let Some(a) = at_flight.take() {
+                let want = if fails[&a] { WC_GENERAL_ERR } else { 0 };
+                ensure!(status == want, "seed {s}: atomic read status {status}");
+                if status == 0 {
+                    let v = u64::from_le_bytes(mem[&a][..8].try_into()?);
+                    ensure!(
+                        tb.get("m_ans_data")? == v,
+                        "seed {s}: atomic read data {:#x}, want {v:#x}",
+                        tb.get("m_ans_data")?
+                    );
+                }
+                atomics += 1;
+            } else if q.ci == q.pi {
                 ensure!(
                     status == ANS_NONE,
                     "seed {s}: QP {} has none posted, answer {status:#x}",
@@ -391,6 +423,8 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
         hdl.s_rdb_pi.next = bits_from_u64(db_pi.into());
         hdl.s_req_valid.next = req_now.is_some();
         hdl.s_req_qpn.next = bits_from_u64(rq);
+        hdl.s_req_at.next = at_now.is_some();
+        hdl.s_req_addr.next = bits_from_u64(at_now.unwrap_or(0));
         hdl.m_ans_ready.next = ans_ready;
         hdl.m_rd_tready.next = rd_ready;
         hdl.s_rd_tdata.next = bits_from_u64(bd);
@@ -410,6 +444,8 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
         tb.set("s_rdb_pi", db_pi.into())?;
         tb.set("s_req_valid", req_now.is_some().into())?;
         tb.set("s_req_qpn", rq)?;
+        tb.set("s_req_at", at_now.is_some().into())?;
+        tb.set("s_req_addr", at_now.unwrap_or(0))?;
         tb.set("m_ans_ready", ans_ready.into())?;
         tb.set("m_rd_tready", rd_ready.into())?;
         tb.set("s_rd_tdata", bd)?;
@@ -435,8 +471,8 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
         qps[0].ci
     );
     ensure!(
-        nones > 0 && errors > 0,
-        "seed {s}: {nones} NONE, {errors} errors: too few"
+        nones > 0 && errors > 0 && atomics > 10,
+        "seed {s}: {nones} NONE, {errors} errors, {atomics} atomic reads: too few"
     );
     ensure!(
         tb.get("bad_wqe")? == errors as u64 && tb.get("empty")? == nones as u64,

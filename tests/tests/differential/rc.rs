@@ -102,10 +102,11 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
     let mut put = |name: &str, v: u128| WQE.set(&WQE.field(name), &mut img, v);
     put(
         "opcode",
-        match r.gen_range(0..20) {
+        match r.gen_range(0..22) {
             0..=15 => 0,
             16 | 17 => 4,
-            _ => r.gen_range(1..7),
+            18 | 19 => r.gen_range(5..7),
+            _ => r.gen_range(1..9),
         },
     );
     let nsge = if r.gen_bool(0.95) {
@@ -140,6 +141,13 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
                 put("length", u128::from(r.gen_range(0..=e.1 - off)).min(len));
             }
         }
+    }
+    // An atomic: mostly one SGE of 8 bytes (its original value lands there).
+    let op = WQE.get(&WQE.field("opcode"), &img);
+    if (5..=6).contains(&op) && r.gen_bool(0.9) {
+        WQE.set(&WQE.field("num_sge"), &mut img, 1);
+        let sge = &mut img[WQE_SGE_AT..WQE_SGE_AT + SGE_LEN];
+        SGE.set(&SGE.field("length"), sge, 8);
     }
     img
 }
@@ -177,7 +185,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     tb.set("tx_cap", cap)?;
     hdl.tx_cap.next = bits_from_u64(cap);
     let (mut packets, mut records, mut doorbells) = (0, 0, 0);
-    let (mut jobs, mut jobs_done) = (0, 0);
+    let (mut jobs, mut jobs_done, mut atomics) = (0, 0, 0usize);
     let rj_data = tb.model_ref().port("s_rj_tdata")?;
     let mut job: Option<Vec<u8>> = None;
     let mut pending_sent = 0usize;
@@ -240,11 +248,15 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         if job.is_none() && r.gen_ratio(1, 300) {
             let l = &ferroce_spec::meta::READ_JOB;
             let mut img = vec![0u8; l.len];
+            // An atomic's job (its ATOMIC ACKNOWLEDGE) reads nothing.
+            let atomic = r.gen_ratio(1, 4);
+            let len = [0, 1, 255, 256, 257, 1000, 3000][r.gen_range(0..7)];
             for (n, v) in [
                 ("qpn", r.gen_range(0..8)),
                 ("psn", r.gen_range(0..1 << 24)),
                 ("msn", r.gen_range(0..1 << 24)),
-                ("len", [0, 1, 255, 256, 257, 1000, 3000][r.gen_range(0..7)]),
+                ("len", if atomic { 0 } else { len }),
+                ("atomic", u128::from(atomic)),
                 ("va", r.gen::<u64>().into()),
                 ("seq", r.gen_range(0..32)),
             ] {
@@ -313,6 +325,11 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         let cmd = (hdl.m_rd_tvalid.val() && rd_ready).then(|| hdl.m_rd_len.val().to_u64());
         let beat_taken = rd_valid && hdl.s_rd_tready.val();
         packets += usize::from(hdl.m_meta_tvalid.val() && meta_ready);
+        if hdl.m_meta_tvalid.val() && meta_ready {
+            // Atomic requests and ATOMIC ACKNOWLEDGEs among them.
+            let op = hdl.m_meta_tdata.val().get_bits::<8>(192).to_u64();
+            atomics += usize::from((0x12..=0x14).contains(&op));
+        }
         records += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
         pending_sent += usize::from(hdl.m_sent_tvalid.val() && sent_ready);
         doorbells += usize::from(db_valid && hdl.s_db_tready.val());
@@ -370,15 +387,16 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     .collect::<Result<_, _>>()?;
     assert!(
         packets > 200
+            && atomics > 5
             && records > 40
             && jobs > 10
             && jobs_done > 10
             && counters.iter().all(|&c| c > 0),
         "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, {jobs} \
-         READ jobs, {jobs_done} sent, counters {counters:?}"
+         READ jobs, {jobs_done} sent, {atomics} atomic packets, counters {counters:?}"
     );
     println!(
-        "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets, {records} SENT, counters {counters:?}, all {} outputs equal", outs.len()
+        "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets ({atomics} atomic), {records} SENT, counters {counters:?}, all {} outputs equal", outs.len()
     );
     Ok(())
 }

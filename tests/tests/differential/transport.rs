@@ -153,7 +153,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                         if i == 7 {
                             1
                         } else {
-                            u128::from(2 | (4 * ((i & 1) ^ 1)))
+                            u128::from(2 | (4 * ((i & 1) ^ 1)) | (8 * ((i >> 1) & 1)))
                         },
                     ),
                 ],
@@ -166,7 +166,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         if meta.is_none() && pay.is_empty() && r.gen_bool(0.3) {
             let now: u64 = counters(&hdl).iter().sum();
             if let Some((qi, op, len, dlen)) = last.take() {
-                if now == judged && op <= 12 {
+                if now == judged && (op <= 12 || op == 19 || op == 20) {
                     epsn[qi] = (epsn[qi] + 1) & 0xFF_FFFF;
                     in_msg[qi] = [0, 1, 6, 7].contains(&op);
                     send_msg[qi] = op <= 1;
@@ -184,15 +184,18 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             };
             let qi = (q & 7) as usize;
             // WRITEs and SENDs, with and without immediate, in and out of message order; READ
-            // requests and responses; atomics (not implemented).
+            // requests and responses; atomics and their acknowledgements.
             let op: u8 = if r.gen_ratio(1, 10) {
-                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 19, 20][r.gen_range(0..16)]
+                // (0x16, 0x17: SEND with invalidate, not implemented.)
+                [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 22, 23][r.gen_range(0..16)]
             } else if r.gen_ratio(1, 8) {
                 17
             } else if r.gen_ratio(1, 5) {
                 12
             } else if r.gen_ratio(1, 6) {
-                [13, 14, 15, 16, 16][r.gen_range(0..5)]
+                [13, 14, 15, 16, 16, 18][r.gen_range(0..6)]
+            } else if r.gen_ratio(1, 5) {
+                [19, 20][r.gen_range(0..2)]
             } else if in_msg[qi] && send_msg[qi] {
                 [1, 1, 2, 3][r.gen_range(0..4)]
             } else if in_msg[qi] {
@@ -211,8 +214,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             };
             // A READ response: FIRST/ONLY most often at its slot's PSN, MIDDLE/LAST at the
             // one after the last response.
-            if (13..=16).contains(&op) {
-                psn = if op == 13 || op == 16 {
+            if (13..=16).contains(&op) || op == 18 {
+                psn = if op == 13 || op == 16 || op == 18 {
                     slots[qi][usize::from(landed[qi] & 15)].1
                 } else {
                     rexp[qi]
@@ -230,16 +233,24 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             let mut len: u64 = match op {
                 0 | 1 | 6 | 7 | 13 | 14 => 256,
                 2..=5 | 15 | 16 => r.gen_range(0..=256),
-                12 => 0,
+                12 | 18..=20 => 0,
                 8 | 9 => rem[qi],
                 _ => dlen,
             };
             if r.gen_ratio(1, 20) {
                 len = r.gen_range(0..300);
             }
-            let key = r.gen_range(0..8u64) << 8 | u64::from(r.gen_ratio(15, 16));
-            let va = (key >> 8) * 0x1000 + r.gen_range(0..0x1000);
-            let ext: u128 = if op == 17 || op <= 5 || (13..=16).contains(&op) {
+            let mut key = r.gen_range(0..8u64) << 8 | u64::from(r.gen_ratio(15, 16));
+            if (19..=20).contains(&op) && r.gen_ratio(3, 4) {
+                // Mostly a region with the atomic right.
+                key = [2u64, 3, 6][r.gen_range(0..3)] << 8 | 1;
+            }
+            let mut va = (key >> 8) * 0x1000 + r.gen_range(0..0x1000);
+            if (19..=20).contains(&op) && r.gen_ratio(7, 8) {
+                // An atomic's address: 8-byte aligned most often.
+                va &= !7;
+            }
+            let ext: u128 = if op == 17 || op <= 5 || (13..=16).contains(&op) || op == 18 {
                 // An AETH, or a SEND's ImmDt (or nothing) at the top.
                 u128::from(r.gen::<u32>()) << 96
             } else {
@@ -310,6 +321,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             "m_rack_tready",
             "m_rcv_tready",
             "wr_idle",
+            "wr_ordered",
             "m_rq_req_ready",
             "m_rj_tready",
             "m_rland_tready",
@@ -325,14 +337,18 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         });
         let (se, sa, sd) = match slot {
             Some((q, k)) => {
-                let v = u64::from(slots[q][k].0) | u64::from(slots[q][k].1) << 16;
+                // Epoch 0 (the contexts' own), an atomic's slot now and then.
+                let v = u64::from(slots[q][k].0)
+                    | u64::from(slots[q][k].1) << 16
+                    | u64::from(r.gen_ratio(1, 4)) << 48;
                 (1u8, (q << 4 | k) as u64, v)
             }
             None => (0, 0, 0),
         };
         inp.push(("s_rslot_en", vec![se]));
         inp.push(("s_rslot_addr", le(sa, 2)));
-        inp.push(("s_rslot_data", le(sd, 6)));
+        inp.push(("s_rslot_data", le(sd, 7)));
+        inp.push(("s_rq_ans_data", le(r.gen(), 8)));
         let done = (!jobs.is_empty() && r.gen_ratio(1, 6)).then(|| jobs.pop_front().unwrap());
         let (dv, dq, ds) = done.map_or((0u8, 0u8, 0u8), |(q, s)| (1, q, s));
         inp.push(("s_rdone_valid", vec![dv]));
@@ -404,6 +420,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_rack_tready.next = inp.bit("m_rack_tready");
         hdl.m_rcv_tready.next = inp.bit("m_rcv_tready");
         hdl.wr_idle.next = inp.bit("wr_idle");
+        hdl.wr_ordered.next = inp.bit("wr_ordered");
+        hdl.s_rq_ans_data.next = wide(inp.get("s_rq_ans_data"));
         hdl.m_rq_req_ready.next = inp.bit("m_rq_req_ready");
         hdl.s_rq_ans_valid.next = inp.bit("s_rq_ans_valid");
         hdl.s_rq_ans_status.next = wide(inp.get("s_rq_ans_status"));
@@ -469,6 +487,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         "bad_pkey",
         "bad_resp",
         "reads",
+        "atomics",
     ]
     .iter()
     .map(|c| tb.get(c))
