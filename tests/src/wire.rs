@@ -230,7 +230,8 @@ const IB_PAYLOAD_HEURISTICS: &[&str] = &[
 
 /// Per frame of `pcap`, tshark's protocol column, BTH opcode, destination QP, PSN, malformed
 /// flag, expert severities, RETH VA, AETH MSN, 802.1Q priority and VLAN ID (empty when
-/// untagged) (`;`-separated fields, in that order).
+/// untagged), ImmDt, SE, AtomicETH swap/add and compare data, AtomicAckETH original data
+/// (`;`-separated fields, in that order).
 pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
     let mut cmd = Command::new("tshark");
     for h in IB_PAYLOAD_HEURISTICS {
@@ -246,6 +247,13 @@ pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
         .args(["-e", "infiniband.reth.va", "-e", "infiniband.aeth.msn"])
         .args(["-e", "vlan.priority", "-e", "vlan.id"])
         .args(["-e", "infiniband.immdt", "-e", "infiniband.bth.se"])
+        .args([
+            "-e",
+            "infiniband.atomiceth.swapdt",
+            "-e",
+            "infiniband.atomiceth.cmpdt",
+        ])
+        .args(["-e", "infiniband.atomicacketh.origremdt"])
         .output()
         .context("running tshark (installed by .ci/setup)")?;
     ensure!(
@@ -257,6 +265,73 @@ pub fn tshark_fields(pcap: &Path) -> Result<Vec<Vec<String>>> {
         .lines()
         .map(|l| l.split(';').map(str::to_string).collect())
         .collect())
+}
+
+/// A number as tshark prints it (decimal, or hex with `0x`).
+pub fn tshark_num(s: &str) -> Result<u64> {
+    let v = match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => s.parse(),
+    };
+    v.with_context(|| format!("tshark field {s:?}"))
+}
+
+/// One RoCEv2 frame as tshark dissected it (the fields the transport tests judge).
+#[derive(Clone, Debug, Default)]
+pub struct Dissected {
+    pub opcode: u8,
+    pub dest_qp: u32,
+    pub psn: u32,
+    /// AtomicETH swap (or add) data and compare data, AtomicAckETH original data.
+    pub swap_add: Option<u64>,
+    pub compare: Option<u64>,
+    pub orig: Option<u64>,
+}
+
+/// Every frame of the pcap but the MAC control frames (PFC) is RoCEv2 that tshark dissects
+/// without complaint and scapy confirms the ICRC of; returns tshark's reading of each.
+pub fn check_pcap(pcap: &Path) -> Result<Vec<Dissected>> {
+    use ferroce_spec::mac_ctrl::{parse, MacCtrl};
+    let frames: Vec<Vec<u8>> = pcap_frames_ps(pcap)?
+        .into_iter()
+        .map(|(_, f)| f)
+        .filter(|f| matches!(parse(f), MacCtrl::NotCtrl))
+        .collect();
+    let roce = pcap.with_extension("roce.pcap");
+    write_pcap(&roce, &frames.iter().map(|f| &f[..]).collect::<Vec<_>>())?;
+    let rows = tshark_fields(&roce)?;
+    ensure!(
+        rows.len() == frames.len(),
+        "{}: tshark read {} frames",
+        roce.display(),
+        rows.len()
+    );
+    let mut out = Vec::new();
+    for (i, row) in rows.iter().enumerate() {
+        ensure!(
+            row[0] == "RRoCE" && row[4].is_empty() && row.len() >= 15,
+            "{}: frame {i}: tshark says {row:?}",
+            roce.display()
+        );
+        let opt = |k: usize| -> Result<Option<u64>> {
+            Ok(if row[k].is_empty() {
+                None
+            } else {
+                Some(tshark_num(&row[k])?)
+            })
+        };
+        out.push(Dissected {
+            opcode: tshark_num(&row[1])? as u8,
+            dest_qp: tshark_num(&row[2])? as u32,
+            psn: tshark_num(&row[3])? as u32,
+            swap_add: opt(12)?,
+            compare: opt(13)?,
+            orig: opt(14)?,
+        });
+    }
+    let ok = scapy_check(&roce)?;
+    ensure!(ok.trim() == format!("ok {}", rows.len()), "scapy: {ok}");
+    Ok(out)
 }
 
 /// scapy's verdict on every frame's ICRC: `ok N` when all N are right.

@@ -11,10 +11,12 @@ use ferroce_driver::{
     access, DmaMemory, MemoryRegion, QueuePair, SendWr, Sge, WorkCompletion, WrOpcode,
 };
 use ferroce_sim::world::{Host, World, WorldConfig};
+use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_FETCH_ADD};
 use ferroce_spec::queues::{
     WC_COMP_SWAP, WC_FETCH_ADD, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR,
     WC_REM_INV_REQ_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR, WQE_LEN,
 };
+use ferroce_tests::wire::check_pcap;
 use ferroce_tests::{budget, lossless_world, nonzero_counters, rng, seed, soak};
 use rand::Rng;
 
@@ -106,11 +108,18 @@ fn clean(w: &World, s: u64) -> Result<()> {
 /// adds returned, sorted, are distinct and each is the one before plus that one's addend (so
 /// the NIC did them one at a time); each QP's come back increasing (in its order); every
 /// completion is exact; the guard bytes around the counters and the results never change.
+/// Both links' frames pass tshark and scapy (ICRC): the FETCH_ADDs carry exactly the addends,
+/// the ATOMIC ACKNOWLEDGEs exactly the original values that landed.
 #[test]
 fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
     let s = seed("fetch_and_add_from_several_qps_sums_and_serializes");
     let mut r = rng(s);
     let mut w = lossless_world(s)?;
+    let dir = std::env::temp_dir().join(format!("ferroce-atomic-{s}"));
+    std::fs::create_dir_all(&dir)?;
+    let pcaps = [dir.join("ab.pcap"), dir.join("ba.pcap")];
+    w.ab.tap(&pcaps[0])?;
+    w.ba.tap(&pcaps[1])?;
     let (nqp, per) = (4usize, soak(24));
     // Per host: its counter (in the middle of a guarded buffer) and its result slots.
     let mut counter: Vec<(MemoryRegion, Vec<u8>, u64)> = Vec::new();
@@ -155,6 +164,8 @@ fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
         }
     }
     let got = reap_both(&mut w, [nqp * per, nqp * per], s, "adds")?;
+    // origs[side]: the original values host `side`'s adds brought back.
+    let mut origs: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
     for side in 0..2 {
         let qpns: Vec<u32> = pairs
             .iter()
@@ -186,6 +197,7 @@ fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
                 }
                 prev = Some(orig);
                 seen.push((orig, *add));
+                origs[side].push(orig);
                 // The 8 bytes after each result, and the guard before the first, untouched.
                 ensure!(
                     mem[at + 8..at + 16] == fill[at + 8..at + 16],
@@ -215,6 +227,36 @@ fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
     clean(&w, s)?;
     for h in [&w.a, &w.b] {
         ensure!(h.counter("resp_atomics")? == (nqp * per) as u64);
+    }
+    // The wire, by outside readers: host `side`'s link carries its adds and its answers to
+    // the other's.
+    w.run(2000)?;
+    for side in 0..2 {
+        let rows = check_pcap(&pcaps[side])?;
+        let mut sent: Vec<u64> = rows
+            .iter()
+            .filter(|f| f.opcode == RC_FETCH_ADD)
+            .map(|f| f.swap_add.unwrap_or(0))
+            .collect();
+        let mut want: Vec<u64> = adds[side].iter().flatten().copied().collect();
+        sent.sort_unstable();
+        want.sort_unstable();
+        ensure!(
+            sent == want,
+            "seed {s}: link {side}: the FETCH_ADDs' addends"
+        );
+        let mut acked: Vec<u64> = rows
+            .iter()
+            .filter(|f| f.opcode == RC_ATOMIC_ACKNOWLEDGE)
+            .map(|f| f.orig.unwrap_or(0))
+            .collect();
+        let mut want = origs[1 - side].clone();
+        acked.sort_unstable();
+        want.sort_unstable();
+        ensure!(
+            acked == want,
+            "seed {s}: link {side}: the ATOMIC ACKNOWLEDGEs' original data"
+        );
     }
     println!(
         "seed {s}: {} adds each way over {nqp} QPs: exact",

@@ -23,12 +23,11 @@ use ferroce_spec::queues::{
     RECV_WQE_LEN, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
     WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
 };
-use ferroce_tests::wire::{pcap_frames_ps, scapy_check, tshark_fields, write_pcap};
+use ferroce_tests::wire::check_pcap;
 use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashSet, VecDeque};
-use std::path::Path;
 
 const PMTUS: [u32; 4] = [256, 1024, 4096, 512];
 const SRC_LEN: usize = 256 << 10;
@@ -332,46 +331,6 @@ fn post_reads(h: &mut Host, eps: &mut [Ep], r: &mut ChaCha8Rng) -> Result<()> {
     Ok(())
 }
 
-fn num(s: &str) -> Result<u64> {
-    let v = match s.strip_prefix("0x") {
-        Some(h) => u64::from_str_radix(h, 16),
-        None => s.parse(),
-    };
-    v.with_context(|| format!("tshark field {s:?}"))
-}
-
-/// Every frame of the pcap but the MAC control frames (PFC) is RoCEv2 that tshark dissects
-/// without complaint and scapy confirms the ICRC of; returns the opcodes seen.
-fn check_pcap(pcap: &Path) -> Result<HashSet<u8>> {
-    use ferroce_spec::mac_ctrl::{parse, MacCtrl};
-    let frames: Vec<Vec<u8>> = pcap_frames_ps(pcap)?
-        .into_iter()
-        .map(|(_, f)| f)
-        .filter(|f| matches!(parse(f), MacCtrl::NotCtrl))
-        .collect();
-    let roce = pcap.with_extension("roce.pcap");
-    write_pcap(&roce, &frames.iter().map(|f| &f[..]).collect::<Vec<_>>())?;
-    let rows = tshark_fields(&roce)?;
-    ensure!(
-        rows.len() == frames.len(),
-        "{}: tshark read {} frames",
-        roce.display(),
-        rows.len()
-    );
-    let mut ops = HashSet::new();
-    for (i, row) in rows.iter().enumerate() {
-        ensure!(
-            row[0] == "RRoCE" && row[4].is_empty(),
-            "{}: frame {i}: tshark says {row:?}",
-            roce.display()
-        );
-        ops.insert(num(&row[1])? as u8);
-    }
-    let ok = scapy_check(&roce)?;
-    ensure!(ok.trim() == format!("ok {}", rows.len()), "scapy: {ok}");
-    Ok(ops)
-}
-
 /// Four QP pairs at four path MTUs, both directions at once, rounds of random SENDs, SENDs
 /// with immediate and WRITEs with immediate, each with its receive WQE posted first: every
 /// byte lands in its receive WQE's SGEs in order (or where the WRITE's RETH says), nothing
@@ -476,7 +435,7 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
         ensure!(h.sim.borrow().rc.borrow().violations.is_empty());
     }
     for p in [&pab, &pba] {
-        let ops = check_pcap(p)?;
+        let ops: HashSet<u8> = check_pcap(p)?.iter().map(|r| r.opcode).collect();
         for op in [
             RC_SEND_ONLY,
             RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
