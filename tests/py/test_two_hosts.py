@@ -302,3 +302,66 @@ def test_rdma_read_in_pyverbs_shape_both_ways():
     assert world.b.counter("resp_bad_rkey") == 1
     assert world.a.faults() == {"cpl_naks": 1}
     assert set(world.b.faults()) <= {"resp_bad_rkey"}
+
+
+def test_atomics_in_pyverbs_shape_both_ways():
+    """Atomics both ways in pyverbs' shape: ``WR_ATOMIC_FETCH_AND_ADD`` (``compare_add`` the
+    addend) and ``WR_ATOMIC_CMP_AND_SWP`` (``compare_add`` the compare value, ``swap``) on an
+    8-byte word of a region with ``ACCESS_REMOTE_ATOMIC``: the original value lands in the
+    local 8 bytes (little-endian, guards stay), completions ``WC_FETCH_ADD`` / ``WC_COMP_SWAP``
+    of 8 bytes, the word ends as the sequence says; a misaligned address answers
+    ``WC_REM_INV_REQ_ERR`` and a region without the right ``WC_REM_ACCESS_ERR``, changing
+    nothing."""
+    rng = seeded("test_atomics_in_pyverbs_shape_both_ways")
+    world = verbs.World(reorder_seed=rng.randrange(1 << 32))
+    qa, qb = world.connect(pmtu=1024)
+    u64 = (1 << 64) - 1
+    for me, peer, q in [(world.a, world.b, qa), (world.b, world.a, qb)]:
+        start = rng.randrange(1 << 64)
+        word = peer.alloc(64)
+        peer.write(word, start.to_bytes(8, "little") + rng.randbytes(56))
+        mr = peer.reg_mr(word, 64, access=verbs.ACCESS_REMOTE_ATOMIC)
+        v, wrs, want_orig, want_wc = start, [], [], []
+        for i in range(8):
+            dst, dmr = region(me, 8)
+            if rng.random() < 0.5:
+                add = rng.randrange(1 << 64)
+                wrs.append(dict(wr_id=i, opcode=verbs.WR_ATOMIC_FETCH_AND_ADD, remote_addr=word,
+                                rkey=mr.rkey, compare_add=add, sg_list=[(dst, 8, dmr.lkey)]))
+                want_orig.append((dst, v))
+                want_wc.append((i, verbs.WC_SUCCESS, verbs.WC_FETCH_ADD, 8))
+                v = (v + add) & u64
+            else:
+                cmp = v if rng.random() < 0.6 else rng.randrange(1 << 64)
+                swap = rng.randrange(1 << 64)
+                wrs.append(dict(wr_id=i, opcode=verbs.WR_ATOMIC_CMP_AND_SWP, remote_addr=word,
+                                rkey=mr.rkey, compare_add=cmp, swap=swap,
+                                sg_list=[(dst, 8, dmr.lkey)]))
+                want_orig.append((dst, v))
+                want_wc.append((i, verbs.WC_SUCCESS, verbs.WC_COMP_SWAP, 8))
+                v = swap if cmp == v else v
+        me.post_send(q, wrs)
+        wcs = me.wait_cq(len(wrs), max_cycles=400_000)
+        assert [(w.wr_id, w.status, w.opcode, w.byte_len) for w in wcs] == want_wc
+        for dst, orig in want_orig:
+            back = me.read(dst - GUARD, 8 + 2 * GUARD)
+            assert int.from_bytes(back[GUARD : GUARD + 8], "little") == orig
+            assert back[:GUARD] == back[GUARD + 8 :] == b"\xa5" * GUARD
+        assert int.from_bytes(peer.read(word, 8), "little") == v
+        assert peer.counter("resp_atomics") == 8
+    # Refusals, on fresh QPs: misaligned (NAK invalid request), no REMOTE_ATOMIC (NAK remote
+    # access error); the word unchanged, nothing landed.
+    for case, status in [(0, verbs.WC_REM_INV_REQ_ERR), (1, verbs.WC_REM_ACCESS_ERR)]:
+        qa, _ = world.connect(pmtu=1024)
+        word = world.b.alloc(64)
+        world.b.write(word, b"\x11" * 64)
+        access = verbs.ACCESS_REMOTE_ATOMIC if case == 0 else verbs.ACCESS_REMOTE_WRITE
+        mr = world.b.reg_mr(word, 64, access=access)
+        dst, dmr = region(world.a, 8)
+        world.a.post_send(qa, [dict(wr_id=20 + case, opcode=verbs.WR_ATOMIC_FETCH_AND_ADD,
+                                    remote_addr=word + (4 if case == 0 else 8), rkey=mr.rkey,
+                                    compare_add=1, sg_list=[(dst, 8, dmr.lkey)])])
+        (wc,) = world.a.wait_cq(1, max_cycles=400_000)
+        assert (wc.wr_id, wc.status) == (20 + case, status)
+        assert world.b.read(word, 64) == b"\x11" * 64
+        assert world.a.read(dst, 8) == b"\xa5" * 8
