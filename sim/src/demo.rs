@@ -1,13 +1,14 @@
 //! `ferroce demo`: emit the Verilog of every design and lint it, build the whole NIC under
 //! Verilator, and run two hosts, each with its NIC and the Rust driver, joined by a 10G link
-//! each way: RDMA WRITEs and SENDs of several sizes both ways with every byte and completion
-//! checked, throughput against the RoCEv2 goodput ceiling, the latency of a 64-byte WRITE, the
-//! simulation speed, and the pcap files of both links.
+//! each way: RDMA WRITEs, SENDs and READs of several sizes and atomics both ways with every
+//! byte and completion checked, throughput against the RoCEv2 goodput ceiling, the atomic
+//! rate, the latency of a 64-byte WRITE, the simulation speed, and the pcap files of both
+//! links.
 
 use crate::designs::emit_to;
 use crate::traffic::{
-    read_stream, send_stream, write_latency, write_stream, Direction, WriteRun, LOSSLESS_PFC,
-    SEND_SIZES, SIZES,
+    atomic_stream, read_stream, send_stream, write_latency, write_stream, Direction, WriteRun,
+    LOSSLESS_PFC, SEND_SIZES, SIZES,
 };
 use crate::world::{World, WorldConfig, FAULT_COUNTERS};
 use anyhow::{bail, ensure, Context, Result};
@@ -16,6 +17,9 @@ use ferroce_hdl::designs::DESIGNS;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::Path;
 use std::time::Instant;
+
+/// Atomics the demo runs each way.
+const ATOMICS: usize = 400;
 
 /// `reorder`: interleave the root complexes' read completions across tags (from `seed`), a
 /// stress for the DMA engine that costs throughput; off, completions come in request order.
@@ -66,7 +70,7 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
         let c = write_latency(&mut w, dir, qp, pmtu, 64, seed)?;
         println!("   {}: {c} cycles = {:.0} ns", dir.name(), c as f64 * ns);
     }
-    println!("4. WRITE, SEND and READ streams, every byte and completion checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
+    println!("4. WRITE, SEND and READ streams and atomics, every byte and completion checked (goodput ceiling: RoCEv2 over untagged IPv4 at 10 Gb/s)");
     let total: u64 = SIZES
         .iter()
         .chain(&SEND_SIZES)
@@ -155,6 +159,24 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     }
     let bytes: u64 = runs.iter().map(|(_, r)| r.bytes()).sum();
     println!("   {bytes} bytes written, sent or read, every one equal to its source, every guard byte untouched, every completion on both sides exact");
+    // Atomics: FETCH_AND_ADD and CMP_AND_SWP in turn on a word of the peer's memory.
+    for (k, (dir, qp)) in [(Direction::AToB, &mut qa), (Direction::BToA, &mut qb)]
+        .into_iter()
+        .enumerate()
+    {
+        let at = atomic_stream(&mut w, dir, qp, ATOMICS, seed ^ (0xA7 + k as u64), |_| ())
+            .with_context(|| format!("{ATOMICS} atomics {}", dir.name()))?;
+        println!(
+            "   {:>5} {:>8} {:>7} {:>6} {:>10}   {:.0} cycles each = {:.2} M atomics/s, every original value and the word's end value checked",
+            "ATOM",
+            "8 B",
+            dir.name(),
+            at.count,
+            at.cycles,
+            at.cycles_per_op(),
+            at.mops()
+        );
+    }
     for h in [&w.a, &w.b] {
         for (c, v) in h.faults()? {
             ensure!(v == 0, "fault counter {c} is {v}");

@@ -32,6 +32,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
+/// Atomics the benchmark runs on one QP.
+const ATOMICS: usize = 2000;
+
 /// A frame of exactly `len` bytes for the design's tap: random bytes for the CRC-32, a RoCEv2
 /// SEND (IPv4, no VLAN) for the ICRC.
 fn frame(icrc: bool, len: usize, r: &mut ChaCha8Rng) -> Result<Vec<u8>> {
@@ -88,8 +91,8 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
     }
 }
 
-/// RDMA WRITE, SEND and READ goodput, latency and simulation speed of two `ferroce_nic_64` (see
-/// [`crate::traffic::Bench`]); prints a Markdown table.
+/// RDMA WRITE, SEND and READ goodput, latency, the atomic rate and simulation speed of two
+/// `ferroce_nic_64` (see [`crate::traffic::Bench`]); prints a Markdown table.
 pub fn nic() -> Result<String> {
     let mut out = String::new();
     let bench = Bench {
@@ -140,6 +143,17 @@ pub fn nic() -> Result<String> {
         "64-byte WRITE, doorbell to completion seen by poll_cq: {} cycles = {:.0} ns",
         r.latency_64,
         (r.latency_64 * r.period_ps) as f64 / 1000.0
+    );
+    let at = bench.run_atomics(ATOMICS, |_| ())?;
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Atomics (FETCH_AND_ADD and CMP_AND_SWP in turn, one QP, send queue full): {} in {} \
+         cycles, {:.0} cycles each = {:.2} M atomics/s",
+        at.count,
+        at.cycles,
+        at.cycles_per_op(),
+        at.mops()
     );
     Ok(out)
 }

@@ -407,6 +407,171 @@ pub fn write_latency(
     Ok(write_stream(w, dir, qp, pmtu, size, 1, seed, |_| ())?.cycles)
 }
 
+/// What an atomic stream measured: `count` atomics on one QP, doorbell of the first to
+/// `poll_cq` seeing the last completion.
+#[derive(Clone, Debug)]
+pub struct AtomicRun {
+    pub count: u64,
+    pub cycles: u64,
+    pub period_ps: u64,
+    pub wall_s: f64,
+}
+
+impl AtomicRun {
+    /// Atomics per second of simulated time, in millions.
+    pub fn mops(&self) -> f64 {
+        self.count as f64 / (self.cycles as f64 * self.period_ps as f64 * 1e-12) / 1e6
+    }
+
+    /// Simulated cycles per atomic.
+    pub fn cycles_per_op(&self) -> f64 {
+        self.cycles as f64 / self.count.max(1) as f64
+    }
+
+    /// Verilator's speed over the run (two whole NICs).
+    pub fn cycles_per_s(&self) -> f64 {
+        self.cycles as f64 / self.wall_s.max(1e-9)
+    }
+}
+
+/// `count` atomics on `qp`, whose host is the sender of `dir` (its peer's memory holds the
+/// 8-byte word they work on), the send queue kept full: FETCH_AND_ADDs of random addends and
+/// CMP_AND_SWPs, every other one, whose compare value is the word's value at that point (so
+/// each swaps). One QP's atomics are done in its order, so each original value is known:
+/// every one that lands, every completion (`WC_FETCH_ADD` / `WC_COMP_SWAP`, 8 bytes) and the
+/// word's final value are checked.
+pub fn atomic_stream(
+    w: &mut World,
+    dir: Direction,
+    qp: &mut QueuePair,
+    count: usize,
+    seed: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<AtomicRun> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    let period_ps = w.a.sim.borrow().tb.period_ps();
+    let (src, dst) = sides(w, dir);
+    let start_v = r.next_u64();
+    let word = dst.dev.mem.alloc(8, 8)?;
+    dst.dev.mem.write(word.addr, &start_v.to_le_bytes())?;
+    let wmr = dst
+        .dev
+        .reg_mr(&dst.pd, word.addr, 8, access::REMOTE_ATOMIC)?;
+    let res = src.dev.mem.alloc(8 * count.max(1), 8)?;
+    let rmr = src.dev.reg_mr(
+        &src.pd,
+        res.addr,
+        8 * count.max(1) as u64,
+        access::LOCAL_WRITE,
+    )?;
+    // The requests and the original value each finds.
+    let mut v = start_v;
+    let mut wrs = Vec::with_capacity(count);
+    let mut origs = Vec::with_capacity(count);
+    for i in 0..count {
+        let (opcode, compare_add, swap) = if i % 2 == 0 {
+            (WrOpcode::AtomicFetchAndAdd, r.next_u64(), 0)
+        } else {
+            (WrOpcode::AtomicCmpAndSwp, v, r.next_u64())
+        };
+        origs.push(v);
+        v = if i % 2 == 0 {
+            v.wrapping_add(compare_add)
+        } else {
+            swap
+        };
+        wrs.push(SendWr {
+            wr_id: i as u64,
+            opcode,
+            sg_list: vec![Sge {
+                addr: res.addr + 8 * i as u64,
+                length: 8,
+                lkey: rmr.lkey,
+            }],
+            remote_addr: word.addr,
+            rkey: wmr.rkey,
+            compare_add,
+            swap,
+            signaled: true,
+            ..Default::default()
+        });
+    }
+    let depth = 1usize << qp.sq_log_size;
+    let sim = src.sim.clone();
+    let start = sim.borrow().tb.cycle();
+    let wall = Instant::now();
+    let (mut posted, mut done) = (0usize, 0usize);
+    let budget = 100_000 + 5_000 * count as u64;
+    while done < count {
+        let n = (depth - (posted - done)).min(count - posted);
+        if n > 0 {
+            src.dev.post_send(qp, &wrs[posted..posted + n])?;
+            posted += n;
+        }
+        let mut failure = None;
+        let used = sim.borrow().tb.cycle() - start;
+        let (dev, cq) = (&mut src.dev, &mut src.cq);
+        step_until(
+            &sim,
+            budget.saturating_sub(used).max(1),
+            "atomic completions",
+            || {
+                let wcs = match dev.poll_cq(cq, 64) {
+                    Ok(w) => w,
+                    Err(e) => {
+                        failure = Some(e.to_string());
+                        return true;
+                    }
+                };
+                for wc in &wcs {
+                    let want = (done as u64, wrs[done].opcode.wc_opcode(), 8, qp.qpn);
+                    if let Some(f) = expect_wc(wc, want) {
+                        failure.get_or_insert(format!("atomic {done} of {count}: {f}"));
+                    }
+                    done += 1;
+                }
+                !wcs.is_empty()
+            },
+        )?;
+        if let Some(f) = failure {
+            return Err(SimError::Design(f));
+        }
+        progress(done as u64);
+    }
+    let cycles = sim.borrow().tb.cycle() - start;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let mut got = vec![0u8; 8 * count];
+    src.dev.mem.read(res.addr, &mut got)?;
+    for (i, want) in origs.iter().enumerate() {
+        let orig = u64::from_le_bytes(got[8 * i..8 * i + 8].try_into().unwrap_or([0; 8]));
+        if orig != *want {
+            return Err(SimError::Design(format!(
+                "atomic {i} ({}) brought back {orig:#x}, the word held {want:#x}",
+                dir.name()
+            )));
+        }
+    }
+    let mut fin = [0u8; 8];
+    dst.dev.mem.read(word.addr, &mut fin)?;
+    if u64::from_le_bytes(fin) != v {
+        return Err(SimError::Design(format!(
+            "after {count} atomics ({}) the word is {:#x}, want {v:#x}",
+            dir.name(),
+            u64::from_le_bytes(fin)
+        )));
+    }
+    src.dev.dereg_mr(&rmr)?;
+    dst.dev.dereg_mr(&wmr)?;
+    src.dev.mem.free(res)?;
+    dst.dev.mem.free(word)?;
+    Ok(AtomicRun {
+        count: count as u64,
+        cycles,
+        period_ps,
+        wall_s,
+    })
+}
+
 /// The benchmark's setting: one RC QP pair at path MTU `pmtu` between the two hosts of a
 /// default world (10 Gb/s links, 500 ns PCIe reads) with PFC on priority 0
 /// ([`LOSSLESS_PFC`]), completions in request order unless `reorder_seed` interleaves them.
@@ -455,6 +620,18 @@ impl Bench {
         progress: impl FnMut(usize, u64),
     ) -> Result<BenchResult> {
         self.measure(WrOpcode::RdmaRead, sizes, progress)
+    }
+
+    /// `count` atomics on one QP, host a on a word in host b's memory ([`atomic_stream`]).
+    pub fn run_atomics(&self, count: usize, progress: impl FnMut(u64)) -> Result<AtomicRun> {
+        let mut w = World::open(&crate::world::WorldConfig {
+            reorder_seed: self.reorder_seed,
+            ..Default::default()
+        })?;
+        w.a.dev.set_pfc(&LOSSLESS_PFC)?;
+        w.b.dev.set_pfc(&LOSSLESS_PFC)?;
+        let (mut qa, _qb) = w.connect(self.pmtu, 0xff_ff00, 0, 256)?;
+        atomic_stream(&mut w, Direction::AToB, &mut qa, count, self.seed, progress)
     }
 
     fn measure(
