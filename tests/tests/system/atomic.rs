@@ -389,14 +389,14 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
             bail!("seed {s}: the clients stopped: {step:?}, held {held:?}");
         }
     }
-    for side in 0..2 {
+    for (side, word) in words.iter().enumerate() {
         let h = w_host(&mut w, side);
         ensure!(
-            read_u64(h, words[side].addr)? == 0,
+            read_u64(h, word.addr)? == 0,
             "seed {s}: lock left taken"
         );
         ensure!(
-            read_u64(h, words[side].addr + 8)? == 0,
+            read_u64(h, word.addr + 8)? == 0,
             "seed {s}: occupancy"
         );
     }
