@@ -391,14 +391,8 @@ fn compare_and_swap_lock_never_admits_two_holders() -> Result<()> {
     }
     for (side, word) in words.iter().enumerate() {
         let h = w_host(&mut w, side);
-        ensure!(
-            read_u64(h, word.addr)? == 0,
-            "seed {s}: lock left taken"
-        );
-        ensure!(
-            read_u64(h, word.addr + 8)? == 0,
-            "seed {s}: occupancy"
-        );
+        ensure!(read_u64(h, word.addr)? == 0, "seed {s}: lock left taken");
+        ensure!(read_u64(h, word.addr + 8)? == 0, "seed {s}: occupancy");
     }
     clean(&w, s)?;
     println!(

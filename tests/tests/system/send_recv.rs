@@ -16,24 +16,30 @@ use ferroce_driver::{
 };
 use ferroce_sim::world::{Host, World, WorldConfig};
 use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_ONLY,
-    RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_ONLY,
+    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
+    RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
+    RC_RDMA_WRITE_ONLY, RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, RC_SEND_FIRST, RC_SEND_ONLY,
+    RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
     RECV_WQE_LEN, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
     WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
 };
 use ferroce_tests::wire::check_pcap;
-use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak};
+use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak_factor};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::{HashSet, VecDeque};
 
 const PMTUS: [u32; 4] = [256, 1024, 4096, 512];
-const SRC_LEN: usize = 256 << 10;
-/// Each QP's share of the receive side's area.
-const AREA: usize = 1 << 20;
+/// The sender's source: a 1 MiB message's pieces come from it.
+const SRC_LEN: usize = (1 << 20) + (256 << 10);
+/// Each QP's share of the receive side's area (a round's bytes; the next round starts over).
+const AREA: usize = 3 << 20;
 const GUARD: usize = 4096;
+/// Atomic words of each side, one per QP (in the sender's memory, the receive side's QP works
+/// on it).
+const WORDS: usize = 16;
 
 /// One direction: the sender's source bytes, the receiver's area (a region for local and
 /// remote writes inside a buffer with guard bytes) and its expected image.
@@ -45,6 +51,11 @@ struct Side {
     expect: Vec<u8>,
     /// Per QP, the next free byte of its share of the area.
     cursor: Vec<usize>,
+    /// The sender's atomic words (REMOTE_ATOMIC), one per QP, and their values.
+    words: MemoryRegion,
+    word_vals: Vec<u64>,
+    /// Per QP, a 1 MiB message this round already.
+    big: Vec<bool>,
 }
 
 fn side(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Result<Side> {
@@ -55,6 +66,9 @@ fn side(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Resul
         (SRC_LEN, qps * AREA, GUARD),
         access::LOCAL_WRITE | access::REMOTE_WRITE,
     )?;
+    let word_vals: Vec<u64> = (0..WORDS).map(|_| r.gen()).collect();
+    let img: Vec<u8> = word_vals.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let words = from.buffer(img.len(), &img)?;
     Ok(Side {
         src: g.src,
         src_bytes: g.src_bytes,
@@ -62,6 +76,9 @@ fn side(r: &mut ChaCha8Rng, from: &mut Host, to: &mut Host, qps: usize) -> Resul
         area: g.region,
         expect: g.expect,
         cursor: vec![0; qps],
+        words,
+        word_vals,
+        big: vec![false; qps],
     })
 }
 
@@ -81,12 +98,32 @@ impl Side {
         k * AREA + at
     }
 
+    /// A new round: each QP's share from its start again (the last round's bytes are checked).
+    fn new_round(&mut self) {
+        self.cursor.fill(0);
+        self.big.fill(false);
+    }
+
     fn addr(&self, off: usize) -> u64 {
         self.area.addr + off as u64
     }
 
     fn land(&mut self, off: usize, bytes: &[u8]) {
         self.expect[GUARD + off..GUARD + off + bytes.len()].copy_from_slice(bytes);
+    }
+
+    /// The sender's atomic words hold what the atomics on them leave.
+    fn check_words(&self, h: &mut Host, what: &str) -> Result<()> {
+        let mut got = vec![0u8; 8 * WORDS];
+        h.dev.mem.read(self.words.addr, &mut got)?;
+        for (k, v) in self.word_vals.iter().enumerate() {
+            let now = u64::from_le_bytes(got[8 * k..8 * k + 8].try_into()?);
+            ensure!(
+                now == *v,
+                "{what}: atomic word {k} is {now:#x}, want {v:#x}"
+            );
+        }
+        Ok(())
     }
 
     /// The receive side's memory, guards included, is what the test expects.
@@ -128,7 +165,13 @@ struct Msg {
     byte_len: u32,
 }
 
-fn message_len(r: &mut ChaCha8Rng, pmtu: usize) -> usize {
+/// A message length: 0, small, PMTU ± 1, a few PMTUs, up to 64 KiB, now and then (one a
+/// round per QP and direction, `d.big`) 1 MiB.
+fn message_len(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize) -> usize {
+    if !d.big[k] && r.gen_ratio(1, 500) {
+        d.big[k] = true;
+        return 1 << 20;
+    }
     match r.gen_range(0..100) {
         0..=5 => 0,
         6..=30 => r.gen_range(1..=64),
@@ -143,7 +186,7 @@ fn message_len(r: &mut ChaCha8Rng, pmtu: usize) -> usize {
 /// of 1-4 SGEs with room to spare, or a WRITE with immediate (its receive WQE's buffer stays
 /// untouched). The expected image is updated.
 fn random_msg(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> Msg {
-    let len = message_len(r, pmtu);
+    let len = message_len(r, d, k, pmtu);
     let opcode = match r.gen_range(0..10) {
         0..=3 => WrOpcode::Send,
         4..=6 => WrOpcode::SendWithImm,
@@ -214,7 +257,7 @@ fn random_msg(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) 
 /// of the sender's source region into 1-4 SGEs of the receive side's area. The expected image
 /// is updated.
 fn random_read(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> SendWr {
-    let len = message_len(r, pmtu);
+    let len = message_len(r, d, k, pmtu);
     let from = r.gen_range(0..=SRC_LEN - len);
     let bytes = d.src_bytes[from..from + len].to_vec();
     let mut sg_list = Vec::new();
@@ -240,13 +283,85 @@ fn random_read(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64)
     }
 }
 
+/// A random RDMA WRITE (no immediate) by the sender of `d` on its QP `k`: 1-4 pieces of its
+/// source into the receive side's area. The expected image is updated.
+fn random_write(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> SendWr {
+    let len = message_len(r, d, k, pmtu);
+    let mut sg_list = Vec::new();
+    let mut bytes = Vec::with_capacity(len);
+    for piece in split(r, len, 4) {
+        let from = r.gen_range(0..=SRC_LEN - piece);
+        bytes.extend_from_slice(&d.src_bytes[from..from + piece]);
+        sg_list.push(Sge {
+            addr: d.src.addr + from as u64,
+            length: piece as u32,
+            lkey: d.src.lkey,
+        });
+    }
+    let off = d.take(r, k, len);
+    d.land(off, &bytes);
+    SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list,
+        remote_addr: d.addr(off),
+        rkey: d.area.rkey,
+        signaled: true,
+        ..Default::default()
+    }
+}
+
+/// A random atomic by QP `k` of the receive side of `d` on its word in the sender's memory:
+/// FETCH_AND_ADD, or CMP_AND_SWP whose compare value is right half the time. The original
+/// value lands in 1-2 SGEs of the receive side's area; the word's value moves on.
+fn random_atomic(r: &mut ChaCha8Rng, d: &mut Side, k: usize, id: u64) -> SendWr {
+    let orig = d.word_vals[k];
+    let (opcode, compare_add, swap) = if r.gen_bool(0.5) {
+        let add = r.gen();
+        d.word_vals[k] = orig.wrapping_add(add);
+        (WrOpcode::AtomicFetchAndAdd, add, 0)
+    } else {
+        let cmp = if r.gen_bool(0.5) { orig } else { r.gen() };
+        let swap = r.gen();
+        if cmp == orig {
+            d.word_vals[k] = swap;
+        }
+        (WrOpcode::AtomicCmpAndSwp, cmp, swap)
+    };
+    let bytes = orig.to_le_bytes();
+    let mut sg_list = Vec::new();
+    let mut landed = 0;
+    for p in split(r, 8, 2) {
+        let off = d.take(r, k, p);
+        d.land(off, &bytes[landed..landed + p]);
+        landed += p;
+        sg_list.push(Sge {
+            addr: d.addr(off),
+            length: p as u32,
+            lkey: d.area.lkey,
+        });
+    }
+    SendWr {
+        wr_id: id,
+        opcode,
+        sg_list,
+        remote_addr: d.words.addr + 8 * k as u64,
+        rkey: d.words.rkey,
+        compare_add,
+        swap,
+        signaled: true,
+        ..Default::default()
+    }
+}
+
 /// One QP of one host, with what it has posted and not yet seen complete.
 struct Ep {
     q: QueuePair,
     peer_qpn: u32,
     sends: VecDeque<SendWr>,
     recvs: VecDeque<Msg>,
-    /// RDMA READs to post on this QP (this host's area gets the peer's source bytes).
+    /// Requests to post on this QP after the sends its peer's receives expect: RDMA READs and
+    /// atomics (their results land in this host's area), RDMA WRITEs (into the peer's).
     reads: Vec<SendWr>,
 }
 
@@ -331,24 +446,30 @@ fn post_reads(h: &mut Host, eps: &mut [Ep], r: &mut ChaCha8Rng) -> Result<()> {
     Ok(())
 }
 
-/// Four QP pairs at four path MTUs, both directions at once, rounds of random SENDs, SENDs
-/// with immediate and WRITEs with immediate, each with its receive WQE posted first: every
-/// byte lands in its receive WQE's SGEs in order (or where the WRITE's RETH says), nothing
-/// else changes, and every completion on both sides is exact and in order.
+/// Every verb at once: sixteen QP pairs at four path MTUs, both directions at once, rounds of
+/// random SENDs and SENDs with immediate (each into a receive WQE of 1-4 SGEs posted first),
+/// RDMA WRITEs with and without immediate, RDMA READs and atomics (FETCH_AND_ADD, CMP_AND_SWP
+/// on a word per QP), 0 B to 1 MiB with PMTU ± 1 and page-crossing buffers, 1-4 SGEs, until
+/// 5,000 work requests (times the soak factor) have completed: every byte lands where its verb
+/// says and nothing else changes (every guard byte checked each round), every atomic word ends
+/// where its atomics leave it, every completion on both sides is exact (wr_id, status, opcode,
+/// byte count, immediate, QP, source QP) and in order per queue, and both wires pass tshark
+/// (the expected opcodes among them) and scapy (every ICRC).
 #[test]
-fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()> {
-    let s = seed("sends_scatter_into_receive_wqes_and_complete_exactly_both_ways");
+fn every_verb_mixed_over_16_qp_pairs_both_ways_is_exact() -> Result<()> {
+    let s = seed("every_verb_mixed_over_16_qp_pairs_both_ways_is_exact");
     let mut r = rng(s);
     let mut w = lossless_world(s)?;
-    let dir = std::env::temp_dir().join(format!("ferroce-send-recv-{s}"));
+    let dir = std::env::temp_dir().join(format!("ferroce-mix-{s}"));
     std::fs::create_dir_all(&dir)?;
     let (pab, pba) = (dir.join("ab.pcap"), dir.join("ba.pcap"));
     w.ab.tap(&pab)?;
     w.ba.tap(&pba)?;
-    let npairs = 4;
+    let npairs = 16;
     let (mut ea, mut eb) = (Vec::new(), Vec::new());
-    for p in PMTUS.iter().take(npairs) {
-        let (qa, qb) = w.connect(*p, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
+    for k in 0..npairs {
+        let pmtu = PMTUS[k % PMTUS.len()];
+        let (qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
         let (na, nb) = (qa.qpn, qb.qpn);
         ea.push(Ep {
             q: qa,
@@ -367,28 +488,47 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
     }
     let mut ab = side(&mut r, &mut w.a, &mut w.b, npairs)?;
     let mut ba = side(&mut r, &mut w.b, &mut w.a, npairs)?;
-    let rounds = soak(4);
+    let want_total = 5000 * soak_factor();
     let mut id = 1u64;
-    let mut total = 0usize;
-    for round in 0..rounds {
-        // Receives first (one doorbell per list), then the sends of both sides.
-        for (to, d) in [(&mut eb, &mut ab), (&mut ea, &mut ba)] {
-            for (k, ep) in to.iter_mut().enumerate() {
+    let (mut total, mut round, mut bigs) = (0usize, 0usize, 0usize);
+    while total < want_total {
+        ab.new_round();
+        ba.new_round();
+        // Per direction (sender's endpoints, receiver's, the direction's side): messages
+        // into receive WQEs, WRITEs by the sender, READs and atomics by the receiver.
+        for to_b in [true, false] {
+            let (snd, rcv, d) = if to_b {
+                (&mut ea, &mut eb, &mut ab)
+            } else {
+                (&mut eb, &mut ea, &mut ba)
+            };
+            for k in 0..npairs {
+                let pmtu = PMTUS[k % PMTUS.len()] as usize;
                 let n = r.gen_range(4..=12);
                 for _ in 0..n {
                     id += 1;
-                    let m = random_msg(&mut r, d, k, PMTUS[k] as usize, id);
-                    ep.recvs.push_back(m);
+                    let m = random_msg(&mut r, d, k, pmtu, id);
+                    rcv[k].recvs.push_back(m);
                 }
-                // And READs by the receive side of the peer's source bytes.
-                let nr = r.gen_range(1..=4);
-                for _ in 0..nr {
+                let nw = r.gen_range(0..=3);
+                for _ in 0..nw {
                     id += 1;
-                    let rd = random_read(&mut r, d, k, PMTUS[k] as usize, id);
-                    ep.reads.push(rd);
+                    let wr = random_write(&mut r, d, k, pmtu, id);
+                    snd[k].reads.push(wr);
                 }
-                total += n + nr;
+                let (nr, na) = (r.gen_range(1..=4), r.gen_range(0..=3));
+                for i in 0..nr + na {
+                    id += 1;
+                    let wr = if i < nr {
+                        random_read(&mut r, d, k, pmtu, id)
+                    } else {
+                        random_atomic(&mut r, d, k, id)
+                    };
+                    rcv[k].reads.push(wr);
+                }
+                total += n + nw + nr + na;
             }
+            bigs += d.big.iter().filter(|b| **b).count();
         }
         post_recvs(&mut w.b, &mut eb)?;
         post_recvs(&mut w.a, &mut ea)?;
@@ -417,12 +557,19 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
         }
         ab.check(&mut w.b, &format!("seed {s}: round {round}: a to b"))?;
         ba.check(&mut w.a, &format!("seed {s}: round {round}: b to a"))?;
+        ab.check_words(&mut w.a, &format!("seed {s}: round {round}: a's words"))?;
+        ba.check_words(&mut w.b, &format!("seed {s}: round {round}: b's words"))?;
+        round += 1;
     }
     w.run(3000)?;
     for h in [&w.a, &w.b] {
         ensure!(h.counter("resp_rnr")? == 0, "seed {s}: RNR NAKs");
         ensure!(h.counter("resp_bad_req")? == 0, "seed {s}: bad requests");
         ensure!(h.counter("resp_seq_err")? == 0, "seed {s}: sequence errors");
+        ensure!(
+            h.counter("resp_bad_resp")? == 0,
+            "seed {s}: stray responses"
+        );
         ensure!(
             h.counter("resp_sc_bad_len")? == 0,
             "seed {s}: scatter lengths"
@@ -438,10 +585,18 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
         let ops: HashSet<u8> = check_pcap(p)?.iter().map(|r| r.opcode).collect();
         for op in [
             RC_SEND_ONLY,
+            RC_SEND_FIRST,
+            RC_SEND_ONLY_WITH_IMMEDIATE,
+            RC_RDMA_WRITE_ONLY,
+            RC_RDMA_WRITE_FIRST,
             RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE,
             RC_ACKNOWLEDGE,
             RC_RDMA_READ_REQUEST,
             RC_RDMA_READ_RESPONSE_ONLY,
+            RC_RDMA_READ_RESPONSE_FIRST,
+            RC_CMP_SWAP,
+            RC_FETCH_ADD,
+            RC_ATOMIC_ACKNOWLEDGE,
         ] {
             ensure!(
                 ops.contains(&op),
@@ -451,14 +606,14 @@ fn sends_scatter_into_receive_wqes_and_complete_exactly_both_ways() -> Result<()
         }
     }
     println!(
-        "seed {s}: {total} messages in {rounds} rounds both ways, bytes and completions exact"
+        "seed {s}: {total} work requests ({bigs} of 1 MiB) over {npairs} QP pairs in {round} \
+         rounds both ways, bytes, atomic words and completions exact"
     );
     // The pcaps stay behind only when the test fails.
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())
 }
 
-/// A sender, its peer's receive side, and a fresh QP pair at `pmtu`.
 struct Pair {
     w: World,
     qa: QueuePair,
