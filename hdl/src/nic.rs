@@ -169,6 +169,7 @@ pub struct Nic<
     pub resp_reads: Signal<Out, Bits<32>>,
     pub resp_bad_resp: Signal<Out, Bits<32>>,
     pub resp_atomics: Signal<Out, Bits<32>>,
+    pub resp_flushed: Signal<Out, Bits<32>>,
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
@@ -333,6 +334,7 @@ impl<
             resp_reads: Default::default(),
             resp_bad_resp: Default::default(),
             resp_atomics: Default::default(),
+            resp_flushed: Default::default(),
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
@@ -452,6 +454,8 @@ impl<
         self.rq.s_rdb_en.next = self.bar0.m_rdb_en.val();
         self.rq.s_rdb_qpn.next = self.bar0.m_rdb_qpn.val();
         self.rq.s_rdb_pi.next = self.bar0.m_rdb_pi.val();
+        self.resp.s_rdb_en.next = self.bar0.m_rdb_en.val();
+        self.resp.s_rdb_qpn.next = self.bar0.m_rdb_qpn.val();
         self.rq.s_mrw_en.next = self.bar0.m_mrw_en.val();
         self.rq.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.rq.s_mrw_data.next = self.bar0.m_mrw_data.val();
@@ -750,6 +754,7 @@ impl<
         self.resp_reads.next = self.resp.reads.val();
         self.resp_bad_resp.next = self.resp.bad_resp.val();
         self.resp_atomics.next = self.resp.atomics.val();
+        self.resp_flushed.next = self.resp.flushed.val();
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();

@@ -108,6 +108,7 @@ crate::net::xgmii_face::xgmii_face! {
         resp_reads: Bits<32>,
         resp_bad_resp: Bits<32>,
         resp_atomics: Bits<32>,
+        resp_flushed: Bits<32>,
         cpl_naks: Bits<32>,
         cpl_bad_cq: Bits<32>,
         cpl_cqes: Bits<32>,

@@ -330,6 +330,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "resp_reads",
         "resp_bad_resp",
         "resp_atomics",
+        "resp_flushed",
         "resp_sc_bad_len",
         "rq_bad_wqe",
         "rq_empty",

@@ -118,7 +118,8 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{
     ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX,
-    QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM,
+    QP_STATE_ERR, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
+    WC_WITH_IMM, WC_WR_FLUSH_ERR,
 };
 
 /// QP/MR table address width and context widths, as BAR0 stores them.
@@ -174,6 +175,12 @@ pub enum RespState {
     AtOrd,
     AtWr,
     AtEnd,
+    FlRd,
+    FlHeld,
+    FlHeldOut,
+    FlReq,
+    FlWait,
+    FlOut,
 }
 
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
@@ -280,6 +287,22 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_rq_ans_data: Signal<In, Bits<64>>,
     pub wr_ordered: Signal<In, Bit>,
     pub atomics: Signal<Out, Bits<32>>,
+    pub s_rdb_en: Signal<In, Bit>,
+    pub s_rdb_qpn: Signal<In, Bits<24>>,
+    pub flushed: Signal<Out, Bits<32>>,
+    // Receive WQEs of QPs in ERR: the QPs in ERR, those to flush (a queue, each once).
+    qerr: DFF<Bits<256>>,
+    fl_pend: DFF<Bits<256>>,
+    fl_q: Fifo<QA, QA, 9>,
+    n_flushed: DFF<Bits<32>>,
+    qpw_err: Signal<Local, Bit>,
+    fl_head: Signal<Local, Bits<256>>,
+    fl_after: Signal<Local, Bits<256>>,
+    fl_in: Signal<Local, Bit>,
+    fl_in_q: Signal<Local, Bits<QA>>,
+    fl_cur: Signal<Local, Bits<256>>,
+    st_err: Constant<Bits<4>>,
+    wc_flush: Constant<Bits<8>>,
     // Atomics: the read request, the original and the new value, the count done.
     req_at: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
@@ -715,6 +738,21 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             s_rq_ans_data: Default::default(),
             wr_ordered: Default::default(),
             atomics: Default::default(),
+            s_rdb_en: Default::default(),
+            s_rdb_qpn: Default::default(),
+            flushed: Default::default(),
+            qerr: Default::default(),
+            fl_pend: Default::default(),
+            fl_q: Fifo::new(),
+            n_flushed: Default::default(),
+            qpw_err: Default::default(),
+            fl_head: Default::default(),
+            fl_after: Default::default(),
+            fl_in: Default::default(),
+            fl_in_q: Default::default(),
+            fl_cur: Default::default(),
+            st_err: k(QP_STATE_ERR.into()),
+            wc_flush: k(WC_WR_FLUSH_ERR.into()),
             req_at: Default::default(),
             req_addr: Default::default(),
             at_orig: Default::default(),
@@ -1150,8 +1188,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             at_new,
             inj,
             inj_val,
-            n_atomics
+            n_atomics,
+            qerr,
+            fl_pend,
+            n_flushed
         );
+        self.fl_q.clk.next = self.clk.val();
+        self.fl_q.rst.next = self.rst.val();
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
         self.rl_q.clk.next = self.clk.val();
@@ -1191,6 +1234,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.m_rl_cnt.next = self.rl_c.q.val();
         self.reads.next = self.n_reads.q.val();
         self.atomics.next = self.n_atomics.q.val();
+        self.flushed.next = self.n_flushed.q.val();
         self.m_rq_req_at.next = self.req_at.q.val();
         self.m_rq_req_addr.next = self.req_addr.q.val();
         self.bad_resp.next = self.n_bad_resp.q.val();
@@ -1244,7 +1288,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.m_rq_req_ready.val() {
             self.req_v.d.next = false;
         }
-        self.s_rq_ans_ready.next = self.state.q.val() == RespState::Wait;
+        self.s_rq_ans_ready.next =
+            (self.state.q.val() == RespState::Wait) | (self.state.q.val() == RespState::FlWait);
         self.rcv_go.next = !self.cmdq.m_tvalid.val() & self.wr_idle.val();
         self.m_rcv_tdata.next = self.rcv_q.m_tdata.val();
         self.m_rcv_tvalid.next = self.rcv_q.m_tvalid.val() & self.rcv_go.val();
@@ -1939,6 +1984,47 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
         }
 
+        // QPs in ERR (the host's table writes say so) and the queue of those whose receive
+        // WQEs are to be flushed: a QP enters it when it is moved to ERR and at each receive
+        // doorbell while in ERR (BAR0 makes one write per cycle: a table write or a doorbell).
+        self.qpw_err.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<4>(self.q_state.val().index())
+            == self.st_err.val();
+        self.fl_in_q.next = self.s_rdb_qpn.val().get_bits::<QA>(0);
+        if self.s_qpw_en.val() {
+            self.fl_in_q.next = self.s_qpw_index.val();
+        }
+        self.fl_cur.next = self.one256.val() << self.fl_in_q.val();
+        self.fl_in.next = (self.s_qpw_en.val() & self.qpw_err.val())
+            | (!self.s_qpw_en.val()
+                & self.s_rdb_en.val()
+                & (self.s_rdb_qpn.val().get_bits::<16>(8) == bits::<16>(0))
+                & ((self.qerr.q.val() & self.fl_cur.val()) != bits::<256>(0)));
+        if self.s_qpw_en.val() {
+            if self.qpw_err.val() {
+                self.qerr.d.next = self.qerr.q.val() | self.fl_cur.val();
+            } else {
+                self.qerr.d.next = self.qerr.q.val() & !self.fl_cur.val();
+            }
+        }
+        self.fl_q.m_tready.next = (self.state.q.val() == RespState::Idle)
+            & !self.s_meta_tvalid.val()
+            & self.fl_q.m_tvalid.val();
+        self.fl_head.next = self.one256.val() << self.fl_q.m_tdata.val();
+        self.fl_after.next = self.fl_pend.q.val();
+        if self.fl_q.m_tready.val() {
+            self.fl_after.next = self.fl_pend.q.val() & !self.fl_head.val();
+        }
+        self.fl_pend.d.next = self.fl_after.val();
+        self.fl_q.s_tdata.next = self.fl_in_q.val();
+        self.fl_q.s_tvalid.next = false;
+        if self.fl_in.val() & ((self.fl_after.val() & self.fl_cur.val()) == bits::<256>(0)) {
+            self.fl_q.s_tvalid.next = true;
+            self.fl_pend.d.next = self.fl_after.val() | self.fl_cur.val();
+        }
+
         match self.state.q.val() {
             RespState::Idle => {
                 if self.s_meta_tvalid.val() {
@@ -1958,6 +2044,67 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                                 .val()
                                 .get_bits::<QA>(self.x_qpn.val().index()));
                     self.state.d.next = RespState::Check;
+                } else if self.fl_q.m_tvalid.val() {
+                    // A QP in ERR to flush: its number as a record's, so the RAMs follow it.
+                    self.m.d.next =
+                        bit_cast::<META_W, QA>(self.fl_q.m_tdata.val()) << self.x_qpn.val();
+                    self.rcv_st.d.next = self.wc_flush.val();
+                    self.req_at.d.next = false;
+                    self.dirty.d.next = false;
+                    self.state.d.next = RespState::FlRd;
+                }
+            }
+            RespState::FlRd => {
+                // (The QP's RAM entries are read this cycle.)
+                self.state.d.next = RespState::FlHeld;
+            }
+            RespState::FlHeld => {
+                self.rcv.d.next = self.rcur_ram.read_data.val();
+                self.state.d.next = RespState::FlHeldOut;
+            }
+            RespState::FlHeldOut => {
+                // A receive WQE a SEND was landing in when the QP went to ERR: flushed first,
+                // given back (unless the host reset the QP meanwhile).
+                if self.dirty.q.val() {
+                    self.state.d.next = RespState::Idle;
+                } else if !self.rcv.q.val().get_bit(528) {
+                    self.state.d.next = RespState::FlReq;
+                } else if self.rcv_q.s_tready.val() & !self.s_qpw_en.val() {
+                    self.rcv_q.s_tvalid.next = true;
+                    self.n_flushed.d.next = self.n_flushed.q.val() + bits::<32>(1);
+                    self.rcur_ram.write_address.next =
+                        bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0));
+                    self.rcur_ram.write_data.next = self.rcv.q.val() & !self.held_bit.val();
+                    self.rcur_ram.write_enable.next = true;
+                    self.state.d.next = RespState::FlReq;
+                }
+            }
+            RespState::FlReq => {
+                // The QP's next receive WQE, while it stays in ERR.
+                if (self.qerr.q.val() & self.q_bit.val()) == bits::<256>(0) {
+                    self.state.d.next = RespState::Idle;
+                } else if !self.req_v.q.val() {
+                    self.req_v.d.next = true;
+                    self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                    self.req_sq.d.next = false;
+                    self.state.d.next = RespState::FlWait;
+                }
+            }
+            RespState::FlWait => {
+                // None left: done. Else (taken, or consumed in error): WR_FLUSH_ERR.
+                if self.s_rq_ans_valid.val() & !self.req_v.q.val() {
+                    self.rcv.d.next = self.ans_rcur.val();
+                    self.state.d.next = RespState::FlOut;
+                    if self.s_rq_ans_status.val() == self.st_none.val() {
+                        self.state.d.next = RespState::Idle;
+                    }
+                }
+            }
+            RespState::FlOut => {
+                if self.rcv_q.s_tready.val() {
+                    self.rcv_q.s_tvalid.next = true;
+                    self.n_flushed.d.next = self.n_flushed.q.val() + bits::<32>(1);
+                    self.state.d.next = RespState::FlReq;
                 }
             }
             RespState::Check => {
@@ -2356,6 +2503,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_reads.d.next = bits::<32>(0);
             self.n_bad_resp.d.next = bits::<32>(0);
             self.n_atomics.d.next = bits::<32>(0);
+            self.n_flushed.d.next = bits::<32>(0);
+            self.qerr.d.next = bits::<256>(0);
+            self.fl_pend.d.next = bits::<256>(0);
             self.rl_v.d.next = false;
         }
     }

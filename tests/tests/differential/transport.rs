@@ -117,14 +117,24 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("tx_used", wander_credits(&mut r, &mut used, cap, 10)));
         inp.push(("tx_cap", le(cap, 2)));
         // Contexts and regions: all at the start, then now and then.
-        let qpw = (cycle < 8 || r.gen_ratio(1, 2000)).then(|| {
+        let qpw = (cycle < 8 || cycle == 9000 || r.gen_ratio(1, 2000)).then(|| {
             let q = if cycle < 8 { cycle } else { r.gen_range(0..8) };
             epsn[q] = r.gen_range(0..1 << 24);
             in_msg[q] = false;
             let img = layout_img(
                 &QP_CTX,
                 &[
-                    ("state", if r.gen_ratio(1, 10) { 1 } else { 3 }),
+                    // INIT now and then; ERR (its receive WQEs flushed) after the start.
+                    (
+                        "state",
+                        if cycle == 9000 || (cycle >= 8 && r.gen_ratio(1, 8)) {
+                            6
+                        } else if r.gen_ratio(1, 10) {
+                            1
+                        } else {
+                            3
+                        },
+                    ),
                     ("pmtu", if q == 7 { 0 } else { 1 }),
                     ("pdn", 1 + u128::from(q == 6)),
                     ("remote_qpn", r.gen_range(0..1 << 24)),
@@ -349,6 +359,10 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_rslot_addr", le(sa, 2)));
         inp.push(("s_rslot_data", le(sd, 7)));
         inp.push(("s_rq_ans_data", le(r.gen(), 8)));
+        // Receive doorbells (a QP in ERR flushes its receive WQEs at each).
+        let rdb = r.gen_ratio(1, 300);
+        inp.push(("s_rdb_en", vec![rdb.into()]));
+        inp.push(("s_rdb_qpn", le(r.gen_range(0..9), 3)));
         let done = (!jobs.is_empty() && r.gen_ratio(1, 6)).then(|| jobs.pop_front().unwrap());
         let (dv, dq, ds) = done.map_or((0u8, 0u8, 0u8), |(q, s)| (1, q, s));
         inp.push(("s_rdone_valid", vec![dv]));
@@ -421,6 +435,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_rcv_tready.next = inp.bit("m_rcv_tready");
         hdl.wr_idle.next = inp.bit("wr_idle");
         hdl.wr_ordered.next = inp.bit("wr_ordered");
+        hdl.s_rdb_en.next = inp.bit("s_rdb_en");
+        hdl.s_rdb_qpn.next = wide(inp.get("s_rdb_qpn"));
         hdl.s_rq_ans_data.next = wide(inp.get("s_rq_ans_data"));
         hdl.m_rq_req_ready.next = inp.bit("m_rq_req_ready");
         hdl.s_rq_ans_valid.next = inp.bit("s_rq_ans_valid");
@@ -488,6 +504,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         "bad_resp",
         "reads",
         "atomics",
+        "flushed",
     ]
     .iter()
     .map(|c| tb.get(c))

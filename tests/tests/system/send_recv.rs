@@ -827,3 +827,105 @@ fn a_receive_wqe_with_a_forged_key_completes_loc_prot_err_and_writes_nothing() -
     }
     Ok(())
 }
+
+/// Host b moves a QP to ERR with receive WQEs posted, one of them held by a SEND whose later
+/// packets were lost on the wire: every one completes WR_FLUSH_ERR with its wr_id, in order,
+/// the held one first, and receive WQEs posted while the QP is in ERR flush too; another QP's
+/// SENDs meanwhile land and complete as usual.
+#[test]
+fn receive_wqes_flush_when_their_qp_goes_to_err_and_other_qps_go_on() -> Result<()> {
+    use ferroce_driver::{QpAttr, QpState};
+    use ferroce_sim::Fault;
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let s = seed("receive_wqes_flush_when_their_qp_goes_to_err_and_other_qps_go_on");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let (mut q1a, mut q1b) = w.connect(1024, r.gen_range(0..1 << 24), 5, 16)?;
+    let (mut q2a, mut q2b) = w.connect(1024, r.gen_range(0..1 << 24), 9, 16)?;
+    let mut d = side(&mut r, &mut w.a, &mut w.b, 2)?;
+    // Frames a sends to QP 1 at b after its first are dropped.
+    let seen = Rc::new(RefCell::new(0usize));
+    let (log, drop_to) = (seen.clone(), q1b.qpn);
+    w.ab.set_fault_hook(move |_, f| {
+        let dq = u32::from_be_bytes([0, f[47], f[48], f[49]]);
+        if dq != drop_to {
+            return Fault::Pass;
+        }
+        *log.borrow_mut() += 1;
+        if *log.borrow() > 1 {
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let recv = |d: &mut Side, r: &mut ChaCha8Rng, k: usize, id: u64, len: usize| {
+        let sg_list = split(r, len, 2)
+            .into_iter()
+            .map(|p| {
+                let off = d.take(r, k, p);
+                Sge {
+                    addr: d.addr(off),
+                    length: p as u32,
+                    lkey: d.area.lkey,
+                }
+            })
+            .collect();
+        RecvWr { wr_id: id, sg_list }
+    };
+    let list1: Vec<RecvWr> = (0..5)
+        .map(|i| recv(&mut d, &mut r, 0, 100 + i, 4000))
+        .collect();
+    let list2: Vec<RecvWr> = (0..2)
+        .map(|i| recv(&mut d, &mut r, 1, 200 + i, 4000))
+        .collect();
+    w.b.dev.post_recv(&mut q1b, &list1)?;
+    w.b.dev.post_recv(&mut q2b, &list2)?;
+    // A 3-packet SEND on QP 1: its FIRST lands and holds receive WQE 100, the rest is lost.
+    w.a.dev
+        .post_send(&mut q1a, &[send_wr(&d, 1, WrOpcode::Send, 3000)])?;
+    w.run(20_000)?;
+    ensure!(
+        *seen.borrow() == 3,
+        "seed {s}: {} frames to QP 1",
+        seen.borrow()
+    );
+    w.b.dev
+        .modify_qp(&mut q1b, QpState::Err, QpAttr::default())?;
+    w.a.dev.post_send(
+        &mut q2a,
+        &[
+            send_wr(&d, 2, WrOpcode::Send, 1500),
+            send_wr(&d, 3, WrOpcode::Send, 10),
+        ],
+    )?;
+    let mut got = completions(&mut w, true, 7, s)?;
+    let more: Vec<RecvWr> = (0..2)
+        .map(|i| recv(&mut d, &mut r, 0, 300 + i, 64))
+        .collect();
+    w.b.dev.post_recv(&mut q1b, &more)?;
+    got.extend(completions(&mut w, true, 2, s)?);
+    let on = |q: u32| -> Vec<(u64, u32)> {
+        got.iter()
+            .filter(|c| c.qpn == q)
+            .map(|c| (c.wr_id, c.status))
+            .collect()
+    };
+    let flushed: Vec<(u64, u32)> = [100, 101, 102, 103, 104, 300, 301]
+        .into_iter()
+        .map(|i| (i, WC_WR_FLUSH_ERR))
+        .collect();
+    ensure!(on(q1b.qpn) == flushed, "seed {s}: QP 1: {:?}", on(q1b.qpn));
+    ensure!(
+        on(q2b.qpn) == [(200, WC_SUCCESS), (201, WC_SUCCESS)],
+        "seed {s}: QP 2: {:?}",
+        on(q2b.qpn)
+    );
+    ensure!(w.b.counter("resp_flushed")? == 7, "seed {s}: resp_flushed");
+    w.run(5000)?;
+    ensure!(
+        w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
+        "seed {s}: a completion after the flush"
+    );
+    Ok(())
+}
