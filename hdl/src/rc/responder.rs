@@ -20,6 +20,22 @@
 //! (READ requests accepted), `bad_resp` (READ responses dropped: a PSN or opcode no READ
 //! expects, a QP not in RTS; or ending their READ in error).
 //!
+//! Atomics (docs/ARCHITECTURE.md, "Atomics"): a CMP_SWAP or FETCH_ADD checked like a READ
+//! request (its rkey asking REMOTE_ATOMIC, 8 bytes; a misaligned address is NAK invalid
+//! request) is done here, one at a time for the whole NIC: once every earlier write is ordered
+//! ahead (`wr_ordered`), `RecvQueue` reads the 8 bytes (`m_rq_req_at`, `m_rq_req_addr`,
+//! `s_rq_ans_data`), the new value goes back through the scatter in place of the packet's
+//! empty payload, and once that write is ordered too the original value goes to the requester
+//! as a `READ_JOB` with `atomic` set (its ATOMIC ACKNOWLEDGE). An ATOMIC ACKNOWLEDGE for this
+//! NIC's own atomic lands like a one-packet READ response of 8 bytes, its AtomicAckETH's
+//! value in place of the payload. Counter `atomics` (atomics done).
+//!
+//! Receive WQEs of a QP in ERR (the host's table write says so) complete WR_FLUSH_ERR: when the
+//! QP is moved to ERR and at each receive doorbell (`s_rdb_en`, `s_rdb_qpn`) while it stays
+//! there, the QP joins a queue (each QP once); between packets the responder takes it and
+//! completes the WQE a SEND was landing in (if any), then asks `RecvQueue` for the QP's next
+//! WQE until none is left, a `RECV_DONE` with WR_FLUSH_ERR each. Counter `flushed`.
+//!
 //! Ports:
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
 //! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
@@ -50,7 +66,8 @@
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
 //!   dropped silently, IBA 9.6.1), `bad_pkey` (the BTH P_Key does not match the port's one
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
-//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: atomics),
+//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: SEND with
+//!   invalidate, UD),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
@@ -2020,7 +2037,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.fl_pend.d.next = self.fl_after.val();
         self.fl_q.s_tdata.next = self.fl_in_q.val();
         self.fl_q.s_tvalid.next = false;
-        if self.fl_in.val() & ((self.fl_after.val() & self.fl_cur.val()) == bits::<256>(0)) {
+        // (The queue holds each QP at most once: it always has room.)
+        if self.fl_in.val()
+            & ((self.fl_after.val() & self.fl_cur.val()) == bits::<256>(0))
+            & self.fl_q.s_tready.val()
+        {
             self.fl_q.s_tvalid.next = true;
             self.fl_pend.d.next = self.fl_after.val() | self.fl_cur.val();
         }
