@@ -515,6 +515,8 @@ impl<
         // A QP a fatal NAK failed: the requester stops sending for it.
         self.req.s_qerr_valid.next = self.cpl.m_qerr_valid.val();
         self.req.s_qerr_qpn.next = self.cpl.m_qerr_qpn.val();
+        self.req.s_rerr_valid.next = self.resp.m_qerr_valid.val();
+        self.req.s_rerr_qpn.next = self.resp.m_qerr_qpn.val();
         self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
         self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();

@@ -123,7 +123,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_mrw_data: Signal<Out, Bits<MR_W>>,
     pub m_peek_index: Signal<Out, Bits<OBJ_A>>,
     pub s_peek_sq: Signal<In, Bits<64>>,
-    pub s_peek_rq: Signal<In, Bits<48>>,
+    pub s_peek_rq: Signal<In, Bits<49>>,
     pub s_peek_cpl: Signal<In, Bits<32>>,
     pub s_peek_rci: Signal<In, Bits<16>>,
     pub m_rdb_en: Signal<Out, Bit>,
@@ -828,7 +828,9 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(0)) << self.x_epsn.val())
             | (bit_cast::<QP_W, 24>(self.s_peek_rq.val().get_bits::<24>(24)) << self.x_msn.val())
             | (bit_cast::<QP_W, 16>(self.s_peek_rci.val()) << self.x_rq_ci.val());
-        if self.s_peek_cpl.val().get_bits::<8>(24) != bits::<8>(0) {
+        if (self.s_peek_cpl.val().get_bits::<8>(24) != bits::<8>(0))
+            | self.s_peek_rq.val().get_bit(48)
+        {
             self.qp_live.next = (self.qp_live.val() & !(bits::<QP_W>(0xF) << self.x_state.val()))
                 | (bit_cast::<QP_W, 4>(self.st_err.val()) << self.x_state.val());
         }

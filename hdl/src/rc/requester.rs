@@ -24,7 +24,8 @@
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
 //! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
-//! - `s_qerr_{valid,qpn}`: the completer's word that a fatal NAK failed a QP.
+//! - `s_qerr_{valid,qpn}`: the completer's word that a fatal NAK failed a QP;
+//!   `s_rerr_{valid,qpn}`: the responder's, that a fatal NAK it sent did.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
 //! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
 //!   (in command order, `tuser` on a last beat = the read failed).
@@ -201,6 +202,9 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_sq: Signal<Out, Bits<64>>,
     pub s_qerr_valid: Signal<In, Bit>,
+    pub s_rerr_valid: Signal<In, Bit>,
+    pub s_rerr_qpn: Signal<In, Bits<QA>>,
+    re_bit: Signal<Local, Bits<256>>,
     pub s_qerr_qpn: Signal<In, Bits<QA>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
@@ -647,6 +651,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_peek_index: Default::default(),
             m_peek_sq: Default::default(),
             s_qerr_valid: Default::default(),
+            s_rerr_valid: Default::default(),
+            s_rerr_qpn: Default::default(),
+            re_bit: Default::default(),
             s_qerr_qpn: Default::default(),
             s_mrw_en: Default::default(),
             s_mrw_index: Default::default(),
@@ -1641,6 +1648,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.fl_next.next = self.failed.q.val();
         if self.s_qerr_valid.val() {
             self.fl_next.next = self.failed.q.val() | self.qe_bit.val();
+        }
+        // (The responder's word: a fatal NAK it sent failed the QP.)
+        self.re_bit.next = self.one256.val() << self.s_rerr_qpn.val();
+        if self.s_rerr_valid.val() {
+            self.fl_next.next = self.fl_next.val() | self.re_bit.val();
         }
         if self.s_qpw_en.val() & self.qpw_init.val() {
             self.fl_next.next = self.fl_next.val() & !self.qw_bit.val();

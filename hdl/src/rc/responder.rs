@@ -233,7 +233,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_qpw_index: Signal<In, Bits<QA>>,
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
-    pub m_peek_rq: Signal<Out, Bits<48>>,
+    pub m_peek_rq: Signal<Out, Bits<49>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<MR_W>>,
@@ -307,6 +307,18 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_rdb_en: Signal<In, Bit>,
     pub s_rdb_qpn: Signal<In, Bits<24>>,
     pub flushed: Signal<Out, Bits<32>>,
+    pub m_qerr_valid: Signal<Out, Bit>,
+    pub m_qerr_qpn: Signal<Out, Bits<QA>>,
+    // QPs a fatal NAK this block sent has failed (until an init_rq write), and its word to
+    // the requester; the QUERY copy's bit.
+    rfail: DFF<Bits<256>>,
+    qe_v: DFF<Bit>,
+    qe_q: DFF<Bits<QA>>,
+    pk_fail: DFF<Bits<1>>,
+    rf_hit: Signal<Local, Bit>,
+    f_q8: Signal<Local, Bits<QA>>,
+    pk_q8: Signal<Local, Bits<QA>>,
+    fatal: Signal<Local, Bit>,
     // Receive WQEs of QPs in ERR: the QPs in ERR, those to flush (a queue, each once).
     qerr: DFF<Bits<256>>,
     fl_pend: DFF<Bits<256>>,
@@ -758,6 +770,16 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             s_rdb_en: Default::default(),
             s_rdb_qpn: Default::default(),
             flushed: Default::default(),
+            m_qerr_valid: Default::default(),
+            m_qerr_qpn: Default::default(),
+            rfail: Default::default(),
+            qe_v: Default::default(),
+            qe_q: Default::default(),
+            pk_fail: Default::default(),
+            rf_hit: Default::default(),
+            f_q8: Default::default(),
+            pk_q8: Default::default(),
+            fatal: Default::default(),
             qerr: Default::default(),
             fl_pend: Default::default(),
             fl_q: Fifo::new(),
@@ -1208,7 +1230,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             n_atomics,
             qerr,
             fl_pend,
-            n_flushed
+            n_flushed,
+            rfail,
+            qe_v,
+            qe_q,
+            pk_fail
         );
         self.fl_q.clk.next = self.clk.val();
         self.fl_q.rst.next = self.rst.val();
@@ -1364,6 +1390,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.is_resp.next = self.rs_first.val() | self.rs_middle.val() | self.rs_ends.val();
         self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
         self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
+        self.f_q8.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rf_hit.next = self.rfail.q.val().get_bit(self.f_q8.val().index());
         self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
         // An ATOMIC ACKNOWLEDGE lands its 8 bytes of original data as a READ response would.
         if self.is_aack.val() {
@@ -2018,7 +2046,19 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (!self.s_qpw_en.val()
                 & self.s_rdb_en.val()
                 & (self.s_rdb_qpn.val().get_bits::<16>(8) == bits::<16>(0))
-                & ((self.qerr.q.val() & self.fl_cur.val()) != bits::<256>(0)));
+                & (((self.qerr.q.val() | self.rfail.q.val()) & self.fl_cur.val())
+                    != bits::<256>(0)));
+        if self.s_qpw_en.val() & self.qpw_init.val() {
+            self.rfail.d.next = self.rfail.q.val() & !self.fl_cur.val();
+        }
+        self.qe_v.d.next = false;
+        self.m_qerr_valid.next = self.qe_v.q.val();
+        self.m_qerr_qpn.next = self.qe_q.q.val();
+        // A NAK that ends the QP (invalid request, remote access or operational error; not
+        // RNR or a sequence error), sent in Resp.
+        self.fatal.next = self.do_ack.q.val()
+            & (self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(3))
+            & (self.ack_syn.q.val() != self.syn_seq.val());
         if self.s_qpw_en.val() {
             if self.qpw_err.val() {
                 self.qerr.d.next = self.qerr.q.val() | self.fl_cur.val();
@@ -2102,7 +2142,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::FlReq => {
                 // The QP's next receive WQE, while it stays in ERR.
-                if (self.qerr.q.val() & self.q_bit.val()) == bits::<256>(0) {
+                if ((self.qerr.q.val() | self.rfail.q.val()) & self.q_bit.val()) == bits::<256>(0) {
                     self.state.d.next = RespState::Idle;
                 } else if !self.req_v.q.val() {
                     self.req_v.d.next = true;
@@ -2157,6 +2197,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     // A READ response for this QP's requester: checked against its slot.
                     self.srem.d.next = bit_cast::<16, 13>(self.f_len.val());
                     self.state.d.next = RespState::RSlot;
+                } else if self.rf_hit.val() {
+                    // A QP a fatal NAK of ours failed takes no more requests.
+                    self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                 } else if !(self.starts.val()
                     | self.is_middle.val()
                     | self.is_last.val()
@@ -2495,6 +2538,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     }
                     self.rcv_q.s_tvalid.next = self.do_rcv.q.val() & !self.dirty.q.val();
                     self.state.d.next = RespState::Idle;
+                    // A fatal NAK sent: the QP goes to ERR (IBA 9.9.3: its requester stops, its
+                    // receive WQEs flush, from here).
+                    if self.fatal.val() & !self.dirty.q.val() {
+                        self.rfail.d.next = self.rfail.q.val() | self.q_bit.val();
+                        self.qe_v.d.next = true;
+                        self.qe_q.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                        self.rcv_st.d.next = self.wc_flush.val();
+                        self.state.d.next = RespState::FlRd;
+                    }
                 }
             }
         }
@@ -2506,7 +2558,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rq_peek.write_data.next = self.rw_data.val();
         self.rq_peek.write_enable.next = self.rw_en.val();
         self.rq_peek.read_address.next = self.s_peek_index.val();
-        self.m_peek_rq.next = self.rq_peek.read_data.val();
+        // The QUERY copy, and whether a fatal NAK this block sent failed the QP (it reads ERR).
+        self.pk_q8.next = self.s_peek_index.val();
+        self.pk_fail.d.next = bits::<1>(0);
+        if self.rfail.q.val().get_bit(self.pk_q8.val().index()) {
+            self.pk_fail.d.next = bits::<1>(1);
+        }
+        self.m_peek_rq.next = bit_cast::<49, 48>(self.rq_peek.read_data.val())
+            | (bit_cast::<49, 1>(self.pk_fail.q.val()) << 48);
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
             self.ack_pend.d.next = bits::<256>(0);
@@ -2527,6 +2586,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_flushed.d.next = bits::<32>(0);
             self.qerr.d.next = bits::<256>(0);
             self.fl_pend.d.next = bits::<256>(0);
+            self.rfail.d.next = bits::<256>(0);
+            self.qe_v.d.next = false;
             self.rl_v.d.next = false;
         }
     }

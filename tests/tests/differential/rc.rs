@@ -306,6 +306,11 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         let qerr_qpn = r.gen_range(0..8u64);
         hdl.s_qerr_valid.next = qerr;
         hdl.s_qerr_qpn.next = bits_from_u64(qerr_qpn);
+        // And the responder (a fatal NAK it sent), at the same time now and then.
+        let rerr = r.gen_ratio(1, 3000);
+        let rerr_qpn = r.gen_range(0..8u64);
+        hdl.s_rerr_valid.next = rerr;
+        hdl.s_rerr_qpn.next = bits_from_u64(rerr_qpn);
         hdl.s_mrw_en.next = mrw_en;
         hdl.s_mrw_index.next = bits_from_u64(mrw_index);
         hdl.s_mrw_data.next = wide(&mrw_bytes);
@@ -344,6 +349,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_peek_index", peek)?;
         tb.set("s_qerr_valid", qerr.into())?;
         tb.set("s_qerr_qpn", qerr_qpn)?;
+        tb.set("s_rerr_valid", rerr.into())?;
+        tb.set("s_rerr_qpn", rerr_qpn)?;
         tb.set("s_mrw_en", mrw_en.into())?;
         tb.set("s_mrw_index", mrw_index)?;
         tb.model().set_bytes(mrw_data, &mrw_bytes)?;

@@ -23,7 +23,8 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{
     RECV_WQE_LEN, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
-    WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
+    WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_SUCCESS,
+    WC_WR_FLUSH_ERR,
 };
 use ferroce_tests::wire::check_pcap;
 use ferroce_tests::{budget, guarded, lossless_world, nonzero_counters, rng, seed, soak_factor};
@@ -927,5 +928,67 @@ fn receive_wqes_flush_when_their_qp_goes_to_err_and_other_qps_go_on() -> Result<
         w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
         "seed {s}: a completion after the flush"
     );
+    Ok(())
+}
+
+/// A fatal NAK the responder sends (a WRITE with a bad rkey: remote access error) moves its own
+/// QP to ERR, as IBA has it: the sender completes REM_ACCESS_ERR, and at the responder's host
+/// the QP reads ERR, its posted receive WQEs complete WR_FLUSH_ERR in order, a work request it
+/// posts afterwards flushes too, and a request that still arrives for it is dropped.
+#[test]
+fn a_fatal_nak_sent_moves_the_responders_qp_to_err() -> Result<()> {
+    use ferroce_driver::QpState;
+    let s = seed("a_fatal_nak_sent_moves_the_responders_qp_to_err");
+    let mut r = rng(s);
+    let mut p = pair(&mut r, 1024)?;
+    let recvs: Vec<RecvWr> = (0..3)
+        .map(|i| {
+            let off = p.d.take(&mut r, 0, 100);
+            RecvWr {
+                wr_id: 50 + i,
+                sg_list: vec![Sge {
+                    addr: p.d.addr(off),
+                    length: 100,
+                    lkey: p.d.area.lkey,
+                }],
+            }
+        })
+        .collect();
+    p.w.b.dev.post_recv(&mut p.qb, &recvs)?;
+    let mut bad = send_wr(&p.d, 1, WrOpcode::RdmaWrite, 64);
+    bad.rkey ^= 0x80;
+    p.w.a.dev.post_send(&mut p.qa, &[bad])?;
+    let got = completions(&mut p.w, false, 1, s)?;
+    ensure!(
+        (got[0].wr_id, got[0].status) == (1, WC_REM_ACCESS_ERR),
+        "seed {s}: sender {got:?}"
+    );
+    let got = completions(&mut p.w, true, 3, s)?;
+    let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    ensure!(
+        st == [
+            (50, WC_WR_FLUSH_ERR),
+            (51, WC_WR_FLUSH_ERR),
+            (52, WC_WR_FLUSH_ERR)
+        ],
+        "seed {s}: receiver {st:?}"
+    );
+    ensure!(
+        p.w.b.dev.query_qp(&p.qb)?.state == Some(QpState::Err),
+        "seed {s}: b's QP after the NAK it sent"
+    );
+    // The QP's own requests flush; a request arriving for it is dropped.
+    let mut own = send_wr(&p.d, 7, WrOpcode::RdmaWrite, 16);
+    own.sg_list[0].lkey = p.d.area.lkey;
+    own.sg_list[0].addr = p.d.area.addr;
+    p.w.b.dev.post_send(&mut p.qb, &[own])?;
+    let got = completions(&mut p.w, true, 1, s)?;
+    ensure!(
+        (got[0].wr_id, got[0].status) == (7, WC_WR_FLUSH_ERR),
+        "seed {s}: b's own request {got:?}"
+    );
+    ensure!(p.w.b.counter("resp_bad_rkey")? == 1, "seed {s}: bad_rkey");
+    ensure!(p.w.b.counter("resp_flushed")? == 3, "seed {s}: flushed");
+    p.d.check(&mut p.w.b, &format!("seed {s}: b's memory"))?;
     Ok(())
 }
