@@ -30,8 +30,13 @@
 //! NIC's own atomic lands like a one-packet READ response of 8 bytes, its AtomicAckETH's
 //! value in place of the payload. Counter `atomics` (atomics done).
 //!
-//! Receive WQEs of a QP in ERR (the host's table write says so) complete WR_FLUSH_ERR: when the
-//! QP is moved to ERR and at each receive doorbell (`s_rdb_en`, `s_rdb_qpn`) while it stays
+//! A fatal NAK sent (invalid request, remote access or operational error) moves the QP to
+//! ERR (IBA 9.9.3): requests for it are dropped (`bad_qp`) until an `init_rq` write, the
+//! requester is told (`m_qerr_{valid,qpn}`, a pulse) and stops the QP, QUERY reads it ERR
+//! (`m_peek_rq` bit 48), and its receive WQEs flush.
+//!
+//! Receive WQEs of a QP in ERR (the host's table write says so, or a fatal NAK sent) complete
+//! WR_FLUSH_ERR: when the QP is moved to ERR and at each receive doorbell (`s_rdb_en`, `s_rdb_qpn`) while it stays
 //! there, the QP joins a queue (each QP once); between packets the responder takes it and
 //! completes the WQE a SEND was landing in (if any), then asks `RecvQueue` for the QP's next
 //! WQE until none is left, a `RECV_DONE` with WR_FLUSH_ERR each. Counter `flushed`.
@@ -44,7 +49,8 @@
 //!   held) only with `init_rq`; any other (RTR -> RTS, RTS -> RTS, -> ERR) leaves the receive
 //!   state running.
 //! - `s_peek_index` in, `m_peek_rq` out: a QP's `epsn` (bits 0..24) and `msn` (24..48), for
-//!   BAR0's QUERY (a copy of their RAM with the same writes, read at BAR0's command index).
+//!   BAR0's QUERY (a copy of their RAM with the same writes, read at BAR0's command index),
+//!   and bit 48: a fatal NAK this block sent failed the QP.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the ACKs' source fields.
 //! - `m_wr_{addr,len,tvalid,tready}`, `m_wd_{tdata,tlast,tvalid,tready}`: write commands and
 //!   their bytes, to `DmaWrite`, one packet of bytes per command (a zero-length payload writes
@@ -64,7 +70,7 @@
 //!   priorities pass it.
 //! - counters of packets dropped, by the first reason that applies: `bad_qp` (QP number over
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
-//!   dropped silently, IBA 9.6.1), `bad_pkey` (the BTH P_Key does not match the port's one
+//!   dropped silently, IBA 9.6.1; a request for a QP a fatal NAK failed), `bad_pkey` (the BTH P_Key does not match the port's one
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
 //!   9.6.1.1), `unsupported` (an opcode this transport does not implement: SEND with
 //!   invalidate, UD),
@@ -109,7 +115,6 @@
 //! The QP copy: `epsn` and `msn` live in their own RAM, written by `init_rq` writes and by
 //! this block (BAR0's QUERY reads them from its copy). An `init_rq` write to the QP of the
 //! packet in flight wins: its write-back is skipped; it also clears the QP's cursors.
-//! Not yet: a fatal NAK does not move the responder's QP to the error state.
 
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};

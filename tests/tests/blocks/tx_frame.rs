@@ -170,8 +170,30 @@ fn frames_pass_scapy_icrc_zlib_fcs_and_tshark() -> Result<()> {
             p.vlan.map(|v| v.1.to_string()).unwrap_or_default(),
         ];
         ensure!(
-            row.len() == 12 && row[..10] == want,
+            row.len() == 15 && row[..10] == want,
             "frame {i}: tshark says {row:?}, expected {want:?}"
+        );
+        // AtomicETH swap/add and compare data, AtomicAckETH original data, where the opcode
+        // has them (after an AETH for the last).
+        let num = |k: usize| -> Result<Option<u64>> {
+            Ok(if row[k].is_empty() {
+                None
+            } else {
+                Some(ferroce_tests::wire::tshark_num(&row[k])?)
+            })
+        };
+        let (sa, cmp, orig) = match first {
+            Some(ExtHeader::AtomicEth) => {
+                (Some(be(&p.ext[12..20])), Some(be(&p.ext[20..28])), None)
+            }
+            _ if opcode(p.opcode).is_some_and(|o| o.ext.contains(&ExtHeader::AtomicAckEth)) => {
+                (None, None, Some(be(&p.ext[4..12])))
+            }
+            _ => (None, None, None),
+        };
+        ensure!(
+            (num(12)?, num(13)?, num(14)?) == (sa, cmp, orig),
+            "frame {i}: tshark atomic fields {row:?}, expected {sa:?} {cmp:?} {orig:?}"
         );
         // The ImmDt where the opcode has one (after the headers before it; tshark 3.6 lists
         // it twice), and the SE bit.

@@ -112,29 +112,41 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     let cycles = soak(30_000);
     let cap = 64u64;
     let mut used = [0u64; 8];
+    // QPs a fatal NAK failed, to bring back (RESET to RTS: an init_rq write) a while later.
+    let mut revive: VecDeque<usize> = VecDeque::new();
+    // QPs in ERR as the stimulus knows them, and the QP of the receive WQE asked for: a
+    // flush asks until none is left, so their rings run dry sooner.
+    let mut in_err = [false; 8];
+    let mut ans_q = 0usize;
     for cycle in 0..cycles {
         let mut inp = Vec::new();
         inp.push(("tx_used", wander_credits(&mut r, &mut used, cap, 10)));
         inp.push(("tx_cap", le(cap, 2)));
         // Contexts and regions: all at the start, then now and then.
-        let qpw = (cycle < 8 || cycle == 9000 || r.gen_ratio(1, 2000)).then(|| {
-            let q = if cycle < 8 { cycle } else { r.gen_range(0..8) };
+        let back = !revive.is_empty() && r.gen_ratio(1, 3);
+        let qpw = (cycle < 8 || cycle == 9000 || back || r.gen_ratio(1, 2000)).then(|| {
+            let q = if cycle < 8 {
+                cycle
+            } else if back {
+                revive.pop_front().unwrap_or(0)
+            } else {
+                r.gen_range(0..8)
+            };
             epsn[q] = r.gen_range(0..1 << 24);
             in_msg[q] = false;
+            let state: u8 = if cycle == 9000 || (cycle >= 8 && !back && r.gen_ratio(1, 16)) {
+                6
+            } else if r.gen_ratio(1, 10) {
+                1
+            } else {
+                3
+            };
+            in_err[q] = state == 6;
             let img = layout_img(
                 &QP_CTX,
                 &[
                     // INIT now and then; ERR (its receive WQEs flushed) after the start.
-                    (
-                        "state",
-                        if cycle == 9000 || (cycle >= 8 && r.gen_ratio(1, 8)) {
-                            6
-                        } else if r.gen_ratio(1, 10) {
-                            1
-                        } else {
-                            3
-                        },
-                    ),
+                    ("state", state.into()),
                     ("pmtu", if q == 7 { 0 } else { 1 }),
                     ("pdn", 1 + u128::from(q == 6)),
                     ("remote_qpn", r.gen_range(0..1 << 24)),
@@ -198,7 +210,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             let op: u8 = if r.gen_ratio(1, 10) {
                 // (0x16, 0x17: SEND with invalidate, not implemented.)
                 [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 22, 23][r.gen_range(0..16)]
-            } else if r.gen_ratio(1, 8) {
+            } else if r.gen_ratio(1, 5) {
                 17
             } else if r.gen_ratio(1, 5) {
                 12
@@ -374,6 +386,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 ans_due = None;
                 // A WQE (most often), none posted, or one consumed in error; its SGEs.
                 let status: u8 = match r.gen_range(0..20) {
+                    _ if in_err[ans_q] && r.gen_bool(0.6) => 0xFF,
                     0..=13 => 0,
                     14..=16 => 0xFF,
                     _ => [1, 2, 4, 21][r.gen_range(0..4)],
@@ -460,6 +473,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         let meta_taken = meta_valid && hdl.s_meta_tready.val();
         let pay_taken = pay_valid && hdl.s_pay_tready.val();
         if hdl.m_rq_req_valid.val() && inp.bit("m_rq_req_ready") {
+            ans_q = hdl.m_rq_req_qpn.val().to_u64() as usize & 7;
             wqe_reqs += 1;
             ans_due = Some(r.gen_range(1..30));
         }
@@ -478,6 +492,11 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             njobs += 1;
         }
         nlands += usize::from(hdl.m_rland_tvalid.val() && inp.bit("m_rland_tready"));
+        if hdl.m_qerr_valid.val() {
+            let q = hdl.m_qerr_qpn.val().to_u64() as usize & 7;
+            revive.push_back(q);
+            in_err[q] = true;
+        }
         if hdl.m_rl_valid.val() {
             landed[hdl.m_rl_qpn.val().to_u64() as usize & 7] = hdl.m_rl_cnt.val().to_u64() as u8;
         }

@@ -598,7 +598,9 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
 /// than the PMTU, a WRITE FIRST whose RETH asks for more than 2^31 bytes, and a LAST longer
 /// than the PMTU that carries exactly the rest of its message. Each gets a NAK invalid request
 /// with its PSN (IBA 9.7.5.2.2), is counted, and writes nothing: only the good FIRST before
-/// the bad LAST lands. b's answers are caught on the wire, so a never sees them.
+/// the bad LAST lands. b's answers are caught on the wire, so a never sees them. Each request
+/// goes to a QP pair of its own: the NAK moves b's QP to ERR (IBA 9.9.3), and a good request
+/// sent to it afterwards is dropped, unanswered.
 #[test]
 fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() -> Result<()> {
     use ferroce_spec::headers::AETH_NAK_INV_REQ;
@@ -607,7 +609,10 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     let psn = r.gen_range(0..0x100_0000);
-    let (_, qb) = w.connect(256, psn, 7, 16)?;
+    let mut qbs = Vec::new();
+    for _ in 0..3 {
+        qbs.push(w.connect(256, psn, 7, 16)?.1);
+    }
     let mut d = dir(&mut r, &mut w.a, &mut w.b, 1)?;
     let answers: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
     let log = answers.clone();
@@ -615,50 +620,53 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         log.borrow_mut().push(f[..f.len() - 4].to_vec());
         Fault::Drop
     })?;
-    let packet = |opcode: u8, psn: u32, reth: Option<u32>, payload: Vec<u8>| -> Result<Vec<u8>> {
-        let mut ext = Vec::new();
-        if let Some(dlen) = reth {
-            ext.extend(d.tgt.addr.to_be_bytes());
-            ext.extend(d.tgt.rkey.to_be_bytes());
-            ext.extend(dlen.to_be_bytes());
-        }
-        let p = TxPacket {
-            dst_mac: w.b.mac,
-            src_mac: w.a.mac,
-            src_ip: w.a.ip,
-            dst_ip: w.b.ip,
-            src_port: 0xC001,
-            dscp: 0,
-            ecn: 0,
-            ttl: 64,
-            opcode,
-            se: false,
-            // AckReq on the last packet of a message, as a requester sets it.
-            ack_req: opcode != RC_RDMA_WRITE_FIRST,
-            pkey: 0xFFFF,
-            dest_qp: qb.qpn,
-            psn: psn & 0xFF_FFFF,
-            vlan: None,
-            ext,
-            payload,
+    let packet =
+        |k: usize, opcode: u8, psn: u32, reth: Option<u32>, payload: Vec<u8>| -> Result<Vec<u8>> {
+            let mut ext = Vec::new();
+            if let Some(dlen) = reth {
+                ext.extend(d.tgt.addr.to_be_bytes());
+                ext.extend(d.tgt.rkey.to_be_bytes());
+                ext.extend(dlen.to_be_bytes());
+            }
+            let p = TxPacket {
+                dst_mac: w.b.mac,
+                src_mac: w.a.mac,
+                src_ip: w.a.ip,
+                dst_ip: w.b.ip,
+                src_port: 0xC001,
+                dscp: 0,
+                ecn: 0,
+                ttl: 64,
+                opcode,
+                se: false,
+                // AckReq on the last packet of a message, as a requester sets it.
+                ack_req: opcode != RC_RDMA_WRITE_FIRST,
+                pkey: 0xFFFF,
+                dest_qp: qbs[k].qpn,
+                psn: psn & 0xFF_FFFF,
+                vlan: None,
+                ext,
+                payload,
+            };
+            let mut f = p.frame_without_icrc();
+            let (_, end) = ferroce_spec::icrc::parse(&f)?;
+            let ic = ferroce_spec::icrc::icrc(&f)?;
+            f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+            Ok(f)
         };
-        let mut f = p.frame_without_icrc();
-        let (_, end) = ferroce_spec::icrc::parse(&f)?;
-        let ic = ferroce_spec::icrc::icrc(&f)?;
-        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
-        Ok(f)
-    };
     let bytes = |n: usize| d.src_bytes[..n].to_vec();
     let only = r.gen_range(257..=1024usize);
     let rest = r.gen_range(257..=1024usize);
     let sends = [
         vec![packet(
+            0,
             RC_RDMA_WRITE_ONLY,
             psn,
             Some(only as u32),
             bytes(only),
         )?],
         vec![packet(
+            1,
             RC_RDMA_WRITE_FIRST,
             psn,
             Some((1u32 << 31) + r.gen_range(1..=256)),
@@ -666,12 +674,14 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         )?],
         vec![
             packet(
+                2,
                 RC_RDMA_WRITE_FIRST,
                 psn,
                 Some(256 + rest as u32),
                 bytes(256),
             )?,
             packet(
+                2,
                 RC_RDMA_WRITE_LAST,
                 psn + 1,
                 None,
@@ -708,6 +718,22 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         "seed {s}: answers (opcode, PSN, syndrome) {naks:02x?}, want {want:02x?}"
     );
     ensure!(w.b.counter("resp_bad_req")? == 3, "resp_bad_req");
+    // b's first QP is in ERR: a good WRITE ONLY at the next PSN gets no answer.
+    ensure!(
+        w.b.dev.query_qp(&qbs[0])?.state == Some(QpState::Err),
+        "seed {s}: b's QP after its NAK"
+    );
+    let dropped = w.b.counter("resp_bad_qp")?;
+    w.ab.inject(0, &packet(0, RC_RDMA_WRITE_ONLY, psn, Some(16), bytes(16))?);
+    w.run(5000)?;
+    ensure!(
+        answers.borrow().is_empty(),
+        "seed {s}: b answered on a QP in ERR"
+    );
+    ensure!(
+        w.b.counter("resp_bad_qp")? == dropped + 1,
+        "seed {s}: resp_bad_qp"
+    );
     // The good FIRST landed; nothing else did.
     d.expect[GUARD..GUARD + 256].copy_from_slice(&d.src_bytes[..256]);
     check_target(&w.b, &d, s)
