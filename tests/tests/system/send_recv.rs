@@ -113,6 +113,47 @@ impl Side {
         self.expect[GUARD + off..GUARD + off + bytes.len()].copy_from_slice(bytes);
     }
 
+    /// A gather list of 1-4 pieces from random places of the sender's source, and the
+    /// message they make (their bytes in order).
+    fn gather(&self, r: &mut ChaCha8Rng, len: usize) -> (Vec<Sge>, Vec<u8>) {
+        let mut sg_list = Vec::new();
+        let mut bytes = Vec::with_capacity(len);
+        for piece in split(r, len, 4) {
+            let from = r.gen_range(0..=SRC_LEN - piece);
+            bytes.extend_from_slice(&self.src_bytes[from..from + piece]);
+            sg_list.push(Sge {
+                addr: self.src.addr + from as u64,
+                length: piece as u32,
+                lkey: self.src.lkey,
+            });
+        }
+        (sg_list, bytes)
+    }
+
+    /// `bytes` landing in 1 to `most` local SGEs of QP `k`'s share of the area (a READ's or an
+    /// atomic's result): the SGEs, the expected image updated.
+    fn land_in_sges(
+        &mut self,
+        r: &mut ChaCha8Rng,
+        k: usize,
+        bytes: &[u8],
+        most: usize,
+    ) -> Vec<Sge> {
+        let mut sg_list = Vec::new();
+        let mut landed = 0;
+        for p in split(r, bytes.len(), most) {
+            let off = self.take(r, k, p);
+            self.land(off, &bytes[landed..landed + p]);
+            landed += p;
+            sg_list.push(Sge {
+                addr: self.addr(off),
+                length: p as u32,
+                lkey: self.area.lkey,
+            });
+        }
+        sg_list
+    }
+
     /// The sender's atomic words hold what the atomics on them leave.
     fn check_words(&self, h: &mut Host, what: &str) -> Result<()> {
         let mut got = vec![0u8; 8 * WORDS];
@@ -195,17 +236,7 @@ fn random_msg(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) 
     };
     // The sender's gather list: 1-4 pieces from random places of its source; the message is
     // their bytes in order.
-    let mut sg_list = Vec::new();
-    let mut bytes = Vec::with_capacity(len);
-    for piece in split(r, len, 4) {
-        let from = r.gen_range(0..=SRC_LEN - piece);
-        bytes.extend_from_slice(&d.src_bytes[from..from + piece]);
-        sg_list.push(Sge {
-            addr: d.src.addr + from as u64,
-            length: piece as u32,
-            lkey: d.src.lkey,
-        });
-    }
+    let (sg_list, bytes) = d.gather(r, len);
     // The receive WQE: 1-4 SGEs holding `len` plus some slack.
     let room = len + r.gen_range(0..=200);
     let pieces = split(r, room, 4);
@@ -261,18 +292,7 @@ fn random_read(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64)
     let len = message_len(r, d, k, pmtu);
     let from = r.gen_range(0..=SRC_LEN - len);
     let bytes = d.src_bytes[from..from + len].to_vec();
-    let mut sg_list = Vec::new();
-    let mut landed = 0;
-    for p in split(r, len, 4) {
-        let off = d.take(r, k, p);
-        d.land(off, &bytes[landed..landed + p]);
-        landed += p;
-        sg_list.push(Sge {
-            addr: d.addr(off),
-            length: p as u32,
-            lkey: d.area.lkey,
-        });
-    }
+    let sg_list = d.land_in_sges(r, k, &bytes, 4);
     SendWr {
         wr_id: id,
         opcode: WrOpcode::RdmaRead,
@@ -288,17 +308,7 @@ fn random_read(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64)
 /// source into the receive side's area. The expected image is updated.
 fn random_write(r: &mut ChaCha8Rng, d: &mut Side, k: usize, pmtu: usize, id: u64) -> SendWr {
     let len = message_len(r, d, k, pmtu);
-    let mut sg_list = Vec::new();
-    let mut bytes = Vec::with_capacity(len);
-    for piece in split(r, len, 4) {
-        let from = r.gen_range(0..=SRC_LEN - piece);
-        bytes.extend_from_slice(&d.src_bytes[from..from + piece]);
-        sg_list.push(Sge {
-            addr: d.src.addr + from as u64,
-            length: piece as u32,
-            lkey: d.src.lkey,
-        });
-    }
+    let (sg_list, bytes) = d.gather(r, len);
     let off = d.take(r, k, len);
     d.land(off, &bytes);
     SendWr {
@@ -330,18 +340,7 @@ fn random_atomic(r: &mut ChaCha8Rng, d: &mut Side, k: usize, id: u64) -> SendWr 
         (WrOpcode::AtomicCmpAndSwp, cmp, swap)
     };
     let bytes = orig.to_le_bytes();
-    let mut sg_list = Vec::new();
-    let mut landed = 0;
-    for p in split(r, 8, 2) {
-        let off = d.take(r, k, p);
-        d.land(off, &bytes[landed..landed + p]);
-        landed += p;
-        sg_list.push(Sge {
-            addr: d.addr(off),
-            length: p as u32,
-            lkey: d.area.lkey,
-        });
-    }
+    let sg_list = d.land_in_sges(r, k, &bytes, 2);
     SendWr {
         wr_id: id,
         opcode,
