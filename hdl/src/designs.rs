@@ -261,7 +261,7 @@ pub const DESIGNS: &[Design] = &[
         name: "ferroce_completer_64",
         config: Config::TenG,
         scope: Scope::Block,
-        summary: "RC completer: ACKs retire sent work requests in order, fatal NAKs fail them, CQEs by DMA with owner bits",
+        summary: "RC completer: ACKs retire sent work requests in order per QP (a QP never waits for another), fatal NAKs fail them, CQEs by DMA with owner bits",
     },
     Design {
         name: "ferroce_tx_arb_64",

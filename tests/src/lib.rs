@@ -349,3 +349,12 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
     .collect::<Vec<_>>()
     .join(", ")
 }
+
+/// A record's bytes with the named fields set (the rest zero).
+pub fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> Vec<u8> {
+    let mut img = vec![0u8; l.len];
+    for (n, v) in fields {
+        l.set(&l.field(n), &mut img, *v);
+    }
+    img
+}

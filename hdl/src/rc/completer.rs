@@ -1,11 +1,13 @@
 //! `Completer`: turns the requester's sent work requests into completions. It keeps, per QP,
 //! the oldest PSN not yet acknowledged (`una`) from the ACKs the responder hands over, and
-//! retires the work requests in send order: one is done when an ACK covers its last PSN, at
-//! once when the requester refused it, or when the peer NAKed it with a fatal code. A done
-//! request that was signaled, or that failed, gets a CQE written by DMA into its CQ's ring.
+//! retires each QP's work requests in that QP's send order: one is done when an ACK covers its
+//! last PSN, at once when the requester refused it, or when the peer NAKed it with a fatal
+//! code. A done request that was signaled, or that failed, gets a CQE written by DMA into its
+//! CQ's ring. QPs do not wait for each other: a QP whose oldest request is not done holds only
+//! its own later ones.
 //!
 //! Ports:
-//! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order (queued here).
+//! - `s_sent_*`: `spec::meta::SENT` records from the requester, in send order.
 //! - `s_rack_*`: `spec::meta::RX_ACK` records from the responder.
 //! - `s_rland_*`: `RX_ACK` records with `read` set: an RDMA READ's response (or an atomic's
 //!   ATOMIC ACKNOWLEDGE) has landed (or failed with its `status`), taken after the ACKs. A
@@ -20,16 +22,29 @@
 //! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
 //! - `m_qerr_{valid,qpn}`: a pulse (a register) when a fatal NAK fails a QP, so the requester
 //!   stops sending for it and flushes its queued work requests.
-//! - `m_retire`: a pulse (a register) per request taken off the queue, so the requester
-//!   never hands over a request the queue has no room for (and never waits to).
+//! - `m_retire`: a pulse (a register) per request taken off, so the requester never hands over
+//!   more requests than the pool holds (and never waits to).
 //! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
 //!   in the table: retired without a CQE), `cqes` (CQEs written).
 //!
+//! Outstanding work, per QP: a pool of `POOL` (32) entries in block RAM holds the `SENT`
+//! records; each QP's entries form a list in send order (`lst`: head, tail and a not-empty bit
+//! per QP; `nxt`: the entry after each entry); entries never used are handed out by a counter
+//! (`fresh`), entries given back go through a free list (`free_q`). The requester keeps at
+//! most `SENT_CAP` (30) records out, so an entry is always there for the next one. A queue of
+//! QPs whose head may now retire (`rdy_q`, each QP in it at most once: `sched`) says which
+//! head to look at: a QP goes in when a request lands at the head of its empty list, when an
+//! ACK or a landing for it is taken and it has requests, when its head retired and more
+//! follow, and on every BAR0 write of its context (ERR, RESET). A head that is not done yet
+//! is left until one of those comes. After reset the block clears every QP's list (256
+//! cycles, state `Init`) before it takes anything.
+//!
 //! ```text
-//!  s_rack --> [Idle: take] -> [Ack: una and error of the QP updated]
-//!  s_sent --> FIFO --> [Idle: head] -> [Sent: acknowledged, refused or failed?
-//!                         no: back to Idle; yes: pop, CQE if signaled or failed]
-//!                      -> [Cqe: 32 bytes to m_wd, CQ index + 1]
+//!  s_rack/s_rland --> [Idle: take] -> [Ack: una, rd_una, error updated] -> [Kick: QP queued]
+//!  s_sent --> FIFO --> [Idle] -> [Append: entry at the QP's list tail] -(list was empty)-> [Kick]
+//!  rdy_q --> [Idle] -> [HeadA: the QP's list] -> [HeadB: its head entry] -> [Sent: acknowledged,
+//!      refused or failed? no: back to Idle; yes: off the list, entry freed, CQE if signaled
+//!      or failed] -> [Cqe: 32 bytes to m_wd, CQ index + 1] -(more on the list)-> [Kick]
 //! ```
 //!
 //! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means
@@ -38,17 +53,22 @@
 //! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
 //! WR_FLUSH_ERR. A PSN sequence error NAK only moves `una`: retransmission is a later step.
 //! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
-//! requests the same way, so a QP whose peer will never answer does not hold the completions
-//! of the QPs behind it; a later `init_sq` write (RESET) clears that. A move to RESET also
+//! requests the same way; a later `init_sq` write (RESET) clears that. A move to RESET also
 //! starts a new epoch (the context's `epoch`, which every `SENT` record carries): requests of
 //! an earlier epoch complete silently when they reach the head, without a CQE (IBA discards
-//! a reset QP's work), so a QP reset with requests outstanding holds no other QP either.
+//! a reset QP's work). An ACK or landing taken before a RESET of its QP and not yet applied
+//! belongs to the QP's last life and is dropped. The per-QP state is read again after any
+//! BAR0 write of the QP table before it is acted on (`qpw_d`).
 //!
 //! The CQE: `spec::queues::CQE`, its owner bit the inverse of the pass over the ring
 //! (`(pi >> log_size) & 1`). The CQ's producer index is kept in this block's copy of the CQ
 //! table only (a QUERY of the CQ shows the host's value). The host's consumer index is not
 //! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
-//! Received ACKs are taken before the next sent request is looked at.
+//! Received ACKs are taken before sent requests, and those before heads to look at.
+//!
+//! Limit: the pool is shared. A QP whose peer never answers keeps its entries until the host
+//! moves it to ERR or RESET (the retransmission timer of the reliability work will fail it
+//! instead), and while it holds many of the 30, the others send with what is left.
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
@@ -76,13 +96,27 @@ const QS_W: usize = 64;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
+/// The pool of outstanding requests: `POOL` entries, `PA` address bits. The requester keeps
+/// at most `SENT_CAP` (< `POOL`) records out, so an entry is always free for one handed over.
+pub const PA: usize = 5;
+pub const POOL: usize = 1 << PA;
+/// Per QP, its list in the pool: head 0/5, tail 5/5, not empty 10 (the kernel spells the
+/// positions out).
+const LST_W: usize = 2 * PA + 1;
+const _: () = assert!(PA == 5 && LST_W == 11);
+
 /// Work request opcodes with a completion opcode (`WR_TO_WC`).
 const WR_N: usize = WR_TO_WC.len();
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum CplState {
     Idle,
+    Init,
     Ack,
+    Kick,
+    Append,
+    HeadA,
+    HeadB,
     Sent,
     Rcv,
     Cqe,
@@ -125,7 +159,6 @@ pub struct Completer<const DW: usize> {
     pub m_qerr_qpn: Signal<Out, Bits<QA>>,
     pub m_retire: Signal<Out, Bit>,
     retire_v: DFF<Bit>,
-    popped: Signal<Local, Bit>,
     rd_pass: Signal<Local, Bit>,
     qst_pass: Signal<Local, Bits<QS_W>>,
     last1: Signal<Local, Bits<24>>,
@@ -144,7 +177,50 @@ pub struct Completer<const DW: usize> {
     pub naks: Signal<Out, Bits<32>>,
     pub bad_cq: Signal<Out, Bits<32>>,
     pub cqes: Signal<Out, Bits<32>>,
-    sent_q: Fifo<SENT_W, 5, 6>,
+    sent_q: Fifo<SENT_W, 2, 3>,
+    pool: RAM<Bits<SENT_W>, PA>,
+    nxt: RAM<Bits<PA>, PA>,
+    lst: RAM<Bits<LST_W>, QA>,
+    free_q: Fifo<PA, PA, 6>,
+    fresh: DFF<Bits<6>>,
+    rdy_q: Fifo<QA, QA, 9>,
+    sched: DFF<Bits<256>>,
+    cur: DFF<Bits<SENT_W>>,
+    cur_q: DFF<Bits<QA>>,
+    cur_head: DFF<Bits<PA>>,
+    cur_tail: DFF<Bits<PA>>,
+    cur_next: DFF<Bits<PA>>,
+    more: DFF<Bit>,
+    kq: DFF<Bits<QA>>,
+    qpw_d: DFF<Bit>,
+    a_stale: DFF<Bit>,
+    swp: DFF<Bits<9>>,
+    take_rack: Signal<Local, Bit>,
+    take_rland: Signal<Local, Bit>,
+    take_rcv: Signal<Local, Bit>,
+    take_sent: Signal<Local, Bit>,
+    take_rdy: Signal<Local, Bit>,
+    can_alloc: Signal<Local, Bit>,
+    alloc: Signal<Local, Bits<PA>>,
+    n_qpn: Signal<Local, Bits<QA>>,
+    l_head: Signal<Local, Bits<PA>>,
+    l_tail: Signal<Local, Bits<PA>>,
+    l_ne: Signal<Local, Bit>,
+    lw_addr: Signal<Local, Bits<QA>>,
+    lw_data: Signal<Local, Bits<LST_W>>,
+    lw_en: Signal<Local, Bit>,
+    retire: Signal<Local, Bit>,
+    to_cqe: Signal<Local, Bit>,
+    more_now: Signal<Local, Bit>,
+    k_push: Signal<Local, Bit>,
+    h_push: Signal<Local, Bit>,
+    k_bit: Signal<Local, Bits<256>>,
+    k_in: Signal<Local, Bit>,
+    hq_bit: Signal<Local, Bits<256>>,
+    hq_in: Signal<Local, Bit>,
+    p_bit: Signal<Local, Bits<256>>,
+    sched_set: Signal<Local, Bits<256>>,
+    sched_clr: Signal<Local, Bits<256>>,
     rcv_q: Fifo<RCV_W, 2, 3>,
     rcv: DFF<Bits<RCV_W>>,
     rcv_img: Signal<Local, Bits<CQE_W>>,
@@ -263,6 +339,7 @@ pub struct Completer<const DW: usize> {
     n_beats: Constant<Bits<4>>,
     dw_shift: Constant<Bits<9>>,
     pi_clear: Constant<Bits<CQS_W>>,
+    pool_n: Constant<Bits<6>>,
 }
 
 impl<const DW: usize> Completer<DW> {
@@ -288,7 +365,6 @@ impl<const DW: usize> Completer<DW> {
             s_rack_tready: Default::default(),
             m_retire: Default::default(),
             retire_v: Default::default(),
-            popped: Default::default(),
             rd_pass: Default::default(),
             qst_pass: Default::default(),
             last1: Default::default(),
@@ -333,6 +409,50 @@ impl<const DW: usize> Completer<DW> {
             bad_cq: Default::default(),
             cqes: Default::default(),
             sent_q: Fifo::new(),
+            pool: RAM::default(),
+            nxt: RAM::default(),
+            lst: RAM::default(),
+            free_q: Fifo::new(),
+            fresh: Default::default(),
+            rdy_q: Fifo::new(),
+            sched: Default::default(),
+            cur: Default::default(),
+            cur_q: Default::default(),
+            cur_head: Default::default(),
+            cur_tail: Default::default(),
+            cur_next: Default::default(),
+            more: Default::default(),
+            kq: Default::default(),
+            qpw_d: Default::default(),
+            a_stale: Default::default(),
+            swp: Default::default(),
+            take_rack: Default::default(),
+            take_rland: Default::default(),
+            take_rcv: Default::default(),
+            take_sent: Default::default(),
+            take_rdy: Default::default(),
+            can_alloc: Default::default(),
+            alloc: Default::default(),
+            n_qpn: Default::default(),
+            l_head: Default::default(),
+            l_tail: Default::default(),
+            l_ne: Default::default(),
+            lw_addr: Default::default(),
+            lw_data: Default::default(),
+            lw_en: Default::default(),
+            retire: Default::default(),
+            to_cqe: Default::default(),
+            more_now: Default::default(),
+            k_push: Default::default(),
+            h_push: Default::default(),
+            k_bit: Default::default(),
+            k_in: Default::default(),
+            hq_bit: Default::default(),
+            hq_in: Default::default(),
+            p_bit: Default::default(),
+            sched_set: Default::default(),
+            sched_clr: Default::default(),
+            pool_n: k(POOL as u64),
             rcv_q: Fifo::new(),
             rcv: Default::default(),
             rcv_img: Default::default(),
@@ -464,7 +584,8 @@ impl<const DW: usize> Logic for Completer<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
-            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v
+            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, fresh, sched, cur,
+            cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale
         );
         self.m_qerr_valid.next = self.qerr_v.q.val();
         self.m_qerr_qpn.next = self.qerr_q.q.val();
@@ -496,6 +617,17 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.s_rcv_tready.next = self.rcv_q.s_tready.val();
         self.rcv_q.m_tready.next = false;
         self.sent_q.rst.next = self.rst.val();
+        self.free_q.clk.next = self.clk.val();
+        self.free_q.rst.next = self.rst.val();
+        self.rdy_q.clk.next = self.clk.val();
+        self.rdy_q.rst.next = self.rst.val();
+        self.pool.read_clock.next = self.clk.val();
+        self.pool.write_clock.next = self.clk.val();
+        self.nxt.read_clock.next = self.clk.val();
+        self.nxt.write_clock.next = self.clk.val();
+        self.lst.read_clock.next = self.clk.val();
+        self.lst.write_clock.next = self.clk.val();
+        self.qpw_d.d.next = self.s_qpw_en.val();
         self.qst_ram.read_clock.next = self.clk.val();
         self.qst_ram.write_clock.next = self.clk.val();
         self.qst_peek.read_clock.next = self.clk.val();
@@ -534,52 +666,16 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.a_qpn.next = self.rack.q.val().get_bits::<QA>(self.r_qpn.val().index());
         self.a_syn.next = self.rack.q.val().get_bits::<8>(self.r_syn.val().index());
         self.a_psn.next = self.rack.q.val().get_bits::<24>(self.r_psn.val().index());
-        // The sent request at the head of the queue.
-        self.s_qpn.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<24>(self.x_qpn.val().index());
-        self.s_status.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<8>(self.x_status.val().index());
-        self.s_flags.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<8>(self.x_flags.val().index());
-        self.s_wr_op.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<8>(self.x_wr_op.val().index());
-        self.s_cqn.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<16>(self.x_cqn.val().index());
-        self.s_wrid.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<64>(self.x_wrid.val().index());
-        self.s_len.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<32>(self.x_len.val().index());
-        self.s_last.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<24>(self.x_last.val().index());
-        self.s_epoch.next = self
-            .sent_q
-            .m_tdata
-            .val()
-            .get_bits::<8>(self.x_epoch.val().index());
+        // The request being looked at (the head of its QP's list).
+        self.s_qpn.next = self.cur.q.val().get_bits::<24>(self.x_qpn.val().index());
+        self.s_status.next = self.cur.q.val().get_bits::<8>(self.x_status.val().index());
+        self.s_flags.next = self.cur.q.val().get_bits::<8>(self.x_flags.val().index());
+        self.s_wr_op.next = self.cur.q.val().get_bits::<8>(self.x_wr_op.val().index());
+        self.s_cqn.next = self.cur.q.val().get_bits::<16>(self.x_cqn.val().index());
+        self.s_wrid.next = self.cur.q.val().get_bits::<64>(self.x_wrid.val().index());
+        self.s_len.next = self.cur.q.val().get_bits::<32>(self.x_len.val().index());
+        self.s_last.next = self.cur.q.val().get_bits::<24>(self.x_last.val().index());
+        self.s_epoch.next = self.cur.q.val().get_bits::<8>(self.x_epoch.val().index());
 
         // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
         // ACK's or the head request's QP (and CQ), the address held while it is worked on.
@@ -605,31 +701,147 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.cq_ram.write_address.next = self.s_cqw_index.val();
         self.cq_ram.write_data.next = self.s_cqw_data.val();
         self.cq_ram.write_enable.next = self.s_cqw_en.val();
-        self.qst_ram.read_address.next = self.s_qpn.val().get_bits::<QA>(0);
+        // What Idle takes, in this order: a received ACK, a READ landing, a receive
+        // completion, a sent request (when the pool has an entry for it), a QP whose head may
+        // retire (not while BAR0 writes: it may push to the same queue).
+        self.can_alloc.next =
+            (self.fresh.q.val() != self.pool_n.val()) | self.free_q.m_tvalid.val();
+        self.take_rack.next = (self.state.q.val() == CplState::Idle) & self.s_rack_tvalid.val();
+        self.take_rland.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & self.s_rland_tvalid.val();
+        self.take_rcv.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & self.rcv_q.m_tvalid.val();
+        self.take_sent.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & !self.rcv_q.m_tvalid.val()
+            & self.sent_q.m_tvalid.val()
+            & self.can_alloc.val();
+        self.take_rdy.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & !self.rcv_q.m_tvalid.val()
+            & !(self.sent_q.m_tvalid.val() & self.can_alloc.val())
+            & self.rdy_q.m_tvalid.val()
+            & !self.s_qpw_en.val();
+        self.n_qpn.next = self
+            .sent_q
+            .m_tdata
+            .val()
+            .get_bits::<QA>(self.x_qpn.val().index());
+        // The per-QP state and the QP's list: read at the QP being worked on (held while it
+        // is), or at what Idle takes.
+        self.qst_ram.read_address.next = self.cur_q.q.val();
+        self.lst.read_address.next = self.cur_q.q.val();
         if self.state.q.val() == CplState::Ack {
             self.qst_ram.read_address.next = self.a_qpn.val();
+            self.lst.read_address.next = self.a_qpn.val();
         }
-        if (self.state.q.val() == CplState::Idle) & self.s_rack_tvalid.val() {
+        if self.state.q.val() == CplState::Append {
+            self.lst.read_address.next = self.n_qpn.val();
+        }
+        if self.take_rack.val() {
             self.qst_ram.read_address.next = self
                 .s_rack_tdata
                 .val()
                 .get_bits::<QA>(self.r_qpn.val().index());
-        } else if (self.state.q.val() == CplState::Idle) & self.s_rland_tvalid.val() {
+            self.lst.read_address.next = self
+                .s_rack_tdata
+                .val()
+                .get_bits::<QA>(self.r_qpn.val().index());
+        }
+        if self.take_rland.val() {
             self.qst_ram.read_address.next = self
                 .s_rland_tdata
                 .val()
                 .get_bits::<QA>(self.r_qpn.val().index());
+            self.lst.read_address.next = self
+                .s_rland_tdata
+                .val()
+                .get_bits::<QA>(self.r_qpn.val().index());
         }
+        if self.take_sent.val() {
+            self.lst.read_address.next = self.n_qpn.val();
+        }
+        if self.take_rdy.val() {
+            self.lst.read_address.next = self.rdy_q.m_tdata.val();
+        }
+        self.l_head.next = self.lst.read_data.val().get_bits::<PA>(0);
+        self.l_tail.next = self.lst.read_data.val().get_bits::<PA>(5);
+        self.l_ne.next = self.lst.read_data.val().get_bit(10);
+        // The head entry: read at the list's head in HeadA, held after.
+        self.pool.read_address.next = self.cur_head.q.val();
+        self.nxt.read_address.next = self.cur_head.q.val();
+        if self.state.q.val() == CplState::HeadA {
+            self.pool.read_address.next = self.l_head.val();
+            self.nxt.read_address.next = self.l_head.val();
+        }
+        // An entry for a request handed over: never used yet, else given back.
+        self.alloc.next = self.free_q.m_tdata.val();
+        if self.fresh.q.val() != self.pool_n.val() {
+            self.alloc.next = self.fresh.q.val().get_bits::<PA>(0);
+        }
+        self.pool.write_address.next = self.alloc.val();
+        self.pool.write_data.next = self.sent_q.m_tdata.val();
+        self.pool.write_enable.next = self.state.q.val() == CplState::Append;
+        self.nxt.write_address.next = self.l_tail.val();
+        self.nxt.write_data.next = self.alloc.val();
+        self.nxt.write_enable.next = (self.state.q.val() == CplState::Append) & self.l_ne.val();
+        self.free_q.m_tready.next =
+            (self.state.q.val() == CplState::Append) & (self.fresh.q.val() == self.pool_n.val());
+        self.lw_addr.next = self.cur_q.q.val();
+        self.lw_data.next = bits::<LST_W>(0);
+        self.lw_en.next = false;
+        self.retire.next = false;
+        self.to_cqe.next = false;
+        // The queue of QPs whose head may retire: a QP is in it at most once (`sched`), so
+        // 256 entries never overflow. BAR0's QP writes push theirs (ERR, RESET, a new epoch
+        // may retire the head); the Kick state pushes `kq` when BAR0 does not.
+        self.hq_bit.next = self.one256.val() << self.s_qpw_index.val();
+        self.hq_in.next = (self.sched.q.val() & self.hq_bit.val()) != bits::<256>(0);
+        self.k_bit.next = self.one256.val() << self.kq.q.val();
+        self.k_in.next = (self.sched.q.val() & self.k_bit.val()) != bits::<256>(0);
+        self.p_bit.next = self.one256.val() << self.rdy_q.m_tdata.val();
+        self.h_push.next = self.s_qpw_en.val() & !self.hq_in.val() & self.rdy_q.s_tready.val();
+        self.k_push.next = (self.state.q.val() == CplState::Kick)
+            & !self.s_qpw_en.val()
+            & !self.k_in.val()
+            & self.rdy_q.s_tready.val();
+        self.rdy_q.s_tvalid.next = self.h_push.val() | self.k_push.val();
+        self.rdy_q.s_tdata.next = self.kq.q.val();
+        if self.s_qpw_en.val() {
+            self.rdy_q.s_tdata.next = self.s_qpw_index.val();
+        }
+        self.rdy_q.m_tready.next = self.take_rdy.val();
+        self.sched_set.next = bits::<256>(0);
+        if self.h_push.val() {
+            self.sched_set.next = self.hq_bit.val();
+        }
+        if self.k_push.val() {
+            self.sched_set.next = self.k_bit.val();
+        }
+        self.sched_clr.next = bits::<256>(0);
+        if self.take_rdy.val() {
+            self.sched_clr.next = self.p_bit.val();
+        }
+        self.sched.d.next = (self.sched.q.val() & !self.sched_clr.val()) | self.sched_set.val();
         self.cq_ram.read_address.next = self.s_cqn.val().get_bits::<QA>(0);
+        if self.state.q.val() == CplState::HeadB {
+            self.cq_ram.read_address.next = self
+                .pool
+                .read_data
+                .val()
+                .get_bits::<QA>(self.x_cqn.val().index());
+        }
         // A receive completion: its CQ is read from when it is taken.
         self.v_cqn.next = self.rcv.q.val().get_bits::<16>(self.v_cqn_at.val().index());
         if self.state.q.val() == CplState::Rcv {
             self.cq_ram.read_address.next = self.v_cqn.val().get_bits::<QA>(0);
         }
-        if (self.state.q.val() == CplState::Idle)
-            & !self.s_rack_tvalid.val()
-            & self.rcv_q.m_tvalid.val()
-        {
+        if self.take_rcv.val() {
             self.cq_ram.read_address.next = self
                 .rcv_q
                 .m_tdata
@@ -766,8 +978,6 @@ impl<const DW: usize> Logic for Completer<DW> {
                 ) << self.c_src.val())
                 | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
 
-        // Requests given back (retired): a pulse a request, to the requester's count.
-        self.popped.next = false;
         self.last1.next = self.s_last.val() + bits::<24>(1);
         // (Forward only: a READ behind it may have landed already.)
         self.rd_fwd.next = self.last1.val() - self.rd_una.val();
@@ -782,24 +992,55 @@ impl<const DW: usize> Logic for Completer<DW> {
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
+        // This QP has more requests after the one retired now.
+        self.more_now.next = self.cur_head.q.val() != self.cur_tail.q.val();
         match self.state.q.val() {
             CplState::Idle => {
-                if self.s_rack_tvalid.val() {
+                self.a_stale.d.next = false;
+                if self.take_rack.val() {
                     self.rack.d.next = self.s_rack_tdata.val();
                     self.state.d.next = CplState::Ack;
-                } else if self.s_rland_tvalid.val() {
+                } else if self.take_rland.val() {
                     self.rack.d.next = self.s_rland_tdata.val();
                     self.state.d.next = CplState::Ack;
-                } else if self.rcv_q.m_tvalid.val() {
+                } else if self.take_rcv.val() {
                     self.rcv.d.next = self.rcv_q.m_tdata.val();
                     self.rcv_q.m_tready.next = true;
+                    self.more.d.next = false;
                     self.state.d.next = CplState::Rcv;
-                } else if self.sent_q.m_tvalid.val() {
-                    self.state.d.next = CplState::Sent;
+                } else if self.take_sent.val() {
+                    self.state.d.next = CplState::Append;
+                } else if self.take_rdy.val() {
+                    self.cur_q.d.next = self.rdy_q.m_tdata.val();
+                    self.state.d.next = CplState::HeadA;
+                }
+            }
+            CplState::Init => {
+                // After reset: every QP's list empty.
+                self.lw_addr.next = self.swp.q.val().get_bits::<QA>(0);
+                self.lw_en.next = true;
+                self.swp.d.next = self.swp.q.val() + bits::<9>(1);
+                if self.swp.q.val() == bits::<9>(255) {
+                    self.state.d.next = CplState::Idle;
                 }
             }
             CplState::Ack => {
-                if !self.s_qpw_en.val() {
+                // An answer taken before a RESET of its QP (a write with `init_sq`) belongs
+                // to the QP's last life: dropped.
+                if self.s_qpw_en.val()
+                    & (self.s_qpw_index.val() == self.a_qpn.val())
+                    & (self
+                        .s_qpw_data
+                        .val()
+                        .get_bits::<1>(self.q_init.val().index())
+                        == bits::<1>(1))
+                {
+                    self.a_stale.d.next = true;
+                }
+                // (Not in the cycle after a BAR0 write either: the state read may predate it.)
+                if self.a_stale.q.val() & !self.s_qpw_en.val() {
+                    self.state.d.next = CplState::Idle;
+                } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() {
                     if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
                         self.n_naks.d.next = self.n_naks.q.val() + bits::<32>(1);
                     }
@@ -810,60 +1051,121 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.qerr_v.d.next =
                         (self.err.val() == bits::<8>(0)) & (self.new_err.val() != bits::<8>(0));
                     self.qerr_q.d.next = self.a_qpn.val();
+                    // The QP's head may retire now.
+                    self.kq.d.next = self.a_qpn.val();
+                    self.state.d.next = CplState::Idle;
+                    if self.l_ne.val() {
+                        self.state.d.next = CplState::Kick;
+                    }
+                }
+            }
+            CplState::Kick => {
+                if !self.s_qpw_en.val() & self.rdy_q.s_tready.val() {
                     self.state.d.next = CplState::Idle;
                 }
             }
-            CplState::Sent => {
-                // A request other than a READ retiring done: `rd_una` follows it (no READ
-                // before it is outstanding), so it never falls 2^23 PSNs behind.
-                if self.rd_pass.val() & !self.s_qpw_en.val() {
-                    self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                    self.qw_data.next = self.qst_pass.val();
-                    self.qw_en.next = true;
+            CplState::Append => {
+                // The request to the pool, at the tail of its QP's list.
+                self.sent_q.m_tready.next = true;
+                if self.fresh.q.val() != self.pool_n.val() {
+                    self.fresh.d.next = self.fresh.q.val() + bits::<6>(1);
                 }
-                if self.stale.val() {
-                    self.sent_q.m_tready.next = true;
-                    self.popped.next = true;
-                    self.state.d.next = CplState::Idle;
-                } else if (self.s_status.val() == bits::<8>(0))
-                    & !self.acked.val()
-                    & (self.q_err.val() == bits::<8>(0))
-                {
-                    // Not yet: look again after the ACKs that are waiting.
-                    self.state.d.next = CplState::Idle;
-                } else if !self.want_cqe.val() {
-                    self.sent_q.m_tready.next = true;
-                    self.popped.next = true;
-                    self.state.d.next = CplState::Idle;
-                } else if self.s_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
-                    self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
-                    self.sent_q.m_tready.next = true;
-                    self.popped.next = true;
-                    self.state.d.next = CplState::Idle;
-                } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() & !self.s_qpw_en.val() {
-                    self.sent_q.m_tready.next = true;
-                    self.popped.next = true;
-                    self.wr_addr.d.next =
-                        self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
-                    self.wr_valid.d.next = true;
-                    self.cqe.d.next = self.cqe_img.val();
-                    self.beats.d.next = bits::<4>(0);
-                    self.cq_ram.write_address.next = self.s_cqn.val().get_bits::<QA>(0);
-                    self.cq_ram.write_data.next = (self.cq_ram.read_data.val()
-                        & self.pi_clear.val())
-                        | (bit_cast::<CQS_W, 32>(self.pi_next.val()) << 96);
-                    self.cq_ram.write_enable.next = true;
-                    // A failed request flushes the QP's later ones.
-                    if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
+                self.lw_addr.next = self.n_qpn.val();
+                self.lw_en.next = true;
+                self.lw_data.next = bits::<LST_W>(0x400)
+                    | (bit_cast::<LST_W, PA>(self.alloc.val()) << 5)
+                    | bit_cast::<LST_W, PA>(self.l_head.val());
+                self.state.d.next = CplState::Idle;
+                if !self.l_ne.val() {
+                    // A new head: look at it.
+                    self.lw_data.next = bits::<LST_W>(0x400)
+                        | (bit_cast::<LST_W, PA>(self.alloc.val()) << 5)
+                        | bit_cast::<LST_W, PA>(self.alloc.val());
+                    self.kq.d.next = self.n_qpn.val();
+                    self.state.d.next = CplState::Kick;
+                }
+            }
+            CplState::HeadA => {
+                self.state.d.next = CplState::Idle;
+                if self.l_ne.val() {
+                    self.cur_head.d.next = self.l_head.val();
+                    self.cur_tail.d.next = self.l_tail.val();
+                    self.state.d.next = CplState::HeadB;
+                }
+            }
+            CplState::HeadB => {
+                self.cur.d.next = self.pool.read_data.val();
+                self.cur_next.d.next = self.nxt.read_data.val();
+                self.state.d.next = CplState::Sent;
+            }
+            CplState::Sent => {
+                // (Not while BAR0 writes the QP table, nor in the cycle after: the state read
+                // may predate the write.)
+                if !self.s_qpw_en.val() & !self.qpw_d.q.val() & self.free_q.s_tready.val() {
+                    // A request other than a READ retiring done: `rd_una` follows it (no READ
+                    // before it is outstanding), so it never falls 2^23 PSNs behind.
+                    if self.rd_pass.val() {
                         self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                        self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
-                            | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
-                            | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
-                            | bit_cast::<QS_W, 24>(self.una.val());
+                        self.qw_data.next = self.qst_pass.val();
                         self.qw_en.next = true;
                     }
-                    self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
-                    self.state.d.next = CplState::Cqe;
+                    if self.stale.val() {
+                        self.retire.next = true;
+                    } else if (self.s_status.val() == bits::<8>(0))
+                        & !self.acked.val()
+                        & (self.q_err.val() == bits::<8>(0))
+                    {
+                        // Not yet: an ACK, a landing or a BAR0 write for the QP brings it
+                        // back.
+                        self.state.d.next = CplState::Idle;
+                    } else if !self.want_cqe.val() {
+                        self.retire.next = true;
+                    } else if self.s_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
+                        self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
+                        self.retire.next = true;
+                    } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() {
+                        self.retire.next = true;
+                        self.to_cqe.next = true;
+                        self.wr_addr.d.next =
+                            self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
+                        self.wr_valid.d.next = true;
+                        self.cqe.d.next = self.cqe_img.val();
+                        self.beats.d.next = bits::<4>(0);
+                        self.cq_ram.write_address.next = self.s_cqn.val().get_bits::<QA>(0);
+                        self.cq_ram.write_data.next = (self.cq_ram.read_data.val()
+                            & self.pi_clear.val())
+                            | (bit_cast::<CQS_W, 32>(self.pi_next.val()) << 96);
+                        self.cq_ram.write_enable.next = true;
+                        // A failed request flushes the QP's later ones.
+                        if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
+                            self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
+                            self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
+                                | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+                                | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
+                                | bit_cast::<QS_W, 24>(self.una.val());
+                            self.qw_en.next = true;
+                        }
+                        self.n_cqes.d.next = self.n_cqes.q.val() + bits::<32>(1);
+                    }
+                    if self.retire.val() {
+                        // Off the QP's list, the entry given back; the QP's next request is
+                        // looked at after this one's CQE.
+                        self.lw_en.next = true;
+                        if self.more_now.val() {
+                            self.lw_data.next = bits::<LST_W>(0x400)
+                                | (bit_cast::<LST_W, PA>(self.cur_tail.q.val()) << 5)
+                                | bit_cast::<LST_W, PA>(self.cur_next.q.val());
+                        }
+                        self.more.d.next = self.more_now.val();
+                        self.kq.d.next = self.cur_q.q.val();
+                        if self.to_cqe.val() {
+                            self.state.d.next = CplState::Cqe;
+                        } else if self.more_now.val() {
+                            self.state.d.next = CplState::Kick;
+                        } else {
+                            self.state.d.next = CplState::Idle;
+                        }
+                    }
                 }
             }
             CplState::Rcv => {
@@ -896,11 +1198,20 @@ impl<const DW: usize> Logic for Completer<DW> {
                     if self.beats_next.val() == self.n_beats.val() {
                         self.wd_last.d.next = true;
                         self.state.d.next = CplState::Idle;
+                        if self.more.q.val() {
+                            self.state.d.next = CplState::Kick;
+                        }
                     }
                 }
             }
         }
-        self.retire_v.d.next = self.popped.val();
+        // A retired entry goes back to the free list, and a pulse to the requester's count.
+        self.free_q.s_tdata.next = self.cur_head.q.val();
+        self.free_q.s_tvalid.next = self.retire.val();
+        self.lst.write_address.next = self.lw_addr.val();
+        self.lst.write_data.next = self.lw_data.val();
+        self.lst.write_enable.next = self.lw_en.val();
+        self.retire_v.d.next = self.retire.val();
         self.m_retire.next = self.retire_v.q.val();
         // The per-QP state and its copy for QUERY take the same writes.
         self.qst_ram.write_address.next = self.qw_addr.val();
@@ -913,7 +1224,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.qst_peek.read_address.next = self.s_peek_index.val();
         self.m_peek_cpl.next = self.qst_peek.read_data.val();
         if self.rst.val() {
-            self.state.d.next = CplState::Idle;
+            self.state.d.next = CplState::Init;
+            self.swp.d.next = bits::<9>(0);
+            self.fresh.d.next = bits::<6>(0);
+            self.sched.d.next = bits::<256>(0);
             self.qerr_v.d.next = false;
             self.retire_v.d.next = false;
             self.herr.d.next = bits::<256>(0);

@@ -34,7 +34,7 @@
 //! - `s_rj_*` (READ jobs in), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
 //!   sequence number), `m_rslot_{en,addr,data}` (READ slots, `READ_SLOT`), `s_rl_*` (a READ
 //!   landed: the QP's new count); counter `reads` (READ requests sent).
-//! - `s_retire`: the completer took a `SENT` record off its queue. At most `SENT_CAP` records
+//! - `s_retire`: the completer took a `SENT` record off its pool. At most `SENT_CAP` records
 //!   are out: a WQE is started only with room for its record, so Done never waits long and
 //!   READ jobs are always served.
 //! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
@@ -98,6 +98,7 @@
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
+use crate::rc::completer::POOL;
 use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
@@ -134,8 +135,8 @@ const SENT_W: usize = SENT.len * 8;
 /// counter).
 const MAX_PAY_OUT: u64 = 32;
 /// `SENT` records handed to the completer and not yet retired (`s_retire`), at most: the
-/// completer's queue holds 32, one more sits in this block's output register.
-const SENT_CAP: u64 = 30;
+/// completer's pool holds `POOL` (32), one more sits in this block's output register.
+const SENT_CAP: u64 = POOL as u64 - 2;
 /// READ jobs (`READ_JOB`) from the responder.
 pub const JOB_W: usize = READ_JOB.len * 8;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
@@ -1138,7 +1139,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         self.rdi_ram.write_enable.next = self.init_pend.q.val();
         self.rd_full.next = (self.rdi.q.val() - self.rdl.q.val()) >= self.rd_max.val();
-        // Room in the completer's queue of sent requests: Done never waits for it (a wait
+        // Room in the completer's pool of sent requests: Done never waits for it (a wait
         // there would stop the READ jobs, and with them the receive path that retires
         // requests).
         self.sent_full.next = self.sent_out.q.val() >= self.sent_cap.val();
@@ -1739,7 +1740,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.state.d.next = ReqState::Idle;
                 } else if (self.rd_full.val() & !self.flush.val()) | self.sent_full.val() {
                     // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; the
-                    // completer's queue full: every QP waits for a request to retire.
+                    // completer's pool full: every QP waits for a request to retire.
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {

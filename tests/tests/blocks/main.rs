@@ -7,6 +7,7 @@
 //! stay busy; run one block's tests with `cargo test -p ferroce-tests --test blocks <module>`.
 
 mod board;
+mod completer;
 mod crc32;
 mod dma_rd;
 mod dma_wr;

@@ -14,9 +14,9 @@ use ferroce_hdl::rc::{Completer, Responder};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, RX_META, SENT};
-use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX};
+use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX, QP_STATE_ERR, QP_STATE_RTS};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{hdl_edge, rng, seed, soak, wander_credits, wide};
+use ferroce_tests::{hdl_edge, layout_img, rng, seed, soak, wander_credits, wide};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::collections::VecDeque;
@@ -47,14 +47,6 @@ impl Inputs {
         }
         Ok(())
     }
-}
-
-fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> Vec<u8> {
-    let mut img = vec![0u8; l.len];
-    for (n, v) in fields {
-        l.set(&l.field(n), &mut img, *v);
-    }
-    img
 }
 
 fn counters(h: &Responder<64, 8>) -> [u64; 9] {
@@ -562,6 +554,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     edge(&mut hdl);
     let outs = Outputs::new(&hdl, tb.model_ref())?;
     let mut psn = [0u32; 8];
+    let mut epoch = [0u8; 8];
     let mut sent: Option<Vec<u8>> = None;
     let mut rack: Option<Vec<u8>> = None;
     let mut rland: Option<Vec<u8>> = None;
@@ -571,13 +564,29 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let cycles = soak(30_000);
     for cycle in 0..cycles {
         let mut inp = Vec::new();
-        let qpw = (cycle < 8 || r.gen_ratio(1, 3000)).then(|| {
+        // QP context writes: RESET (a new epoch and PSN), ERR, or an RTS -> RTS modify.
+        let qpw = (cycle < 8 || r.gen_ratio(1, 1500)).then(|| {
             let q = if cycle < 8 { cycle } else { r.gen_range(0..8) };
-            psn[q] = r.gen_range(0..1 << 24);
-            (
-                q as u64,
-                layout_img(&QP_CTX, &[("init_sq", 1), ("una_psn", psn[q].into())])[..64].to_vec(),
-            )
+            let img = match r.gen_range(0..3) {
+                _ if cycle < 8 => None,
+                0 => Some(layout_img(&QP_CTX, &[("state", QP_STATE_ERR.into())])),
+                1 => Some(layout_img(&QP_CTX, &[("state", QP_STATE_RTS.into())])),
+                _ => None,
+            };
+            let img = img.unwrap_or_else(|| {
+                psn[q] = r.gen_range(0..1 << 24);
+                epoch[q] = epoch[q].wrapping_add(1);
+                layout_img(
+                    &QP_CTX,
+                    &[
+                        ("state", QP_STATE_RTS.into()),
+                        ("init_sq", 1),
+                        ("una_psn", psn[q].into()),
+                        ("epoch", epoch[q].into()),
+                    ],
+                )
+            });
+            (q as u64, img[..64].to_vec())
         });
         let cqw = (8..12).contains(&cycle).then(|| {
             let i = (cycle - 8) as u64;
@@ -616,6 +625,11 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("byte_len", r.gen::<u32>().into()),
                     ("first_psn", first.into()),
                     ("last_psn", ((first + n).wrapping_sub(1) & 0xFF_FFFF).into()),
+                    // Now and then one from before the QP's last RESET.
+                    (
+                        "epoch",
+                        epoch[q].wrapping_sub(u8::from(r.gen_ratio(1, 20))).into(),
+                    ),
                 ],
             ));
         }

@@ -303,7 +303,7 @@ fn read_refusals_complete_with_their_status_and_write_nothing() -> Result<()> {
 }
 
 /// Both hosts read each other at once on six QP pairs, 78 READs (and 18 WRITEs) posted per
-/// host: more requests than the completer's queue holds (the requester starts a WQE only with
+/// host: more requests than the completer's pool holds (the requester starts a WQE only with
 /// room for its record there), while each host's responder hands the peer's READs to its
 /// requester as jobs. Every request completes and every READ brings the peer's bytes. (A
 /// review found that a requester waiting in Done for that queue could stop the READ jobs and,
