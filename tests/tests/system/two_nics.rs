@@ -18,7 +18,8 @@ use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_MIDDLE,
     RC_RDMA_WRITE_ONLY,
 };
-use ferroce_spec::queues::{WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::queues::{QP_CTX, WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::regs::TABLE_QP;
 use ferroce_tests::wire::{scapy_check, tshark_fields};
 use ferroce_tests::{budget, guarded, rng, seed, soak};
 use rand::Rng;
@@ -1063,6 +1064,180 @@ fn a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp()
     ensure!(
         tgt == d.src_bytes[..3000],
         "seed {s}: QP 1's new WRITE landed wrong"
+    );
+    Ok(())
+}
+
+/// A 2 GiB RDMA WRITE at path MTU 256 is 2^23 packets, half the PSN space: the most one
+/// message may span. Simulating all of them takes hours, so a's QP is set (a context write
+/// with `init_sq`, as after a yield) to resume the message `K` packets before its end, with
+/// the message's first PSN chosen so its last packets cross the 24-bit PSN wrap. a's
+/// requester sends those `K` packets (MIDDLE, then LAST) from the 2 GiB region's last bytes;
+/// they are caught on the wire (b, which never saw the FIRST, would NAK them), and b's
+/// answer is played by hand: an ACK one PSN short of the last leaves the request outstanding
+/// (its 2^23 PSNs are not all acknowledged), the ACK of the last completes it with its byte
+/// count, 2^31.
+#[test]
+fn a_2_gib_write_at_pmtu_256_resumed_near_its_end_completes_on_its_last_ack() -> Result<()> {
+    const K: u32 = 200;
+    const PKTS: u32 = 1 << 23;
+    const LEN: u64 = 1 << 31;
+    let s = seed("a_2_gib_write_at_pmtu_256_resumed_near_its_end_completes_on_its_last_ack");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    // The message's first PSN: its resume point below the wrap, its last packet past it.
+    let first = (1 << 24) - PKTS + r.gen_range(1..K - 1);
+    let (mut qp, _) = w.connect(256, first - 1, 7, 16)?;
+    let d = dir(&mut r, &mut w.a, &mut w.b, 1)?;
+    // One ordinary WRITE first: its ACK, caught on b's wire, is the template of the answers.
+    let acks: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let log = acks.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        log.borrow_mut().push(f[..f.len() - 4].to_vec());
+        Fault::Pass
+    })?;
+    let small = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: d.src.addr,
+            length: 64,
+            lkey: d.src.lkey,
+        }],
+        remote_addr: d.tgt.addr,
+        rkey: d.tgt.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qp, &[small])?;
+    let mut wcs: Vec<WorkCompletion> = Vec::new();
+    {
+        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+        step_until(&w.b.sim, 100_000, "the small WRITE", || {
+            wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
+            !wcs.is_empty()
+        })?;
+    }
+    ensure!((wcs[0].wr_id, wcs[0].status) == (1, WC_SUCCESS), "{wcs:?}");
+    let ack = acks.borrow().last().cloned().context("b's ACK")?;
+    ensure!(
+        ack[42] == RC_ACKNOWLEDGE,
+        "b's answer, opcode {:#x}",
+        ack[42]
+    );
+    // The 2 GiB region: untouched zero pages but for the tail the requester will send.
+    let buf = w.a.dev.mem.alloc(LEN as usize, 4096)?;
+    let tail_off = LEN - u64::from(K) * 256;
+    let mut tail = vec![0u8; (K * 256) as usize];
+    r.fill(&mut tail[..]);
+    w.a.dev.mem.write(buf.addr + tail_off, &tail)?;
+    let mr =
+        w.a.dev
+            .reg_mr(&w.a.pd, buf.addr, LEN, ferroce_driver::access::LOCAL_WRITE)?;
+    // Resume the QP's next WQE `K` packets before its end.
+    let mut img = w.a.dev.read_context(TABLE_QP, qp.qpn, QP_CTX.len)?;
+    let put = |img: &mut Vec<u8>, name: &str, v: u128| QP_CTX.set(&QP_CTX.field(name), img, v);
+    put(&mut img, "init_sq", 1);
+    put(&mut img, "sq_psn", ((first + PKTS - K) & 0xFF_FFFF).into());
+    put(&mut img, "sq_pkts", (PKTS - K).into());
+    put(&mut img, "una_psn", first.into());
+    w.a.dev.write_context(TABLE_QP, qp.qpn, &img)?;
+    // a's packets caught, none delivered.
+    let caught: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
+    let c = caught.clone();
+    w.ab.set_fault_hook(move |_, f| {
+        c.borrow_mut().push(f[..f.len() - 4].to_vec());
+        Fault::Drop
+    })?;
+    let big = SendWr {
+        wr_id: 2,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: buf.addr,
+            length: LEN as u32,
+            lkey: mr.lkey,
+        }],
+        remote_addr: d.tgt.addr,
+        rkey: d.tgt.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qp, &[big])?;
+    w.run_until(budget(2_000_000), "the message's last packets", || {
+        caught.borrow().len() >= K as usize
+    })?;
+    w.run(2000)?;
+    let frames = caught.borrow().clone();
+    ensure!(frames.len() == K as usize, "{} packets sent", frames.len());
+    let last = (first + PKTS - 1) & 0xFF_FFFF;
+    for (i, f) in frames.iter().enumerate() {
+        let psn = (first + PKTS - K + i as u32) & 0xFF_FFFF;
+        let op = if i + 1 == K as usize {
+            RC_RDMA_WRITE_LAST
+        } else {
+            RC_RDMA_WRITE_MIDDLE
+        };
+        let got_psn = u32::from_be_bytes([0, f[51], f[52], f[53]]);
+        ensure!(
+            (f[42], got_psn) == (op, psn),
+            "seed {s}: packet {i}: opcode {:#x} PSN {got_psn:#x}, want {op:#x} {psn:#x}",
+            f[42]
+        );
+        // BTH, 256 bytes of payload, ICRC: the region's bytes at the packet's offset.
+        let (_, end) = ferroce_spec::icrc::parse(f)?;
+        ensure!(
+            end == 54 + 256,
+            "seed {s}: packet {i}: payload ends at {end}"
+        );
+        ensure!(
+            f[54..end] == tail[i * 256..(i + 1) * 256],
+            "seed {s}: packet {i}: payload"
+        );
+        let ic = ferroce_spec::icrc::icrc(f)?;
+        ensure!(
+            f[end..end + 4] == ic.to_le_bytes(),
+            "seed {s}: packet {i}: ICRC"
+        );
+    }
+    // b's answers, by hand: an ACK (syndrome ACK, MSN 2) for a PSN, its ICRC recomputed.
+    let answer = |psn: u32| -> Result<Vec<u8>> {
+        let mut f = ack.clone();
+        f[51..54].copy_from_slice(&psn.to_be_bytes()[1..]);
+        f[55..58].copy_from_slice(&2u32.to_be_bytes()[1..]);
+        let (_, end) = ferroce_spec::icrc::parse(&f)?;
+        let ic = ferroce_spec::icrc::icrc(&f)?;
+        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+        Ok(f)
+    };
+    w.ba.inject(0, &answer((last + 0xFF_FFFF) & 0xFF_FFFF)?);
+    w.run(5000)?;
+    wcs = w.a.dev.poll_cq(&mut w.a.cq, 4)?;
+    ensure!(
+        wcs.is_empty(),
+        "seed {s}: completed on the ACK one PSN short: {wcs:?}"
+    );
+    w.ba.inject(0, &answer(last)?);
+    {
+        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+        step_until(&w.b.sim, 100_000, "the 2 GiB WRITE's completion", || {
+            wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
+            !wcs.is_empty()
+        })?;
+    }
+    let c = &wcs[0];
+    ensure!(
+        (c.wr_id, c.status, c.opcode, u64::from(c.byte_len)) == (2, WC_SUCCESS, WC_RDMA_WRITE, LEN),
+        "seed {s}: {c:?}"
+    );
+    let q = w.a.dev.query_qp(&qp)?;
+    ensure!(
+        (q.sq_psn, q.una_psn) == ((last + 1) & 0xFF_FFFF, (last + 1) & 0xFF_FFFF),
+        "seed {s}: after the message: {q:?}"
+    );
+    println!(
+        "2 GiB WRITE at PMTU 256: PSNs {first:#08x}..={last:#08x}, the last {K} packets sent \
+         and checked, completed with byte_len {}",
+        c.byte_len
     );
     Ok(())
 }
