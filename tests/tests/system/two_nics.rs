@@ -599,7 +599,9 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
 /// than the PMTU, a WRITE FIRST whose RETH asks for more than 2^31 bytes, and a LAST longer
 /// than the PMTU that carries exactly the rest of its message. Each gets a NAK invalid request
 /// with its PSN (IBA 9.7.5.2.2), is counted, and writes nothing: only the good FIRST before
-/// the bad LAST lands. b's answers are caught on the wire, so a never sees them. Each request
+/// the bad LAST lands. And a FIRST asking exactly 2^31 bytes (the most a message may hold)
+/// and a MIDDLE are taken and land, while a LAST of one PMTU after them is NAKed: 2^31 - 512
+/// bytes were still to come. b's answers are caught on the wire, so a never sees them. Each request
 /// goes to a QP pair of its own: the NAK moves b's QP to ERR (IBA 9.9.3), and a good request
 /// sent to it afterwards is dropped, unanswered.
 #[test]
@@ -611,10 +613,18 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
     let mut w = World::open(&WorldConfig::default())?;
     let psn = r.gen_range(0..0x100_0000);
     let mut qbs = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..4 {
         qbs.push(w.connect(256, psn, 7, 16)?.1);
     }
     let mut d = dir(&mut r, &mut w.a, &mut w.b, 1)?;
+    // The 2 GiB message's target: a region of 2^31 bytes at b (zero pages until written).
+    let huge = w.b.dev.mem.alloc(1 << 31, 4096)?;
+    let huge_mr = w.b.dev.reg_mr(
+        &w.b.pd,
+        huge.addr,
+        1 << 31,
+        ferroce_driver::access::REMOTE_WRITE,
+    )?;
     let answers: Rc<RefCell<Vec<Vec<u8>>>> = Rc::default();
     let log = answers.clone();
     w.ba.set_fault_hook(move |_, f| {
@@ -625,8 +635,13 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         |k: usize, opcode: u8, psn: u32, reth: Option<u32>, payload: Vec<u8>| -> Result<Vec<u8>> {
             let mut ext = Vec::new();
             if let Some(dlen) = reth {
-                ext.extend(d.tgt.addr.to_be_bytes());
-                ext.extend(d.tgt.rkey.to_be_bytes());
+                let (va, rkey) = if k == 3 {
+                    (huge.addr, huge_mr.rkey)
+                } else {
+                    (d.tgt.addr, d.tgt.rkey)
+                };
+                ext.extend(va.to_be_bytes());
+                ext.extend(rkey.to_be_bytes());
                 ext.extend(dlen.to_be_bytes());
             }
             let p = TxPacket {
@@ -689,6 +704,17 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
                 d.src_bytes[256..256 + rest].to_vec(),
             )?,
         ],
+        vec![
+            packet(3, RC_RDMA_WRITE_FIRST, psn, Some(1 << 31), bytes(256))?,
+            packet(
+                3,
+                RC_RDMA_WRITE_MIDDLE,
+                psn + 1,
+                None,
+                d.src_bytes[256..512].to_vec(),
+            )?,
+            packet(3, RC_RDMA_WRITE_LAST, psn + 2, None, bytes(256))?,
+        ],
     ];
     let mut naks = Vec::new();
     for (k, frames) in sends.iter().enumerate() {
@@ -699,12 +725,22 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         w.run_until(50_000, "b's answer", || !log.borrow().is_empty())?;
         w.run(2000)?;
         let got = std::mem::take(&mut *answers.borrow_mut());
+        // One answer, the NAK; the 2 GiB message's MIDDLE may have its own ACK before it.
         ensure!(
-            got.len() == 1,
+            got.len() == 1 || (k == 3 && got.len() == 2),
             "seed {s}: request {k}: {} answers",
             got.len()
         );
-        let f = &got[0];
+        if got.len() == 2 {
+            let f = &got[0];
+            let p = u32::from_be_bytes([0, f[51], f[52], f[53]]);
+            ensure!(
+                (f[42], p, f[54] & 0x60) == (RC_ACKNOWLEDGE, (psn + 1) & 0xFF_FFFF, 0),
+                "seed {s}: the MIDDLE's answer {:02x?}",
+                (f[42], p, f[54])
+            );
+        }
+        let f = &got[got.len() - 1];
         let (op, p, syn) = (f[42], u32::from_be_bytes([0, f[51], f[52], f[53]]), f[54]);
         naks.push((op, p, syn));
     }
@@ -713,12 +749,13 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         (RC_ACKNOWLEDGE, bad, AETH_NAK_INV_REQ),
         (RC_ACKNOWLEDGE, bad, AETH_NAK_INV_REQ),
         (RC_ACKNOWLEDGE, (psn + 1) & 0xFF_FFFF, AETH_NAK_INV_REQ),
+        (RC_ACKNOWLEDGE, (psn + 2) & 0xFF_FFFF, AETH_NAK_INV_REQ),
     ];
     ensure!(
         naks == want,
         "seed {s}: answers (opcode, PSN, syndrome) {naks:02x?}, want {want:02x?}"
     );
-    ensure!(w.b.counter("resp_bad_req")? == 3, "resp_bad_req");
+    ensure!(w.b.counter("resp_bad_req")? == 4, "resp_bad_req");
     // b's first QP is in ERR: a good WRITE ONLY at the next PSN gets no answer.
     ensure!(
         w.b.dev.query_qp(&qbs[0])?.state == Some(QpState::Err),
@@ -735,8 +772,14 @@ fn oversize_packets_and_overlong_writes_are_naked_invalid_and_write_nothing() ->
         w.b.counter("resp_bad_qp")? == dropped + 1,
         "seed {s}: resp_bad_qp"
     );
-    // The good FIRST landed; nothing else did.
+    // The good FIRST landed, and the 2 GiB message's FIRST and MIDDLE; nothing else did.
     d.expect[GUARD..GUARD + 256].copy_from_slice(&d.src_bytes[..256]);
+    let mut landed = vec![0u8; 1024];
+    w.b.dev.mem.read(huge.addr, &mut landed)?;
+    ensure!(
+        landed[..512] == d.src_bytes[..512] && landed[512..].iter().all(|&b| b == 0),
+        "seed {s}: the 2 GiB message's first two packets"
+    );
     check_target(&w.b, &d, s)
 }
 
