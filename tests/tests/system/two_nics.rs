@@ -206,6 +206,22 @@ fn pump(h: &mut Host, qps: &mut [Qp], r: &mut ChaCha8Rng) -> Result<usize> {
     Ok(wcs.len())
 }
 
+/// Polls a's CQ into `wcs` until it holds `n` completions, failing after `budget` cycles.
+fn a_completions(
+    w: &mut World,
+    wcs: &mut Vec<WorkCompletion>,
+    n: usize,
+    budget: u64,
+    what: &str,
+) -> Result<()> {
+    let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
+    step_until(&w.b.sim, budget, what, || {
+        wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
+        wcs.len() >= n
+    })?;
+    Ok(())
+}
+
 #[test]
 fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
     let s = seed("writes_both_ways_land_byte_exact_and_complete_in_order");
@@ -484,11 +500,7 @@ fn bad_keys_and_bad_ranges_fail_with_remote_access_errors_and_write_nothing() ->
     let off = GUARD + 3 * AREA + 10;
     d.expect[off..off + 5000].copy_from_slice(&d.src_bytes[..5000]);
     let mut wcs = Vec::new();
-    let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-    step_until(&w.b.sim, 200_000, "three completions", || {
-        wcs.extend(a.poll_cq(cq, 8).unwrap_or_default());
-        wcs.len() >= 3
-    })?;
+    a_completions(&mut w, &mut wcs, 3, 200_000, "three completions")?;
     wcs.sort_by_key(|c| c.wr_id);
     let got: Vec<(u64, u32)> = wcs.iter().map(|c| (c.wr_id, c.status)).collect();
     ensure!(
@@ -579,11 +591,7 @@ fn a_foreign_p_key_is_dropped_and_counted_and_the_default_key_matches() -> Resul
     check_target(&w.b, &d, s)?;
     w.ab.inject(0, &with_key(0x7FFF)?);
     let mut wcs = Vec::new();
-    let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-    step_until(&w.b.sim, 100_000, "the WRITE's completion", || {
-        wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
-        !wcs.is_empty()
-    })?;
+    a_completions(&mut w, &mut wcs, 1, 100_000, "the WRITE's completion")?;
     ensure!(
         (wcs[0].wr_id, wcs[0].status) == (1, WC_SUCCESS),
         "seed {s}: {wcs:?}"
@@ -947,12 +955,7 @@ fn a_qp_in_error_flushes_its_work_sends_nothing_and_holds_no_other_qp() -> Resul
     let rkey = d.tgt.rkey;
     let mut wcs: Vec<WorkCompletion> = Vec::new();
     let wait = |w: &mut World, wcs: &mut Vec<WorkCompletion>, n: usize, what: &str| {
-        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-        step_until(&w.b.sim, 200_000, what, || {
-            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
-            wcs.len() >= n
-        })
-        .map(|_| ())
+        a_completions(w, wcs, n, 200_000, what)
     };
     // QP 0: a bad key, a fatal NAK.
     w.a.dev.post_send(&mut qps[0], &[wr(0, rkey ^ 0x80, 1)])?;
@@ -1040,13 +1043,7 @@ fn a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp()
     w.run(3000)?;
     w.a.dev.post_send(&mut q2, &[wr(1, 20)])?;
     let mut wcs = Vec::new();
-    {
-        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-        step_until(&w.b.sim, 200_000, "QP 2's completion", || {
-            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
-            !wcs.is_empty()
-        })?;
-    }
+    a_completions(&mut w, &mut wcs, 1, 200_000, "QP 2's completion")?;
     let epoch = q1.epoch;
     w.a.dev
         .modify_qp(&mut q1, QpState::Reset, Default::default())?;
@@ -1088,13 +1085,7 @@ fn a_qp_reset_with_work_outstanding_leaves_no_completion_and_holds_no_other_qp()
     )?;
     w.a.dev.post_send(&mut q1, &[wr(0, 12)])?;
     wcs.clear();
-    {
-        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-        step_until(&w.b.sim, 200_000, "QP 1's new WRITE", || {
-            wcs.extend(a.poll_cq(cq, 16).unwrap_or_default());
-            !wcs.is_empty()
-        })?;
-    }
+    a_completions(&mut w, &mut wcs, 1, 200_000, "QP 1's new WRITE")?;
     w.run(5000)?;
     wcs.extend(w.a.dev.poll_cq(&mut w.a.cq, 16)?);
     let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
@@ -1154,13 +1145,7 @@ fn a_2_gib_write_at_pmtu_256_resumed_near_its_end_completes_on_its_last_ack() ->
     };
     w.a.dev.post_send(&mut qp, &[small])?;
     let mut wcs: Vec<WorkCompletion> = Vec::new();
-    {
-        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-        step_until(&w.b.sim, 100_000, "the small WRITE", || {
-            wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
-            !wcs.is_empty()
-        })?;
-    }
+    a_completions(&mut w, &mut wcs, 1, 100_000, "the small WRITE")?;
     ensure!((wcs[0].wr_id, wcs[0].status) == (1, WC_SUCCESS), "{wcs:?}");
     let ack = acks.borrow().last().cloned().context("b's ACK")?;
     ensure!(
@@ -1260,13 +1245,7 @@ fn a_2_gib_write_at_pmtu_256_resumed_near_its_end_completes_on_its_last_ack() ->
         "seed {s}: completed on the ACK one PSN short: {wcs:?}"
     );
     w.ba.inject(0, &answer(last)?);
-    {
-        let (a, cq) = (&mut w.a.dev, &mut w.a.cq);
-        step_until(&w.b.sim, 100_000, "the 2 GiB WRITE's completion", || {
-            wcs.extend(a.poll_cq(cq, 4).unwrap_or_default());
-            !wcs.is_empty()
-        })?;
-    }
+    a_completions(&mut w, &mut wcs, 1, 100_000, "the 2 GiB WRITE's completion")?;
     let c = &wcs[0];
     ensure!(
         (c.wr_id, c.status, c.opcode, u64::from(c.byte_len)) == (2, WC_SUCCESS, WC_RDMA_WRITE, LEN),
