@@ -37,11 +37,13 @@
 
 pub mod axis;
 pub mod board;
+pub mod bridge;
 pub mod build;
 pub mod cache;
 pub mod demo;
 pub mod designs;
 pub mod host;
+pub mod interop;
 pub mod link;
 pub mod model;
 pub mod pause;
@@ -108,6 +110,8 @@ pub enum SimError {
     DriveOutput(String),
     #[error("design: {0}")]
     Design(String),
+    #[error("interop: {0}")]
+    Interop(String),
     #[error("`{tool}` not found: {hint}")]
     NoTool { tool: String, hint: String },
     #[error("XGMII lane {lane}: {what}")]

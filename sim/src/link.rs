@@ -20,6 +20,11 @@
 //!
 //! The two halves are [`Component`]s of the two testbenches, which the caller steps in lockstep
 //! (same clock period), one cycle each in turn.
+//!
+//! A link may also have only one end on a model, for a wire to the world outside the
+//! simulation (`crate::bridge`): [`Link::egress`] takes a model's frames off the wire into an
+//! outbox ([`Link::take_frames`]), [`Link::ingress`] puts frames given to [`Link::inject`] on
+//! a wire into a model. Timing, pcap tap and faults are those of a whole link.
 
 use crate::model::{Model, Port};
 use crate::tb::{Component, Tb};
@@ -96,12 +101,17 @@ pub struct LinkStats {
 
 type Hook = Box<dyn FnMut(u64, &[u8]) -> Fault>;
 
-struct Tx {
+struct TxPorts {
     tdata: Port,
     tkeep: Port,
     tlast: Port,
     tvalid: Port,
     tready: Port,
+}
+
+struct Tx {
+    /// The sending model's ports; `None` on an ingress link (only injected frames).
+    ports: Option<TxPorts>,
     lanes: usize,
     period_ps: u64,
     now_ps: u64,
@@ -129,7 +139,10 @@ struct Rx {
 struct State {
     cfg: LinkConfig,
     tx: Tx,
-    rx: Rx,
+    /// The receiving model; `None` on an egress link (frames go to `outbox`).
+    rx: Option<Rx>,
+    /// Frames (with FCS) that left an egress link, in wire order.
+    outbox: VecDeque<Vec<u8>>,
     hook: Option<Hook>,
     pcap: Option<PcapTap>,
     stats: LinkStats,
@@ -153,6 +166,57 @@ fn stream_ports(m: &Model, prefix: &str) -> Result<(Port, Port, Port, Port)> {
     ))
 }
 
+fn rx_end(b: &Tb, to: &str) -> Result<Rx> {
+    let (tdata, tkeep, tlast, tvalid) = stream_ports(b.model_ref(), to)?;
+    let user = format!("{to}_tuser");
+    let tuser = if b.model_ref().has_port(&user) {
+        Some(b.model_ref().port(&user)?)
+    } else {
+        None
+    };
+    Ok(Rx {
+        tdata,
+        tkeep,
+        tlast,
+        tvalid,
+        tuser,
+        lanes: tdata.width / 8,
+        period_ps: b.period_ps(),
+        now_ps: b.time_ps(),
+        queue: VecDeque::new(),
+        current: None,
+    })
+}
+
+fn tx_end(a: &Tb, from: Option<&str>) -> Result<Tx> {
+    let (ports, lanes) = match from {
+        Some(from) => {
+            let (tdata, tkeep, tlast, tvalid) = stream_ports(a.model_ref(), from)?;
+            let tready = a.model_ref().port(&format!("{from}_tready"))?;
+            let lanes = tdata.width / 8;
+            let p = TxPorts {
+                tdata,
+                tkeep,
+                tlast,
+                tvalid,
+                tready,
+            };
+            (Some(p), lanes)
+        }
+        None => (None, 0),
+    };
+    Ok(Tx {
+        ports,
+        lanes,
+        period_ps: a.period_ps(),
+        now_ps: a.time_ps(),
+        ready: true,
+        wire_free_ps: 0,
+        frame: Vec::new(),
+        start_ps: 0,
+    })
+}
+
 impl Link {
     /// Connect `a`'s `<from>_*` frame output to `b`'s `<to>_*` frame input.
     pub fn connect(a: &mut Tb, from: &str, b: &mut Tb, to: &str, cfg: LinkConfig) -> Result<Link> {
@@ -163,59 +227,72 @@ impl Link {
                 b.period_ps()
             )));
         }
-        let (tdata, tkeep, tlast, tvalid) = stream_ports(a.model_ref(), from)?;
-        let tready = a.model_ref().port(&format!("{from}_tready"))?;
-        let tx = Tx {
-            tdata,
-            tkeep,
-            tlast,
-            tvalid,
-            tready,
-            lanes: tdata.width / 8,
-            period_ps: a.period_ps(),
-            now_ps: a.time_ps(),
-            ready: true,
-            wire_free_ps: 0,
-            frame: Vec::new(),
-            start_ps: 0,
-        };
-        let (tdata, tkeep, tlast, tvalid) = stream_ports(b.model_ref(), to)?;
-        let user = format!("{to}_tuser");
-        let tuser = if b.model_ref().has_port(&user) {
-            Some(b.model_ref().port(&user)?)
-        } else {
-            None
-        };
-        let rx = Rx {
-            tdata,
-            tkeep,
-            tlast,
-            tvalid,
-            tuser,
-            lanes: tdata.width / 8,
-            period_ps: b.period_ps(),
-            now_ps: b.time_ps(),
-            queue: VecDeque::new(),
-            current: None,
-        };
-        let state = Rc::new(RefCell::new(State {
+        let tx = tx_end(a, Some(from))?;
+        let rx = rx_end(b, to)?;
+        let link = Link::new(cfg, tx, Some(rx));
+        link.attach_tx(a)?;
+        link.attach_rx(b)?;
+        Ok(link)
+    }
+
+    /// A link from `a`'s `<from>_*` frame output to the outside: its frames (with FCS) wait
+    /// in an outbox for [`Link::take_frames`].
+    pub fn egress(a: &mut Tb, from: &str, cfg: LinkConfig) -> Result<Link> {
+        let link = Link::new(cfg, tx_end(a, Some(from))?, None);
+        link.attach_tx(a)?;
+        Ok(link)
+    }
+
+    /// A link from the outside into `b`'s `<to>_*` frame input: it carries the frames given
+    /// to [`Link::inject`].
+    pub fn ingress(b: &mut Tb, to: &str, cfg: LinkConfig) -> Result<Link> {
+        let link = Link::new(cfg, tx_end(b, None)?, Some(rx_end(b, to)?));
+        link.attach_tx(b)?;
+        link.attach_rx(b)?;
+        Ok(link)
+    }
+
+    fn new(cfg: LinkConfig, tx: Tx, rx: Option<Rx>) -> Link {
+        Link(Rc::new(RefCell::new(State {
             cfg,
             tx,
             rx,
+            outbox: VecDeque::new(),
             hook: None,
             pcap: None,
             stats: LinkStats::default(),
             inject: VecDeque::new(),
-        }));
-        let txh = Rc::new(RefCell::new(TxHalf(state.clone())));
-        txh.borrow_mut().drive(a.model())?;
-        a.add(txh);
-        let rxh = Rc::new(RefCell::new(RxHalf(state.clone())));
-        rxh.borrow_mut().drive(b.model())?;
-        b.add(rxh);
-        Ok(Link(state))
+        })))
     }
 
+    fn attach_tx(&self, a: &mut Tb) -> Result<()> {
+        let txh = Rc::new(RefCell::new(TxHalf(self.0.clone())));
+        txh.borrow_mut().drive(a.model())?;
+        a.add(txh);
+        Ok(())
+    }
+
+    fn attach_rx(&self, b: &mut Tb) -> Result<()> {
+        let rxh = Rc::new(RefCell::new(RxHalf(self.0.clone())));
+        rxh.borrow_mut().drive(b.model())?;
+        b.add(rxh);
+        Ok(())
+    }
+
+    /// The frames (with FCS) that left an egress link since the last call, in wire order.
+    pub fn take_frames(&self) -> Vec<Vec<u8>> {
+        self.0.borrow_mut().outbox.drain(..).collect()
+    }
+
+    /// The sending end's simulated time (ps).
+    pub fn now_ps(&self) -> u64 {
+        self.0.borrow().tx.now_ps
+    }
+
+    /// Frames given to [`Link::inject`] and not on the wire yet.
+    pub fn inject_backlog(&self) -> usize {
+        self.0.borrow().inject.len()
+    }
     /// Decide each frame's fate with `hook(frame index, frame bytes with FCS)`.
     pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) {
         self.0.borrow_mut().hook = Some(Box::new(hook));
@@ -248,7 +325,11 @@ impl Link {
     /// No frame on the wire or in flight.
     pub fn idle(&self) -> bool {
         let s = self.0.borrow();
-        s.tx.frame.is_empty() && s.rx.queue.is_empty() && s.rx.current.is_none()
+        s.tx.frame.is_empty()
+            && s.inject.is_empty()
+            && s.rx
+                .as_ref()
+                .is_none_or(|r| r.queue.is_empty() && r.current.is_none())
     }
 
     /// A pcap write that failed, if any (the simulation goes on; the test should fail).
@@ -344,7 +425,12 @@ impl State {
                 self.stats.delayed += 1;
             }
         }
-        self.rx.queue.push_back((arrive, frame, phy_error));
+        match &mut self.rx {
+            Some(rx) => rx.queue.push_back((arrive, frame, phy_error)),
+            // Outside, a frame its PCS saw broken is dropped by the receiving MAC.
+            None if phy_error => {}
+            None => self.outbox.push_back(frame),
+        }
     }
 }
 
@@ -352,20 +438,24 @@ impl Component for TxHalf {
     fn sample(&mut self, model: &Model) {
         let mut s = self.0.borrow_mut();
         let t = &mut s.tx;
-        if !(t.ready && model.get(t.tvalid) == 1) {
+        let Some(p) = &t.ports else {
+            return;
+        };
+        if !(t.ready && model.get(p.tvalid) == 1) {
             return;
         }
         if t.frame.is_empty() {
             t.start_ps = t.now_ps.max(t.wire_free_ps);
         }
-        let data = model.get_bytes(t.tdata);
-        let keep = model.get_bytes(t.tkeep);
+        let data = model.get_bytes(p.tdata);
+        let keep = model.get_bytes(p.tkeep);
+        let last = model.get(p.tlast) == 1;
         for (l, b) in data.iter().enumerate().take(t.lanes) {
             if keep[l / 8] >> (l % 8) & 1 == 1 {
                 t.frame.push(*b);
             }
         }
-        if model.get(t.tlast) == 1 {
+        if last {
             s.frame_done();
         }
     }
@@ -385,7 +475,10 @@ impl Component for TxHalf {
         // Take beats while the wire has room: within a frame the MAC's beats are the wire's
         // bytes; between frames, wait out the frame's time and the gap.
         t.ready = !t.frame.is_empty() || t.now_ps >= t.wire_free_ps;
-        model.set(t.tready, u64::from(t.ready))
+        match &t.ports {
+            Some(p) => model.set(p.tready, u64::from(t.ready)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -394,7 +487,9 @@ impl Component for RxHalf {
 
     fn drive(&mut self, model: &mut Model) -> Result<()> {
         let mut s = self.0.borrow_mut();
-        let r = &mut s.rx;
+        let Some(r) = &mut s.rx else {
+            return Ok(());
+        };
         r.now_ps += r.period_ps;
         if r.current.is_none() && r.queue.front().is_some_and(|(t, _, _)| *t <= r.now_ps) {
             r.current = r.queue.pop_front().map(|(_, f, e)| (f, 0, e));

@@ -220,23 +220,9 @@ impl World {
                     .set_write_bandwidth(g * period_ns / 8.0);
             }
         }
-        let host = |sim: Rc<RefCell<SimNic>>, k: usize| -> Result<Host> {
-            let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))?;
-            dev.set_port(MACS[k], IPS[k])?;
-            let pd = dev.alloc_pd()?;
-            let cq = dev.create_cq(cfg.cq_depth)?;
-            Ok(Host {
-                dev,
-                sim,
-                pd,
-                cq,
-                mac: MACS[k],
-                ip: IPS[k],
-            })
-        };
         Ok(World {
-            a: host(sa, 0)?,
-            b: host(sb, 1)?,
+            a: Host::open(sa, MACS[0], IPS[0], cfg.cq_depth)?,
+            b: Host::open(sb, MACS[1], IPS[1], cfg.cq_depth)?,
             ab,
             ba,
         })
@@ -315,6 +301,49 @@ impl World {
     }
 }
 
+/// One host whose NIC's port is a wire to the outside (`crate::bridge`): `ferroce_nic_64`,
+/// its frames leaving on `tx` and arriving on `rx`.
+pub struct Station {
+    pub host: Host,
+    pub tx: Link,
+    pub rx: Link,
+}
+
+impl Station {
+    /// A host with MAC `mac` and IPv4 `ip` (the rest of `cfg` as for a world: PCIe, link
+    /// timing, CQ depth; `phy` must be frames).
+    pub fn open(cfg: &WorldConfig, mac: [u8; 6], ip: [u8; 4]) -> Result<Station> {
+        if cfg.phy != Phy::Frames {
+            return Err(SimError::Design(
+                "a station's port is a frame link (ferroce_nic_64)".into(),
+            ));
+        }
+        let opts = crate::BuildOptions {
+            trace: cfg.trace,
+            ..Default::default()
+        };
+        let mut tb = crate::designs::open_tb(cfg.phy.design(), &opts)?;
+        let tx = Link::egress(&mut tb, "m_axis", cfg.link)?;
+        let rx = Link::ingress(&mut tb, "s_axis", cfg.link)?;
+        let sim = SimNic::new(tb, cfg.pcie)?;
+        Ok(Station {
+            host: Host::open(sim, mac, ip, cfg.cq_depth)?,
+            tx,
+            rx,
+        })
+    }
+
+    /// Run the NIC for `cycles` cycles.
+    pub fn run(&self, cycles: u64) -> Result<()> {
+        Ok(self.host.sim.borrow_mut().run(cycles)?)
+    }
+
+    /// The current cycle.
+    pub fn cycle(&self) -> u64 {
+        self.host.sim.borrow().tb.cycle()
+    }
+}
+
 /// Step `sim` and its peers until `done` holds, failing after `max_cycles`. The model is
 /// borrowed only while it steps, so `done` may read counters and host memory of any NIC.
 pub fn step_until(
@@ -338,6 +367,27 @@ pub fn step_until(
 }
 
 impl Host {
+    /// The driver opened on `sim`, the port's addresses set, a PD and a CQ of `cq_depth`.
+    pub fn open(
+        sim: Rc<RefCell<SimNic>>,
+        mac: [u8; 6],
+        ip: [u8; 4],
+        cq_depth: u32,
+    ) -> Result<Host> {
+        let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))?;
+        dev.set_port(mac, ip)?;
+        let pd = dev.alloc_pd()?;
+        let cq = dev.create_cq(cq_depth)?;
+        Ok(Host {
+            dev,
+            sim,
+            pd,
+            cq,
+            mac,
+            ip,
+        })
+    }
+
     /// A buffer of `len` bytes registered for local and remote writes, remote reads and
     /// atomics, filled with `fill`.
     pub fn buffer(&mut self, len: usize, fill: &[u8]) -> Result<MemoryRegion> {

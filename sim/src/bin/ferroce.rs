@@ -11,6 +11,8 @@
 //! - `board`: the ECP5-5G evaluation board's top (the 10G MAC looped back on itself), placed
 //!   and routed with the board's pins, and its bitstream.
 //! - `cache`: where the result cache is, how big, and `--clear` to empty it.
+//! - `interop`: a simulated ferroce host against Linux's Soft-RoCE in a QEMU guest, running
+//!   the guest's rdma-core tools against ferroce's side of each; a results table.
 //!
 //! It lives in `ferroce-sim` rather than `ferroce-hdl` because `demo` and `perf` run the
 //! Verilator models and the driver; `verilog` and `docs` use only the HDL and spec crates.
@@ -137,6 +139,27 @@ enum Cmd {
         #[arg(long)]
         clear: bool,
     },
+    /// Interop with Linux's RoCE stack: boot a QEMU guest with Soft-RoCE (build it first:
+    /// `python3 tests/interop/guest.py build`), join its RoCE NIC to a simulated ferroce host
+    /// and run the guest's real tools (ibv_rc_pingpong, ...) against ferroce's side of each,
+    /// in both roles; every byte checked, every frame's ICRC checked by scapy and dissected by
+    /// tshark; print the results table.
+    Interop {
+        /// Only the short subset (what `cargo test` runs).
+        #[arg(long)]
+        quick: bool,
+        /// Pcaps, logs and the guest's sockets.
+        #[arg(long, default_value = "out/interop")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// The guest's manifest (default: target/interop/guest/manifest.json).
+        #[arg(long)]
+        manifest: Option<PathBuf>,
+        /// Write the table to this file too.
+        #[arg(long)]
+        table: Option<PathBuf>,
+    },
 }
 
 fn main() -> Result<()> {
@@ -204,6 +227,14 @@ fn main() -> Result<()> {
             write,
         } => pnr(&design, &opts, write.as_deref()),
         Cmd::Board { out } => board(&out),
+        Cmd::Interop {
+            quick,
+            out,
+            seed,
+            manifest,
+            table,
+        } => interop(quick, &out, seed, manifest, table),
+
         Cmd::Cache { clear } => {
             let root = ferroce_sim::cache::root();
             let (bytes, entries) = ferroce_sim::cache::usage();
@@ -416,6 +447,32 @@ fn board(out: &std::path::Path) -> Result<()> {
     );
     if !report.meets() {
         bail!("the board top does not meet its clock constraints");
+    }
+    Ok(())
+}
+
+fn interop(
+    quick: bool,
+    out: &std::path::Path,
+    seed: u64,
+    manifest: Option<PathBuf>,
+    table: Option<PathBuf>,
+) -> Result<()> {
+    use ferroce_sim::interop::matrix;
+    let manifest = manifest.unwrap_or_else(matrix::default_manifest);
+    if let Some(why) = ferroce_sim::interop::guest::unavailable(&manifest) {
+        bail!("no guest to run against: {why}");
+    }
+    let cases = matrix::cases(quick);
+    let outcomes = matrix::run(&cases, &manifest, out, seed).context("interop")?;
+    let t = matrix::table(&outcomes);
+    println!("{t}");
+    if let Some(path) = table {
+        std::fs::write(&path, &t).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
+    if failed > 0 {
+        bail!("{failed} of {} interop runs failed", outcomes.len());
     }
     Ok(())
 }

@@ -1,0 +1,155 @@
+//! Interop with Linux's RoCE stack: one simulated ferroce host (NIC under Verilator, the Rust
+//! driver, the root complex model) on a link whose other end is a QEMU guest running Soft-RoCE
+//! (`rdma_rxe`) and rdma-core's tools; ferroce's side of each tool is a host program here.
+//!
+//! - [`guest`]: the VM, its sockets and its control shell.
+//! - [`Rig`]: a [`Station`] (the simulated host), the guest, and the [`Bridge`] between the
+//!   NIC's port and the guest's RoCE NIC, with a pcap of each direction.
+//! - [`oob`]: the tools' out-of-band exchange (QPN, PSN, GID over TCP port 18515).
+//! - [`pingpong`]: `ibv_rc_pingpong`'s peer, in both roles.
+//! - [`matrix`]: the runs `ferroce interop` makes and their results table.
+
+pub mod guest;
+pub mod matrix;
+pub mod oob;
+pub mod pingpong;
+
+use crate::bridge::Bridge;
+use crate::world::{Station, WorldConfig};
+use crate::{Result, SimError};
+use guest::{Guest, GuestConfig};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The simulated host's addresses on the RoCE link.
+pub const NIC_MAC: [u8; 6] = [0x02, 0xfe, 0x00, 0x00, 0x00, 0x0a];
+pub const NIC_IP: [u8; 4] = [10, 0, 0, 10];
+/// The guest's RoCE port.
+pub const GUEST_MAC: [u8; 6] = [0x52, 0x54, 0x00, 0xfe, 0x00, 0x14];
+pub const GUEST_IP: [u8; 4] = [10, 0, 0, 20];
+/// Cycles the NIC runs between two pumps of the bridge.
+pub const PUMP_CYCLES: u64 = 256;
+
+/// Which side of a tool ferroce plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// ferroce listens; the guest's tool connects.
+    Server,
+    /// The guest's tool listens; ferroce connects.
+    Client,
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Role::Server => "server",
+            Role::Client => "client",
+        })
+    }
+}
+
+pub(crate) fn err(what: impl Into<String>) -> SimError {
+    SimError::Interop(what.into())
+}
+
+/// A simulated host and a guest, their ports joined.
+pub struct Rig {
+    pub station: Station,
+    pub guest: Guest,
+    pub bridge: Bridge,
+    /// Frames ferroce sent and frames it received, one pcap each.
+    pub pcaps: [PathBuf; 2],
+}
+
+/// What a rig needs.
+#[derive(Clone, Debug)]
+pub struct RigConfig {
+    pub manifest: PathBuf,
+    /// Working directory: sockets, the guest's serial log, pcaps.
+    pub dir: PathBuf,
+    /// The guest's Ethernet MTU: 1500 (IB MTU 1024) or 9000 (4096).
+    pub eth_mtu: u32,
+    pub hostfwd_port: u16,
+    pub guestfwd_port: u16,
+}
+
+impl Rig {
+    /// Boot the guest, build the station and join them.
+    pub fn open(cfg: &RigConfig) -> Result<Rig> {
+        let guest = Guest::boot(GuestConfig {
+            manifest: cfg.manifest.clone(),
+            dir: cfg.dir.clone(),
+            eth_mtu: cfg.eth_mtu,
+            mac: GUEST_MAC,
+            ip: GUEST_IP,
+            peer_mac: NIC_MAC,
+            peer_ip: NIC_IP,
+            hostfwd_port: cfg.hostfwd_port,
+            guestfwd_port: cfg.guestfwd_port,
+            python: guest::python(),
+        })?;
+        let station = Station::open(&WorldConfig::default(), NIC_MAC, NIC_IP)?;
+        let bridge = Bridge::connect(&guest.roce_socket(), station.tx.clone(), station.rx.clone())?;
+        Ok(Rig {
+            station,
+            guest,
+            bridge,
+            pcaps: [PathBuf::new(), PathBuf::new()],
+        })
+    }
+
+    /// A new simulated host (a NIC just out of reset) on the same guest: the old one's bridge
+    /// connection closes and QEMU takes the new one.
+    pub fn fresh(&mut self) -> Result<()> {
+        let station = Station::open(&WorldConfig::default(), NIC_MAC, NIC_IP)?;
+        let bridge = Bridge::connect(
+            &self.guest.roce_socket(),
+            station.tx.clone(),
+            station.rx.clone(),
+        )?;
+        self.station = station;
+        self.bridge = bridge;
+        Ok(())
+    }
+
+    /// Start a pcap of each direction: `<stem>-tx.pcap` (ferroce's frames) and `-rx.pcap`.
+    pub fn tap(&mut self, dir: &Path, stem: &str) -> Result<()> {
+        let tx = dir.join(format!("{stem}-tx.pcap"));
+        let rx = dir.join(format!("{stem}-rx.pcap"));
+        self.station.tx.tap(&tx)?;
+        self.station.rx.tap(&rx)?;
+        self.pcaps = [tx, rx];
+        Ok(())
+    }
+
+    /// Run the NIC `cycles` cycles, pumping the bridge as it goes.
+    pub fn run(&mut self, cycles: u64) -> Result<()> {
+        let mut left = cycles;
+        while left > 0 {
+            let n = left.min(PUMP_CYCLES);
+            self.station.run(n)?;
+            self.bridge.pump()?;
+            left -= n;
+        }
+        if self.bridge.closed() {
+            return Err(err("the guest closed the RoCE link"));
+        }
+        Ok(())
+    }
+
+    /// Run until the guest's command finishes; its status and output.
+    pub fn finish_guest(&mut self, what: &str, timeout: Duration) -> Result<(i32, String)> {
+        let start = Instant::now();
+        loop {
+            if let Some(r) = self.guest.poll()? {
+                return Ok(r);
+            }
+            if start.elapsed() > timeout {
+                return Err(err(format!(
+                    "{what}: the guest's tool did not finish in {timeout:?}"
+                )));
+            }
+            self.run(4 * PUMP_CYCLES)?;
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Interop with Linux's RoCE stack (issue 24's short subset): a simulated ferroce host against
+//! Soft-RoCE (`rdma_rxe`) in a QEMU guest built by `tests/interop/guest.py build` (which
+//! `.ci/setup` runs), the guest running rdma-core's real `ibv_rc_pingpong` against ferroce's
+//! side of it, ferroce as server and as client. Each run asserts: the guest's tool reports
+//! success (exit 0 and its result line), ferroce checks every byte it received (the tool
+//! echoes ferroce's messages), and every frame of both directions has the ICRC scapy computes
+//! and is dissected by tshark as RoCE. Retransmitted packets are counted and printed.
+//!
+//! The whole matrix: `ferroce interop` (README, "Interop with Linux").
+//!
+//! Skips, saying why, only when QEMU cannot run here at all (no guest built, or the unpacked
+//! QEMU does not start); under CI (`CI` set) that fails instead.
+
+use anyhow::{ensure, Result};
+use ferroce_sim::interop::{guest, matrix};
+
+#[test]
+fn rxe_ibv_rc_pingpong_against_ferroce_as_server_and_as_client() -> Result<()> {
+    let manifest = matrix::default_manifest();
+    if let Some(why) = guest::unavailable(&manifest) {
+        // CI builds the guest in .ci/setup: there, a missing guest is a failure.
+        ensure!(
+            std::env::var_os("CI").is_none(),
+            "CI: no interop guest: {why}"
+        );
+        println!("SKIPPED: QEMU cannot run here: {why}");
+        return Ok(());
+    }
+    let seed = ferroce_tests::seed("interop");
+    let out = std::env::temp_dir().join(format!("ferroce-interop-{}", std::process::id()));
+    let outcomes = matrix::run(&matrix::cases(true), &manifest, &out, seed)?;
+    println!("{}", matrix::table(&outcomes));
+    ensure!(
+        outcomes.len() == 2,
+        "expected two runs, got {}",
+        outcomes.len()
+    );
+    for o in &outcomes {
+        let c = &o.case;
+        if let Err(e) = &o.result {
+            anyhow::bail!("{} with ferroce as {}: {e}", c.tool.name(), c.role);
+        }
+        let w = o.wire.as_ref();
+        ensure!(
+            w.is_some_and(|w| w.frames[0] > 0 && w.frames[1] > 0),
+            "{} as {}: no frames checked on the wire",
+            c.tool.name(),
+            c.role
+        );
+        ensure!(
+            w.is_some_and(|w| w.retransmitted[0] == 0),
+            "{} as {}: ferroce retransmitted on a clean link (it has no retransmission)",
+            c.tool.name(),
+            c.role
+        );
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    Ok(())
+}
