@@ -10,19 +10,25 @@
 //!   would pad it), the FCS is appended and it goes on the ingress [`Link`] at 10 Gb/s. At
 //!   most [`INJECT_BACKLOG`] frames wait there; the rest stay in the socket, whose sender then
 //!   waits (a stream loses nothing).
+//! - **Flow control**: the bridge is the NIC's link partner. PAUSE and PFC frames from the NIC
+//!   (priority 0: the outside's frames are untagged) stop injection for the time they name,
+//!   as a lossless switch port would, and go no further (a link partner consumes them); with
+//!   PFC enabled on the NIC, its receive buffer then never overflows however fast the outside
+//!   sends.
 //! - **Time**: the simulation runs in its own time; the caller pumps the bridge every few
 //!   hundred cycles ([`Bridge::pump`]), so simulated time keeps running while the outside
 //!   thinks, and nothing here blocks.
 
 use crate::{Link, Result, SimError};
 use ferroce_spec::crc::crc32;
+use ferroce_spec::mac_ctrl::{self, MacCtrl};
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
 /// Frames from outside waiting on the ingress link at most; more wait in the socket.
-pub const INJECT_BACKLOG: usize = 4;
+pub const INJECT_BACKLOG: usize = 2;
 /// The longest frame taken from outside (a tagged 9,000-byte jumbo without FCS).
 pub const MAX_FRAME: usize = ferroce_spec::headers::ETH_MAX_FRAME - 4;
 
@@ -35,6 +41,10 @@ pub struct BridgeStats {
     pub bad_fcs: u64,
     /// Frames from outside longer than [`MAX_FRAME`] or shorter than 14 bytes (dropped).
     pub bad_len: u64,
+    /// PAUSE and PFC frames from the NIC that paused priority 0 (consumed here).
+    pub pauses: u64,
+    /// MAC control frames from the NIC the bridge could not read (dropped).
+    pub bad_ctrl: u64,
 }
 
 pub struct Bridge {
@@ -44,6 +54,8 @@ pub struct Bridge {
     rbuf: Vec<u8>,
     wbuf: VecDeque<u8>,
     closed: bool,
+    /// No injection before this time (ps): the NIC's last XOFF.
+    paused_until: u64,
     pub stats: BridgeStats,
 }
 
@@ -67,6 +79,7 @@ impl Bridge {
             rbuf: Vec::new(),
             wbuf: VecDeque::new(),
             closed: false,
+            paused_until: 0,
             stats: BridgeStats::default(),
         })
     }
@@ -88,6 +101,23 @@ impl Bridge {
                 self.stats.bad_fcs += 1;
                 continue;
             }
+            let quanta = match mac_ctrl::parse(body) {
+                MacCtrl::NotCtrl => None,
+                MacCtrl::Pause { time } => Some(time),
+                MacCtrl::Pfc { enable, times } if enable & 1 == 1 => Some(times[0]),
+                MacCtrl::Pfc { .. } => continue,
+                MacCtrl::Malformed(_) => {
+                    self.stats.bad_ctrl += 1;
+                    continue;
+                }
+            };
+            if let Some(q) = quanta {
+                let now = self.ingress.now_ps();
+                let rate = self.ingress.config().rate_bps;
+                self.paused_until = now + mac_ctrl::quanta_ps(u64::from(q), rate);
+                self.stats.pauses += 1;
+                continue;
+            }
             self.wbuf.extend((body.len() as u32).to_be_bytes());
             self.wbuf.extend(body);
             self.stats.to_outside += 1;
@@ -105,7 +135,10 @@ impl Bridge {
                 Err(e) => return Err(io_err(Path::new("bridge socket"))(e)),
             }
         }
-        while self.ingress.inject_backlog() < INJECT_BACKLOG && !self.closed {
+        while self.ingress.inject_backlog() < INJECT_BACKLOG
+            && !self.closed
+            && self.ingress.now_ps() >= self.paused_until
+        {
             if let Some(frame) = self.next_frame() {
                 if frame.len() < 14 || frame.len() > MAX_FRAME {
                     self.stats.bad_len += 1;

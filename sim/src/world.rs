@@ -302,7 +302,8 @@ impl World {
 }
 
 /// One host whose NIC's port is a wire to the outside (`crate::bridge`): `ferroce_nic_64`,
-/// its frames leaving on `tx` and arriving on `rx`.
+/// its frames leaving on `tx` and arriving on `rx`, PFC on for priority 0
+/// (`traffic::LOSSLESS_PFC`).
 pub struct Station {
     pub host: Host,
     pub tx: Link,
@@ -326,11 +327,10 @@ impl Station {
         let tx = Link::egress(&mut tb, "m_axis", cfg.link)?;
         let rx = Link::ingress(&mut tb, "s_axis", cfg.link)?;
         let sim = SimNic::new(tb, cfg.pcie)?;
-        Ok(Station {
-            host: Host::open(sim, mac, ip, cfg.cq_depth)?,
-            tx,
-            rx,
-        })
+        let mut host = Host::open(sim, mac, ip, cfg.cq_depth)?;
+        // Lossless priority 0: the outside (crate::bridge) pauses when the NIC says so.
+        host.dev.set_pfc(&crate::traffic::LOSSLESS_PFC)?;
+        Ok(Station { host, tx, rx })
     }
 
     /// Run the NIC for `cycles` cycles.

@@ -148,6 +148,10 @@ enum Cmd {
         /// Only the short subset (what `cargo test` runs).
         #[arg(long)]
         quick: bool,
+        /// Only the runs whose tool, role or MTU contains this text (e.g. `ib_read_bw`,
+        /// `atomic`, `client`, `4096`); repeat to narrow further.
+        #[arg(long)]
+        only: Vec<String>,
         /// Pcaps, logs and the guest's sockets.
         #[arg(long, default_value = "out/interop")]
         out: PathBuf,
@@ -229,11 +233,12 @@ fn main() -> Result<()> {
         Cmd::Board { out } => board(&out),
         Cmd::Interop {
             quick,
+            only,
             out,
             seed,
             manifest,
             table,
-        } => interop(quick, &out, seed, manifest, table),
+        } => interop(quick, &only, &out, seed, manifest, table),
 
         Cmd::Cache { clear } => {
             let root = ferroce_sim::cache::root();
@@ -453,6 +458,7 @@ fn board(out: &std::path::Path) -> Result<()> {
 
 fn interop(
     quick: bool,
+    only: &[String],
     out: &std::path::Path,
     seed: u64,
     manifest: Option<PathBuf>,
@@ -463,7 +469,13 @@ fn interop(
     if let Some(why) = ferroce_sim::interop::guest::unavailable(&manifest) {
         bail!("no guest to run against: {why}");
     }
-    let cases = matrix::cases(quick);
+    let cases: Vec<_> = matrix::cases(quick)
+        .into_iter()
+        .filter(|c| only.iter().all(|o| c.describe().contains(o.as_str())))
+        .collect();
+    if cases.is_empty() {
+        bail!("no interop run matches --only {only:?}");
+    }
     let outcomes = matrix::run(&cases, &manifest, out, seed).context("interop")?;
     let t = matrix::table(&outcomes);
     println!("{t}");

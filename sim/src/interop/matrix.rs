@@ -3,6 +3,7 @@
 //! case, a pcap of each direction per case checked by `tests/interop/check_pcap.py` (scapy's
 //! ICRC, tshark's dissection, repeated request packets counted per direction).
 
+use super::perftest::{self, Perftest, Verb};
 use super::pingpong::{self, PingPong};
 use super::{err, Rig, RigConfig, Role};
 use crate::cache::workspace;
@@ -14,15 +15,31 @@ use std::process::Command;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tool {
     PingPong,
+    Perftest(Verb),
 }
 
 impl Tool {
     pub fn name(self) -> &'static str {
         match self {
             Tool::PingPong => "ibv_rc_pingpong",
+            Tool::Perftest(v) => v.label(),
+        }
+    }
+
+    /// A file-name-friendly name.
+    fn stem(self) -> &'static str {
+        match self {
+            Tool::PingPong => "ibv_rc_pingpong",
+            Tool::Perftest(Verb::FetchAdd) => "ib_atomic_bw-fadd",
+            Tool::Perftest(Verb::CmpSwap) => "ib_atomic_bw-cas",
+            Tool::Perftest(v) => v.tool(),
         }
     }
 }
+
+/// rxe's ACK timeout exponent given to perftest (`-u`): 4.096 us x 2^20, about 4.3 s of wall
+/// time, for the simulated NIC's pace (`ibv_rc_pingpong` fixes 14, about 67 ms).
+pub const PERFTEST_TIMEOUT: u32 = 20;
 
 /// One run.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +49,20 @@ pub struct Case {
     pub size: u32,
     pub mtu: u32,
     pub iters: u32,
+}
+
+impl Case {
+    /// "tool role size MTU", what `ferroce interop --only` matches.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} {} {} {} {}",
+            self.tool.name(),
+            self.tool.stem(),
+            self.role,
+            self.size,
+            self.mtu
+        )
+    }
 }
 
 /// The pcap check's findings.
@@ -53,13 +84,14 @@ pub struct Outcome {
     pub pcap: PathBuf,
 }
 
-/// The cases of the short subset (`cargo test`) or of the whole matrix.
+/// The cases of the short subset (`cargo test`: one pingpong and one WRITE run, both roles)
+/// or of the whole matrix (every tool, both roles, IB MTU 1024 and 4096).
 pub fn cases(quick: bool) -> Vec<Case> {
     let mut v = Vec::new();
-    let sizes: &[u32] = if quick { &[4096] } else { &[64, 4096, 65536] };
     let mtus: &[u32] = if quick { &[1024] } else { &[1024, 4096] };
     for &mtu in mtus {
         for role in [Role::Server, Role::Client] {
+            let sizes: &[u32] = if quick { &[4096] } else { &[64, 4096, 65536] };
             for &size in sizes {
                 v.push(Case {
                     tool: Tool::PingPong,
@@ -67,6 +99,39 @@ pub fn cases(quick: bool) -> Vec<Case> {
                     size,
                     mtu,
                     iters: if quick { 20 } else { 100 },
+                });
+            }
+            let verbs: &[Verb] = if quick {
+                &[Verb::Write]
+            } else {
+                &[
+                    Verb::Write,
+                    Verb::Send,
+                    Verb::Read,
+                    Verb::FetchAdd,
+                    Verb::CmpSwap,
+                ]
+            };
+            for &verb in verbs {
+                let atomic = matches!(verb, Verb::FetchAdd | Verb::CmpSwap);
+                v.push(Case {
+                    tool: Tool::Perftest(verb),
+                    role,
+                    size: if atomic {
+                        8
+                    } else if quick {
+                        16384
+                    } else {
+                        65536
+                    },
+                    mtu,
+                    iters: if quick {
+                        10
+                    } else if atomic {
+                        1000
+                    } else {
+                        100
+                    },
                 });
             }
         }
@@ -122,13 +187,13 @@ pub fn run(cases: &[Case], manifest: &Path, out: &Path, seed: u64) -> Result<Vec
                     continue;
                 }
             }
-            let stem = format!("{}-{}-{}-{}", c.tool.name(), c.role, c.size, c.mtu);
+            let stem = format!("{}-{}-{}-{}", c.tool.stem(), c.role, c.size, c.mtu);
             let res = rig
                 .tap(out, &stem)
                 .and_then(|_| run_case(rig, c, guestfwd_port, hostfwd_port, seed + i as u64))
                 .map_err(|e| {
                     // What the guest's tool said, if it said anything.
-                    match rig.finish_guest(c.tool.name(), std::time::Duration::from_secs(20)) {
+                    match rig.finish_guest(c.tool.stem(), std::time::Duration::from_secs(20)) {
                         Ok((rc, out)) => format!("{e}\n  the tool (exit {rc}) said:\n{out}"),
                         Err(_) => e.to_string(),
                     }
@@ -164,13 +229,13 @@ pub fn run(cases: &[Case], manifest: &Path, out: &Path, seed: u64) -> Result<Vec
 }
 
 fn run_case(rig: &mut Rig, c: &Case, listen: u16, hostfwd: u16, seed: u64) -> Result<String> {
+    let port = if c.role == Role::Server {
+        listen
+    } else {
+        hostfwd
+    };
     match c.tool {
         Tool::PingPong => {
-            let port = if c.role == Role::Server {
-                listen
-            } else {
-                hostfwd
-            };
             let r = pingpong::run(
                 rig,
                 &PingPong {
@@ -187,6 +252,30 @@ fn run_case(rig: &mut Rig, c: &Case, listen: u16, hostfwd: u16, seed: u64) -> Re
                 "{} B checked, {:.1} us/iter simulated, {:.1} s wall",
                 r.bytes_checked,
                 us,
+                r.wall.as_secs_f64()
+            ))
+        }
+        Tool::Perftest(verb) => {
+            let r = perftest::run(
+                rig,
+                &Perftest {
+                    verb,
+                    role: c.role,
+                    size: c.size,
+                    iters: c.iters,
+                    mtu: c.mtu,
+                    timeout: PERFTEST_TIMEOUT,
+                    seed,
+                },
+                port,
+            )?;
+            let rate = match r.gbps {
+                Some(g) => format!("{g:.2} Gb/s simulated, "),
+                None => String::new(),
+            };
+            Ok(format!(
+                "{} B checked, {rate}{:.1} s wall",
+                r.bytes_checked,
                 r.wall.as_secs_f64()
             ))
         }

@@ -7,12 +7,16 @@
 //!   NIC's port and the guest's RoCE NIC, with a pcap of each direction.
 //! - [`oob`]: the tools' out-of-band exchange (QPN, PSN, GID over TCP port 18515).
 //! - [`pingpong`]: `ibv_rc_pingpong`'s peer, in both roles.
+//! - [`perftest`]: the peer of perftest's `ib_{write,send,read,atomic}_bw`, in both roles.
+//! - [`wire`]: the RoCE packets of a pcap, to check memory against the wire.
 //! - [`matrix`]: the runs `ferroce interop` makes and their results table.
 
 pub mod guest;
 pub mod matrix;
 pub mod oob;
+pub mod perftest;
 pub mod pingpong;
+pub mod wire;
 
 use crate::bridge::Bridge;
 use crate::world::{Station, WorldConfig};
@@ -135,6 +139,25 @@ impl Rig {
             return Err(err("the guest closed the RoCE link"));
         }
         Ok(())
+    }
+
+    /// The NIC's fault counters that are not zero, for error messages.
+    pub fn faults(&self) -> String {
+        match self.station.host.faults() {
+            Ok(f) => {
+                let v: Vec<String> = f
+                    .iter()
+                    .filter(|(_, n)| *n > 0)
+                    .map(|(c, n)| format!("{c}={n}"))
+                    .collect();
+                if v.is_empty() {
+                    "none".into()
+                } else {
+                    v.join(" ")
+                }
+            }
+            Err(e) => e.to_string(),
+        }
     }
 
     /// Run until the guest's command finishes; its status and output.
