@@ -141,6 +141,36 @@ impl Rig {
         Ok(())
     }
 
+    /// Take `qp` to RTR and RTS toward the guest's QP `peer_qpn` (its first PSN `peer_psn`,
+    /// its IPv4 address from its v4-mapped `peer_gid`), sending from `my_psn`.
+    pub fn connect_qp(
+        &mut self,
+        qp: &mut ferroce_driver::QueuePair,
+        mtu: u32,
+        peer_qpn: u32,
+        peer_psn: u32,
+        peer_gid: &[u8; 16],
+        my_psn: u32,
+    ) -> Result<()> {
+        use ferroce_driver::{QpAttr, QpState};
+        let h = &mut self.station.host;
+        let rtr = QpAttr {
+            path_mtu: Some(mtu),
+            dest_qpn: Some(peer_qpn),
+            rq_psn: Some(peer_psn),
+            remote_mac: Some(GUEST_MAC),
+            remote_ipv4: Some(oob::ipv4_of_gid(peer_gid)?),
+            ..QpAttr::default()
+        };
+        h.dev.modify_qp(qp, QpState::Rtr, rtr)?;
+        let rts = QpAttr {
+            sq_psn: Some(my_psn),
+            ..QpAttr::default()
+        };
+        h.dev.modify_qp(qp, QpState::Rts, rts)?;
+        Ok(())
+    }
+
     /// The NIC's fault counters that are not zero, for error messages.
     pub fn faults(&self) -> String {
         match self.station.host.faults() {

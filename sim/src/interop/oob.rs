@@ -99,10 +99,10 @@ pub fn accept(listener: &TcpListener, timeout: Duration) -> Result<TcpStream> {
     }
 }
 
-/// Connect to a tool listening in the guest behind `127.0.0.1:port` (QEMU's hostfwd), and
-/// send `first`. QEMU takes the connection before the tool listens and closes it when the
-/// guest refuses it, so this retries until `first` is read back by a live peer's answer:
-/// the caller's `read_exact` of the reply tells; here the connection must just stay open.
+/// Connect to a tool listening in the guest behind `127.0.0.1:port` (QEMU's hostfwd). QEMU
+/// takes the connection before the tool listens and closes it when the guest refuses it, so
+/// this retries until a connection stays open; a connection that still dies before the tool's
+/// first answer is the caller's to retry (it sees EOF on its first read).
 pub fn connect(port: u16, timeout: Duration) -> Result<TcpStream> {
     let start = Instant::now();
     loop {

@@ -25,9 +25,9 @@
 //!   applied exactly once (each slot its initial value plus its count of FETCH_AND_ADDs, the
 //!   original values in the ACKs counting up from it; CMP_AND_SWAP changing nothing).
 
-use super::oob::{self, gid_of_ipv4, ipv4_of_gid};
+use super::oob::{self, gid_of_ipv4};
 use super::wire::{first_copies, packets, Packet};
-use super::{err, guest::HOST_ALIAS, Rig, Role, GUEST_MAC, PUMP_CYCLES};
+use super::{err, guest::HOST_ALIAS, Rig, Role, PUMP_CYCLES};
 use crate::Result;
 use ferroce_driver::{
     access, DmaBuf, DmaMemory, MemoryRegion, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge,
@@ -388,23 +388,7 @@ pub fn run(rig: &mut Rig, p: &Perftest, port: u16) -> Result<PerftestResult> {
     };
     // H1, connect, H2, H3.
     let peer = Keys::decode(&ch.xchg(rig, &my.encode(), "KEYS (H1)")?)?;
-    {
-        let h = &mut rig.station.host;
-        let rtr = QpAttr {
-            path_mtu: Some(mtu),
-            dest_qpn: Some(peer.qpn),
-            rq_psn: Some(peer.psn),
-            remote_mac: Some(GUEST_MAC),
-            remote_ipv4: Some(ipv4_of_gid(&peer.gid)?),
-            ..QpAttr::default()
-        };
-        h.dev.modify_qp(&mut qp, QpState::Rtr, rtr)?;
-        let rts = QpAttr {
-            sq_psn: Some(my.psn),
-            ..QpAttr::default()
-        };
-        h.dev.modify_qp(&mut qp, QpState::Rts, rts)?;
-    }
+    rig.connect_qp(&mut qp, mtu, peer.qpn, peer.psn, &peer.gid, my.psn)?;
     ch.xchg(rig, &my.encode(), "KEYS (H2)")?;
     ch.xchg(rig, &my.encode(), "KEYS (H3)")?;
     let mut received = Vec::new();

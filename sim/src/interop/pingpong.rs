@@ -10,7 +10,7 @@
 //! next one is ferroce's last; as client: each answer is ferroce's last message).
 
 use super::oob::{self, PpDest};
-use super::{err, guest::HOST_ALIAS, guest::TOOL_PORT, Rig, Role, GUEST_MAC};
+use super::{err, guest::HOST_ALIAS, Rig, Role};
 use crate::Result;
 use ferroce_driver::{access, DmaMemory, QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
 use std::net::TcpListener;
@@ -31,7 +31,7 @@ pub struct PingPong {
 #[derive(Clone, Debug)]
 pub struct PingPongResult {
     pub guest_output: String,
-    /// Round trips per second of wall time and simulated time of ferroce's side.
+    /// Wall time of the run, and simulated cycles of ferroce's side from its QP to the end.
     pub wall: Duration,
     pub sim_cycles: u64,
     pub bytes_checked: u64,
@@ -114,24 +114,6 @@ pub fn run(rig: &mut Rig, p: &PingPong, listen_port: u16) -> Result<PingPongResu
         p.mtu, p.size, p.iters
     );
     let timeout = Duration::from_secs(60);
-    let mut connect_qp = |rig: &mut Rig, peer: &PpDest| -> Result<()> {
-        let h = &mut rig.station.host;
-        let rtr = QpAttr {
-            path_mtu: Some(p.mtu),
-            dest_qpn: Some(peer.qpn),
-            rq_psn: Some(peer.psn),
-            remote_mac: Some(GUEST_MAC),
-            remote_ipv4: Some(oob::ipv4_of_gid(&peer.gid)?),
-            ..QpAttr::default()
-        };
-        h.dev.modify_qp(&mut qp, QpState::Rtr, rtr)?;
-        let rts = QpAttr {
-            sq_psn: Some(my.psn),
-            ..QpAttr::default()
-        };
-        h.dev.modify_qp(&mut qp, QpState::Rts, rts)?;
-        Ok(())
-    };
     match p.role {
         Role::Server => {
             let listener = TcpListener::bind(("127.0.0.1", listen_port))
@@ -139,7 +121,7 @@ pub fn run(rig: &mut Rig, p: &PingPong, listen_port: u16) -> Result<PingPongResu
             rig.guest.start(&format!("{tool} {HOST_ALIAS}"))?;
             let mut s = oob::accept(&listener, timeout)?;
             let peer = PpDest::decode(&oob::read_n(&mut s, oob::PP_MSG_LEN, "client address")?)?;
-            connect_qp(rig, &peer)?;
+            rig.connect_qp(&mut qp, p.mtu, peer.qpn, peer.psn, &peer.gid, my.psn)?;
             oob::write_all(&mut s, &my.encode(), "server address")?;
             let done = oob::read_n(&mut s, 5, "the client's \"done\"")?;
             if done != b"done\0" {
@@ -149,10 +131,9 @@ pub fn run(rig: &mut Rig, p: &PingPong, listen_port: u16) -> Result<PingPongResu
         Role::Client => {
             rig.guest.start(&tool)?;
             let peer = exchange_as_client(rig, listen_port, &my, timeout)?;
-            connect_qp(rig, &peer)?;
+            rig.connect_qp(&mut qp, p.mtu, peer.qpn, peer.psn, &peer.gid, my.psn)?;
         }
     }
-    let _ = TOOL_PORT;
 
     // The loop of rc_pingpong.c's main(), ferroce's side.
     let h = &mut rig.station.host;
