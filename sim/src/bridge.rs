@@ -17,7 +17,10 @@
 //!   sends.
 //! - **Time**: the simulation runs in its own time; the caller pumps the bridge every few
 //!   hundred cycles ([`Bridge::pump`]), so simulated time keeps running while the outside
-//!   thinks, and nothing here blocks.
+//!   thinks, and nothing here blocks. A reader thread takes frames off the socket the moment
+//!   they come (at most [`READ_AHEAD`] wait for the pump) and shows each to the [`Watch`], if
+//!   there is one, before the pump sees it: a watch that stops the outside's clock (the
+//!   interop guest's, [`crate::interop::hold`]) acts within a fraction of a millisecond.
 
 use crate::{Link, Result, SimError};
 use ferroce_spec::crc::crc32;
@@ -26,9 +29,26 @@ use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Frames from outside waiting on the ingress link at most; more wait in the socket.
 pub const INJECT_BACKLOG: usize = 2;
+/// Frames the reader thread holds for the pump at most; more wait in the socket.
+pub const READ_AHEAD: usize = 64;
+/// How long the reader thread sleeps when the socket is empty.
+const READ_IDLE: Duration = Duration::from_micros(100);
+
+/// Sees every frame that crosses the bridge (without FCS).
+pub trait Watch: Send + Sync {
+    /// A frame from outside, on the reader thread, as soon as it is read.
+    fn inbound(&self, frame: &[u8]);
+    /// A frame to the outside, once it is handed to the socket.
+    fn outbound(&self, frame: &[u8]);
+}
 /// The longest frame taken from outside (a tagged 9,000-byte jumbo without FCS).
 pub const MAX_FRAME: usize = ferroce_spec::headers::ETH_MAX_FRAME - 4;
 
@@ -51,7 +71,11 @@ pub struct Bridge {
     sock: UnixStream,
     egress: Link,
     ingress: Link,
-    rbuf: Vec<u8>,
+    /// Whole frames from the reader thread; disconnected when the socket closed.
+    frames: Receiver<Vec<u8>>,
+    reader: Option<JoinHandle<Result<()>>>,
+    stop: Arc<AtomicBool>,
+    watch: Option<Arc<dyn Watch>>,
     wbuf: VecDeque<u8>,
     closed: bool,
     /// No injection before this time (ps): the NIC's last XOFF.
@@ -68,15 +92,34 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SimError + '_ {
 
 impl Bridge {
     /// Connect to the stream socket at `path` (the outside is the server), carrying `egress`'s
-    /// frames out and frames from the socket into `ingress`.
-    pub fn connect(path: &Path, egress: Link, ingress: Link) -> Result<Bridge> {
+    /// frames out and frames from the socket into `ingress`, showing them to `watch`.
+    pub fn connect(
+        path: &Path,
+        egress: Link,
+        ingress: Link,
+        watch: Option<Arc<dyn Watch>>,
+    ) -> Result<Bridge> {
         let sock = UnixStream::connect(path).map_err(io_err(path))?;
         sock.set_nonblocking(true).map_err(io_err(path))?;
+        let rsock = sock.try_clone().map_err(io_err(path))?;
+        let (tx, frames) = sync_channel(READ_AHEAD);
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let stop = stop.clone();
+            let watch = watch.clone();
+            std::thread::Builder::new()
+                .name("bridge-reader".into())
+                .spawn(move || read_frames(rsock, tx, watch, &stop))
+                .map_err(io_err(path))?
+        };
         Ok(Bridge {
             sock,
             egress,
             ingress,
-            rbuf: Vec::new(),
+            frames,
+            reader: Some(reader),
+            stop,
+            watch,
             wbuf: VecDeque::new(),
             closed: false,
             paused_until: 0,
@@ -92,6 +135,7 @@ impl Bridge {
     /// Move what is ready both ways without blocking; true when anything moved.
     pub fn pump(&mut self) -> Result<bool> {
         let mut moved = false;
+        let mut out = Vec::new();
         for f in self.egress.take_frames() {
             let Some((body, fcs)) = f.split_last_chunk::<4>() else {
                 self.stats.bad_fcs += 1;
@@ -121,6 +165,9 @@ impl Bridge {
             self.wbuf.extend((body.len() as u32).to_be_bytes());
             self.wbuf.extend(body);
             self.stats.to_outside += 1;
+            if self.watch.is_some() {
+                out.push(f);
+            }
         }
         while !self.wbuf.is_empty() && !self.closed {
             let (a, _) = self.wbuf.as_slices();
@@ -135,45 +182,117 @@ impl Bridge {
                 Err(e) => return Err(io_err(Path::new("bridge socket"))(e)),
             }
         }
+        if let Some(w) = &self.watch {
+            for f in &out {
+                w.outbound(&f[..f.len() - 4]);
+            }
+        }
         while self.ingress.inject_backlog() < INJECT_BACKLOG
             && !self.closed
             && self.ingress.now_ps() >= self.paused_until
         {
-            if let Some(frame) = self.next_frame() {
-                if frame.len() < 14 || frame.len() > MAX_FRAME {
-                    self.stats.bad_len += 1;
-                    continue;
+            let frame = match self.frames.try_recv() {
+                Ok(f) => f,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => {
+                    self.closed = true;
+                    self.join_reader()?;
+                    break;
                 }
-                let mut f = frame;
-                if f.len() < 60 {
-                    f.resize(60, 0);
-                }
-                let now = self.ingress.now_ps();
-                self.ingress.inject(now, &f);
-                self.stats.from_outside += 1;
-                moved = true;
+            };
+            if frame.len() < 14 || frame.len() > MAX_FRAME {
+                self.stats.bad_len += 1;
                 continue;
             }
-            let mut buf = [0u8; 16384];
-            match self.sock.read(&mut buf) {
-                Ok(0) => self.closed = true,
-                Ok(n) => self.rbuf.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::ConnectionReset => self.closed = true,
-                Err(e) => return Err(io_err(Path::new("bridge socket"))(e)),
+            let mut f = frame;
+            if f.len() < 60 {
+                f.resize(60, 0);
             }
+            let now = self.ingress.now_ps();
+            self.ingress.inject(now, &f);
+            self.stats.from_outside += 1;
+            moved = true;
         }
         Ok(moved)
     }
 
-    /// A whole frame from the read buffer, if one is there.
-    fn next_frame(&mut self) -> Option<Vec<u8>> {
-        let len = u32::from_be_bytes(self.rbuf.get(..4)?.try_into().ok()?) as usize;
-        if self.rbuf.len() < 4 + len {
-            return None;
+    /// The reader thread's end: an I/O error it met, if any.
+    fn join_reader(&mut self) -> Result<()> {
+        match self.reader.take().map(JoinHandle::join) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(io_err(Path::new("bridge socket"))(std::io::Error::other(
+                "the bridge's reader thread panicked",
+            ))),
+            None => Ok(()),
         }
-        let f = self.rbuf[4..4 + len].to_vec();
-        self.rbuf.drain(..4 + len);
-        Some(f)
     }
+}
+
+impl Drop for Bridge {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+        let _ = self.join_reader();
+    }
+}
+
+/// The reader thread: cut the socket's stream into frames, show each to `watch` and queue it
+/// for the pump (blocking when [`READ_AHEAD`] wait, which leaves the rest in the socket).
+fn read_frames(
+    mut sock: UnixStream,
+    tx: SyncSender<Vec<u8>>,
+    watch: Option<Arc<dyn Watch>>,
+    stop: &AtomicBool,
+) -> Result<()> {
+    let mut rbuf: Vec<u8> = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    while !stop.load(Ordering::Relaxed) {
+        while let Some(f) = next_frame(&mut rbuf) {
+            if let Some(w) = &watch {
+                w.inbound(&f);
+            }
+            let mut f = f;
+            loop {
+                match tx.try_send(f) {
+                    Ok(()) => break,
+                    Err(TrySendError::Full(back)) => {
+                        if stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        f = back;
+                        std::thread::sleep(READ_IDLE);
+                    }
+                    Err(TrySendError::Disconnected(_)) => return Ok(()),
+                }
+            }
+        }
+        if let Some(h) = rbuf.get(..4) {
+            let len = u32::from_be_bytes([h[0], h[1], h[2], h[3]]) as usize;
+            if len > ferroce_spec::headers::ETH_MAX_FRAME {
+                return Err(io_err(Path::new("bridge socket"))(std::io::Error::other(
+                    format!("a {len}-byte frame: the stream is out of step"),
+                )));
+            }
+        }
+        match sock.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => rbuf.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(READ_IDLE),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => return Ok(()),
+            Err(e) => return Err(io_err(Path::new("bridge socket"))(e)),
+        }
+    }
+    Ok(())
+}
+
+/// A whole frame from the front of `rbuf`, if one is there.
+fn next_frame(rbuf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    let len = u32::from_be_bytes(rbuf.get(..4)?.try_into().ok()?) as usize;
+    if rbuf.len() < 4 + len {
+        return None;
+    }
+    let f = rbuf[4..4 + len].to_vec();
+    rbuf.drain(..4 + len);
+    Some(f)
 }

@@ -11,6 +11,9 @@
 //! - **Control**: a shell on the virtio console (`<dir>/ctl.sock`); [`Guest::start`] sends a
 //!   command, [`Guest::poll`] collects its output up to a marker line with its exit status.
 //!   The kernel's console goes to `<dir>/serial.log`.
+//! - **Clock**: QEMU's monitor (QMP, `<dir>/qmp.sock`); `stop` freezes the guest's clock with
+//!   its CPU (under TCG the TSC and every timer run on QEMU's virtual clock), `cont` lets it
+//!   run on ([`Qmp`], used by [`super::hold`]).
 
 use crate::{Result, SimError};
 use std::io::{ErrorKind, Read, Write};
@@ -44,10 +47,60 @@ pub struct GuestConfig {
     pub python: PathBuf,
 }
 
+/// QEMU's monitor: one command at a time, each waited for.
+pub struct Qmp {
+    sock: std::io::BufReader<UnixStream>,
+}
+
+impl Qmp {
+    fn connect(path: &Path) -> Result<Qmp> {
+        let e = |x: std::io::Error| err(format!("{}: {x}", path.display()));
+        let s = UnixStream::connect(path).map_err(e)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))
+            .map_err(e)?;
+        let mut q = Qmp {
+            sock: std::io::BufReader::new(s),
+        };
+        q.line()?; // the greeting
+        q.execute("qmp_capabilities")?;
+        Ok(q)
+    }
+
+    fn line(&mut self) -> Result<serde_json::Value> {
+        use std::io::BufRead;
+        let mut l = String::new();
+        match self.sock.read_line(&mut l) {
+            Ok(0) => Err(err("QEMU's monitor closed")),
+            Ok(_) => serde_json::from_str(&l).map_err(|e| err(format!("QMP: {e}: {l}"))),
+            Err(e) => Err(err(format!("QMP: {e}"))),
+        }
+    }
+
+    /// Run a QMP command without arguments and wait for its answer (events are skipped).
+    pub fn execute(&mut self, cmd: &str) -> Result<()> {
+        let line = format!("{{\"execute\":\"{cmd}\"}}\n");
+        self.sock
+            .get_mut()
+            .write_all(line.as_bytes())
+            .map_err(|e| err(format!("QMP {cmd}: {e}")))?;
+        loop {
+            let v = self.line()?;
+            if v.get("return").is_some() {
+                return Ok(());
+            }
+            if let Some(e) = v.get("error") {
+                return Err(err(format!("QMP {cmd}: {e}")));
+            }
+        }
+    }
+}
+
 /// A running guest; killed when dropped.
 pub struct Guest {
     child: Child,
     ctl: UnixStream,
+    /// QEMU's monitor.
+    pub qmp: std::sync::Arc<std::sync::Mutex<Qmp>>,
     out: Vec<u8>,
     seq: u64,
     pub cfg: GuestConfig,
@@ -149,7 +202,8 @@ impl Guest {
             .map_err(|e| err(format!("{}: {e}", cfg.dir.display())))?;
         let ctl_path = cfg.dir.join("ctl.sock");
         let roce_path = cfg.dir.join("roce.sock");
-        for p in [&ctl_path, &roce_path] {
+        let qmp_path = cfg.dir.join("qmp.sock");
+        for p in [&ctl_path, &roce_path, &qmp_path] {
             let _ = std::fs::remove_file(p);
         }
         let cmdline = format!(
@@ -205,7 +259,8 @@ impl Guest {
                 "socket,id=ctl,path={},server=on,wait=off",
                 ctl_path.display()
             ))
-            .args(["-device", "virtconsole,chardev=ctl"])
+            .args(["-device", "virtconsole,chardev=ctl", "-qmp"])
+            .arg(format!("unix:{},server=on,wait=off", qmp_path.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -232,9 +287,11 @@ impl Guest {
         };
         ctl.set_nonblocking(true)
             .map_err(|e| err(format!("control socket: {e}")))?;
+        let qmp = Qmp::connect(&qmp_path)?;
         let mut g = Guest {
             child,
             ctl,
+            qmp: std::sync::Arc::new(std::sync::Mutex::new(qmp)),
             out: Vec::new(),
             seq: 0,
             cfg,

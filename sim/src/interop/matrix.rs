@@ -72,6 +72,11 @@ pub struct WireCheck {
     pub frames: [u64; 2],
     /// Request packets seen again (same QP, PSN, opcode): ferroce's and the guest's.
     pub retransmitted: [u64; 2],
+    /// The slowest answer (ACK, NAK, atomic ACK, READ response) to a request with AckReq, in
+    /// simulated ns, and the requests never answered: ferroce's answers to the guest, the
+    /// guest's to ferroce.
+    pub slowest_answer_ns: [u64; 2],
+    pub unanswered: [u64; 2],
 }
 
 /// One case's result.
@@ -206,8 +211,9 @@ pub fn run(cases: &[Case], manifest: &Path, out: &Path, seed: u64) -> Result<Vec
                 (Ok(_), Err(e)) => (Err(format!("pcap check: {e}")), None),
                 (Err(e), w) => (Err(e), w.ok()),
             };
+            let held = rig.hold.stats();
             eprintln!(
-                "interop: {} as {} {} B MTU {}: {}",
+                "interop: {} as {} {} B MTU {}: {} (guest held {} times, {:.1} s, {} expired)",
                 c.tool.name(),
                 c.role,
                 c.size,
@@ -215,7 +221,10 @@ pub fn run(cases: &[Case], manifest: &Path, out: &Path, seed: u64) -> Result<Vec
                 match &result {
                     Ok(r) => format!("ok, {r}"),
                     Err(e) => format!("FAILED: {e}"),
-                }
+                },
+                held.holds,
+                held.held.as_secs_f64(),
+                held.expired
             );
             outcomes.push(Outcome {
                 case: *c,
@@ -319,17 +328,26 @@ pub fn check_pcaps(pcaps: &[PathBuf; 2]) -> Result<WireCheck> {
     if n.len() != 4 {
         return Err(err(format!("check_pcap.py said {text:?}")));
     }
+    let tx = super::wire::packets(&pcaps[0])?;
+    let rx = super::wire::packets(&pcaps[1])?;
+    // ferroce answering the guest's requests, and the guest ferroce's.
+    let answers = [
+        super::wire::answer_times(&rx, &tx),
+        super::wire::answer_times(&tx, &rx),
+    ];
     Ok(WireCheck {
         frames: [n[0], n[1]],
         retransmitted: [n[2], n[3]],
+        slowest_answer_ns: [answers[0].0, answers[1].0],
+        unanswered: [answers[0].1 as u64, answers[1].1 as u64],
     })
 }
 
 /// The results table (Markdown).
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut s = String::from(
-        "| tool | ferroce as | size | MTU | result | frames tx/rx | retransmitted tx/rx | rate | pcap |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+        "| tool | ferroce as | size | MTU | result | frames tx/rx | retransmitted tx/rx | slowest answer tx/rx (us) | rate | pcap |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for o in outcomes {
         let c = &o.case;
@@ -340,15 +358,20 @@ pub fn table(outcomes: &[Outcome]) -> String {
                 String::new(),
             ),
         };
-        let (frames, retx) = match &o.wire {
+        let (frames, retx, answer) = match &o.wire {
             Some(w) => (
                 format!("{}/{}", w.frames[0], w.frames[1]),
                 format!("{}/{}", w.retransmitted[0], w.retransmitted[1]),
+                format!(
+                    "{:.1}/{:.1}",
+                    w.slowest_answer_ns[0] as f64 / 1000.0,
+                    w.slowest_answer_ns[1] as f64 / 1000.0
+                ),
             ),
-            None => ("-".into(), "-".into()),
+            None => ("-".into(), "-".into(), "-".into()),
         };
         s += &format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.tool.name(),
             c.role,
             c.size,
@@ -356,6 +379,7 @@ pub fn table(outcomes: &[Outcome]) -> String {
             res,
             frames,
             retx,
+            answer,
             rate,
             o.pcap
                 .file_name()

@@ -2,9 +2,10 @@
 //! driver, the root complex model) on a link whose other end is a QEMU guest running Soft-RoCE
 //! (`rdma_rxe`) and rdma-core's tools; ferroce's side of each tool is a host program here.
 //!
-//! - [`guest`]: the VM, its sockets and its control shell.
+//! - [`guest`]: the VM, its sockets, its control shell and its monitor.
 //! - [`Rig`]: a [`Station`] (the simulated host), the guest, and the [`Bridge`] between the
 //!   NIC's port and the guest's RoCE NIC, with a pcap of each direction.
+//! - [`hold`]: the guest's clock stopped while its requests wait on ferroce.
 //! - [`oob`]: the tools' out-of-band exchange (QPN, PSN, GID over TCP port 18515).
 //! - [`pingpong`]: `ibv_rc_pingpong`'s peer, in both roles.
 //! - [`perftest`]: the peer of perftest's `ib_{write,send,read,atomic}_bw`, in both roles.
@@ -12,6 +13,7 @@
 //! - [`matrix`]: the runs `ferroce interop` makes and their results table.
 
 pub mod guest;
+pub mod hold;
 pub mod matrix;
 pub mod oob;
 pub mod perftest;
@@ -22,7 +24,9 @@ use crate::bridge::Bridge;
 use crate::world::{Station, WorldConfig};
 use crate::{Result, SimError};
 use guest::{Guest, GuestConfig};
+use hold::Hold;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The simulated host's addresses on the RoCE link.
@@ -61,6 +65,8 @@ pub struct Rig {
     pub station: Station,
     pub guest: Guest,
     pub bridge: Bridge,
+    /// Stops the guest's clock while its requests wait on ferroce.
+    pub hold: Arc<Hold>,
     /// Frames ferroce sent and frames it received, one pcap each.
     pub pcaps: [PathBuf; 2],
 }
@@ -93,11 +99,18 @@ impl Rig {
             python: guest::python(),
         })?;
         let station = Station::open(&WorldConfig::default(), NIC_MAC, NIC_IP)?;
-        let bridge = Bridge::connect(&guest.roce_socket(), station.tx.clone(), station.rx.clone())?;
+        let hold = Arc::new(Hold::new(guest.qmp.clone())?);
+        let bridge = Bridge::connect(
+            &guest.roce_socket(),
+            station.tx.clone(),
+            station.rx.clone(),
+            Some(hold.clone()),
+        )?;
         Ok(Rig {
             station,
             guest,
             bridge,
+            hold,
             pcaps: [PathBuf::new(), PathBuf::new()],
         })
     }
@@ -105,12 +118,16 @@ impl Rig {
     /// A new simulated host (a NIC just out of reset) on the same guest: the old one's bridge
     /// connection closes and QEMU takes the new one.
     pub fn fresh(&mut self) -> Result<()> {
+        self.hold.release();
         let station = Station::open(&WorldConfig::default(), NIC_MAC, NIC_IP)?;
+        let hold = Arc::new(Hold::new(self.guest.qmp.clone())?);
         let bridge = Bridge::connect(
             &self.guest.roce_socket(),
             station.tx.clone(),
             station.rx.clone(),
+            Some(hold.clone()),
         )?;
+        self.hold = hold;
         self.station = station;
         self.bridge = bridge;
         Ok(())
@@ -133,6 +150,7 @@ impl Rig {
             let n = left.min(PUMP_CYCLES);
             self.station.run(n)?;
             self.bridge.pump()?;
+            self.hold.tick(self.station.rx.now_ps())?;
             left -= n;
         }
         if self.bridge.closed() {
@@ -168,6 +186,7 @@ impl Rig {
             ..QpAttr::default()
         };
         h.dev.modify_qp(qp, QpState::Rts, rts)?;
+        self.hold.pair(qp.qpn, peer_qpn);
         Ok(())
     }
 
