@@ -62,7 +62,7 @@ pub mod xgmii_link;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
-pub use link::{Fault, Link, LinkConfig, LinkStats};
+pub use link::{Fault, Link, LinkConfig, LinkStats, RandomFaults};
 pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
 pub use record::{RecordSink, RecordSource};

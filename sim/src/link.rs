@@ -10,8 +10,11 @@
 //!   fault), without FCS, stamped with its start time in nanoseconds of simulated time.
 //! - **Faults** ([`Link::set_fault_hook`]): a hook sees each frame (index, bytes with FCS) and
 //!   returns a [`Fault`]: pass, drop, corrupt (XOR a byte), a PHY error (the frame arrives
-//!   with `tuser` on its last beat, as a hard MAC flags a frame its PCS saw broken), or delay
-//!   (frames behind a delayed frame wait for it: a link keeps order).
+//!   with `tuser` on its last beat, as a hard MAC flags a frame its PCS saw broken), delay
+//!   (frames behind a delayed frame wait for it: a link keeps order), duplicate (the frame
+//!   arrives twice, back to back) or reorder (the frame arrives later and the frames behind it
+//!   overtake it, as across the paths of a multipath fabric). [`RandomFaults`] makes a hook of
+//!   seeded random loss, corruption, duplication, reordering and loss bursts.
 //! - **Traffic generator** ([`Link::inject`]): frames of the test's own (PFC and PAUSE frames
 //!   from `spec::mac_ctrl`, or anything else) put on the wire at chosen times, FCS appended,
 //!   as if the sending MAC had sent them: at the first gap between its frames at or after the
@@ -71,6 +74,8 @@ impl LinkConfig {
 pub enum Fault {
     Pass,
     Drop,
+    /// Dropped in a burst of losses (counted in `dropped` and `burst_dropped`).
+    BurstDrop,
     /// XOR `mask` into byte `offset` (taken modulo the frame length).
     Corrupt {
         offset: usize,
@@ -78,10 +83,122 @@ pub enum Fault {
     },
     /// Arrive whole, flagged: `<to>_tuser` high on its last beat (the receiver must have it).
     PhyError,
-    /// Arrive `ps` later.
+    /// Arrive `ps` later; the frames behind it wait.
     Delay {
         ps: u64,
     },
+    /// Arrive twice, the copy right behind the frame.
+    Duplicate,
+    /// Arrive `ps` later; the frames behind it do not wait.
+    Reorder {
+        ps: u64,
+    },
+}
+
+/// Seeded random faults on one direction of a link: each frame, independently, is lost,
+/// corrupted (one byte flipped: the receiving MAC's FCS check drops it), duplicated or
+/// reordered (held back 0.5-5 us, so the next frames overtake it) with these probabilities,
+/// and starts a burst of `burst_len` lost frames with probability `burst`. The same seed gives
+/// the same faults for the same frames.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomFaults {
+    pub loss: f64,
+    pub corrupt: f64,
+    pub duplicate: f64,
+    pub reorder: f64,
+    pub burst: f64,
+    pub burst_len: u32,
+    pub seed: u64,
+}
+
+impl Default for RandomFaults {
+    /// No faults; bursts of 20 frames when `burst` is set; seed 1.
+    fn default() -> Self {
+        RandomFaults {
+            loss: 0.0,
+            corrupt: 0.0,
+            duplicate: 0.0,
+            reorder: 0.0,
+            burst: 0.0,
+            burst_len: 20,
+            seed: 1,
+        }
+    }
+}
+
+impl RandomFaults {
+    /// No fault can happen.
+    pub fn is_clean(&self) -> bool {
+        self.loss + self.corrupt + self.duplicate + self.reorder + self.burst == 0.0
+    }
+
+    /// Every probability in 0..=1, the four per-frame ones summing to at most 1, bursts of at
+    /// least one frame.
+    pub fn validate(&self) -> Result<()> {
+        let p = [
+            ("loss", self.loss),
+            ("corrupt", self.corrupt),
+            ("duplicate", self.duplicate),
+            ("reorder", self.reorder),
+            ("burst", self.burst),
+        ];
+        for (name, v) in p {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(SimError::Design(format!(
+                    "link fault {name} = {v}: a probability is between 0 and 1"
+                )));
+            }
+        }
+        let sum = self.loss + self.corrupt + self.duplicate + self.reorder;
+        if sum > 1.0 {
+            return Err(SimError::Design(format!(
+                "link faults loss + corrupt + duplicate + reorder = {sum}: at most 1 (one fault per frame)"
+            )));
+        }
+        if self.burst > 0.0 && self.burst_len == 0 {
+            return Err(SimError::Design("link fault bursts of 0 frames".into()));
+        }
+        Ok(())
+    }
+
+    /// The same faults with another seed (for the other direction of a link).
+    pub fn reseeded(self, seed: u64) -> RandomFaults {
+        RandomFaults { seed, ..self }
+    }
+
+    /// A fault hook drawing these faults ([`Link::set_fault_hook`]).
+    pub fn hook(&self) -> impl FnMut(u64, &[u8]) -> Fault + 'static {
+        use rand::{Rng, SeedableRng};
+        let f = *self;
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(f.seed);
+        let mut burst_left = 0u32;
+        move |_, frame| {
+            // Draw the same numbers for every frame, whatever happens to it.
+            let start_burst = rng.gen_bool(f.burst);
+            let r: f64 = rng.gen();
+            let offset = rng.gen_range(0..frame.len().max(1));
+            let mask = rng.gen_range(1..=255u8);
+            let delay = rng.gen_range(500_000..=5_000_000u64);
+            if burst_left == 0 && start_burst {
+                burst_left = f.burst_len;
+            }
+            if burst_left > 0 {
+                burst_left -= 1;
+                return Fault::BurstDrop;
+            }
+            if r < f.loss {
+                Fault::Drop
+            } else if r < f.loss + f.corrupt {
+                Fault::Corrupt { offset, mask }
+            } else if r < f.loss + f.corrupt + f.duplicate {
+                Fault::Duplicate
+            } else if r < f.loss + f.corrupt + f.duplicate + f.reorder {
+                Fault::Reorder { ps: delay }
+            } else {
+                Fault::Pass
+            }
+        }
+    }
 }
 
 /// Counts of what the link did.
@@ -94,6 +211,10 @@ pub struct LinkStats {
     pub corrupted: u64,
     pub phy_errors: u64,
     pub delayed: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+    /// Frames dropped in bursts (also counted in `dropped`).
+    pub burst_dropped: u64,
     /// Start time of the first frame and end time of the last one on the wire (ps).
     pub first_start_ps: Option<u64>,
     pub last_end_ps: u64,
@@ -141,8 +262,11 @@ struct State {
     tx: Tx,
     /// The receiving model; `None` on an egress link (frames go to `outbox`).
     rx: Option<Rx>,
-    /// Frames (with FCS) that left an egress link, in wire order.
-    outbox: VecDeque<Vec<u8>>,
+    /// Frames (with FCS) that left an egress link, with their arrival times, in arrival order.
+    outbox: VecDeque<(u64, Vec<u8>)>,
+    /// The arrival time of the last frame that keeps its place (not reordered): no frame
+    /// behind it arrives earlier.
+    in_order_ps: u64,
     hook: Option<Hook>,
     pcap: Option<PcapTap>,
     stats: LinkStats,
@@ -258,6 +382,7 @@ impl Link {
             tx,
             rx,
             outbox: VecDeque::new(),
+            in_order_ps: 0,
             hook: None,
             pcap: None,
             stats: LinkStats::default(),
@@ -279,9 +404,13 @@ impl Link {
         Ok(())
     }
 
-    /// The frames (with FCS) that left an egress link since the last call, in wire order.
+    /// The frames (with FCS) that reached the far end of an egress link since the last call,
+    /// in arrival order.
     pub fn take_frames(&self) -> Vec<Vec<u8>> {
-        self.0.borrow_mut().outbox.drain(..).collect()
+        let mut s = self.0.borrow_mut();
+        let now = s.tx.now_ps;
+        let n = s.outbox.iter().take_while(|(t, _)| *t <= now).count();
+        s.outbox.drain(..n).map(|(_, f)| f).collect()
     }
 
     /// The sending end's simulated time (ps).
@@ -327,6 +456,7 @@ impl Link {
         let s = self.0.borrow();
         s.tx.frame.is_empty()
             && s.inject.is_empty()
+            && s.outbox.is_empty()
             && s.rx
                 .as_ref()
                 .is_none_or(|r| r.queue.is_empty() && r.current.is_none())
@@ -403,10 +533,17 @@ impl State {
         let mut frame = frame;
         let mut arrive = start + self.cfg.propagation_ps;
         let mut phy_error = false;
+        let mut in_order = true;
+        let mut copies = 1;
         match fault {
             Fault::Pass => {}
             Fault::Drop => {
                 self.stats.dropped += 1;
+                return;
+            }
+            Fault::BurstDrop => {
+                self.stats.dropped += 1;
+                self.stats.burst_dropped += 1;
                 return;
             }
             Fault::Corrupt { offset, mask } => {
@@ -424,14 +561,48 @@ impl State {
                 arrive += ps;
                 self.stats.delayed += 1;
             }
+            Fault::Duplicate => {
+                copies = 2;
+                self.stats.duplicated += 1;
+            }
+            Fault::Reorder { ps } => {
+                arrive += ps;
+                in_order = false;
+                self.stats.reordered += 1;
+            }
         }
-        match &mut self.rx {
-            Some(rx) => rx.queue.push_back((arrive, frame, phy_error)),
-            // Outside, a frame its PCS saw broken is dropped by the receiving MAC.
-            None if phy_error => {}
-            None => self.outbox.push_back(frame),
+        // Outside, a frame its PCS saw broken is dropped by the receiving MAC.
+        if self.rx.is_none() && phy_error {
+            return;
+        }
+        for copy in 0..copies {
+            if copy > 0 {
+                arrive += self.cfg.wire_ps(len + self.cfg.overhead_bytes);
+            }
+            if in_order {
+                arrive = arrive.max(self.in_order_ps);
+                self.in_order_ps = arrive;
+            }
+            let f = frame.clone();
+            match &mut self.rx {
+                Some(rx) => {
+                    let at = arrival_slot(rx.queue.iter().map(|(t, _, _)| *t), arrive);
+                    rx.queue.insert(at, (arrive, f, phy_error));
+                }
+                None => {
+                    let at = arrival_slot(self.outbox.iter().map(|(t, _)| *t), arrive);
+                    self.outbox.insert(at, (arrive, f));
+                }
+            }
         }
     }
+}
+
+/// Where a frame arriving at `t` goes in a queue of arrival times kept in order: after every
+/// frame arriving at or before `t`.
+fn arrival_slot(times: impl DoubleEndedIterator<Item = u64> + ExactSizeIterator, t: u64) -> usize {
+    let n = times.len();
+    n - times.rev().take_while(|&x| x > t).count()
 }
 
 impl Component for TxHalf {
@@ -524,5 +695,129 @@ impl Component for RxHalf {
             r.current = None;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link with neither end on a model: frames put on it by hand reach the outbox.
+    fn bare(hook: impl FnMut(u64, &[u8]) -> Fault + 'static) -> Link {
+        let tx = Tx {
+            ports: None,
+            lanes: 8,
+            period_ps: 6400,
+            now_ps: 0,
+            ready: true,
+            wire_free_ps: 0,
+            frame: Vec::new(),
+            start_ps: 0,
+        };
+        let l = Link::new(LinkConfig::default(), tx, None);
+        l.set_fault_hook(hook);
+        l
+    }
+
+    /// Frames 0..n of 100 bytes (byte 0 is the index), back to back; what arrives, in order.
+    fn carry(l: &Link, n: u8) -> Vec<u8> {
+        for i in 0..n {
+            let mut s = l.0.borrow_mut();
+            let start = s.tx.wire_free_ps;
+            s.on_wire(vec![i; 100], start);
+        }
+        l.0.borrow_mut().tx.now_ps = u64::MAX;
+        l.take_frames().iter().map(|f| f[0]).collect()
+    }
+
+    #[test]
+    fn duplicates_arrive_twice_reordered_frames_are_overtaken_delayed_ones_are_not() {
+        let l = bare(|i, _| match i {
+            1 => Fault::Duplicate,
+            3 => Fault::Reorder { ps: 250_000 },
+            5 => Fault::Drop,
+            _ => Fault::Pass,
+        });
+        // A 100-byte frame and its gap take 96 ns: frame 3, held 250 ns, arrives after 5's
+        // slot (dropped) and 4, before 6.
+        assert_eq!(carry(&l, 8), vec![0, 1, 1, 2, 4, 3, 6, 7]);
+        let s = l.stats();
+        assert_eq!((s.duplicated, s.reordered, s.dropped), (1, 1, 1));
+        let l = bare(|i, _| match i {
+            3 => Fault::Delay { ps: 250_000 },
+            _ => Fault::Pass,
+        });
+        assert_eq!(carry(&l, 6), vec![0, 1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn random_faults_follow_their_rates_and_their_seed() {
+        let f = RandomFaults {
+            loss: 0.01,
+            corrupt: 0.001,
+            duplicate: 0.005,
+            reorder: 0.01,
+            burst: 0.0005,
+            burst_len: 20,
+            seed: 7,
+        };
+        f.validate().expect("valid");
+        let draw = |f: RandomFaults| {
+            let mut h = f.hook();
+            (0..200_000u64)
+                .map(|i| h(i, &[0u8; 64]))
+                .collect::<Vec<_>>()
+        };
+        let v = draw(f);
+        assert_eq!(v, draw(f), "the same seed gives the same faults");
+        assert_ne!(v, draw(f.reseeded(8)));
+        let n = v.len() as f64;
+        let share = |p: &dyn Fn(&Fault) -> bool| v.iter().filter(|x| p(x)).count() as f64 / n;
+        // Bursts take their frames first; the others' rates are of the rest (99%).
+        let rest = 1.0 - share(&|x| *x == Fault::BurstDrop);
+        for (name, want, got) in [
+            ("loss", f.loss, share(&|x| *x == Fault::Drop)),
+            (
+                "corrupt",
+                f.corrupt,
+                share(&|x| matches!(x, Fault::Corrupt { .. })),
+            ),
+            ("duplicate", f.duplicate, share(&|x| *x == Fault::Duplicate)),
+            (
+                "reorder",
+                f.reorder,
+                share(&|x| matches!(x, Fault::Reorder { .. })),
+            ),
+        ] {
+            let want = want * rest;
+            // Five standard deviations of a binomial count.
+            let tol = 5.0 * (want * (1.0 - want) / n).sqrt();
+            assert!((got - want).abs() < tol, "{name}: {got} against {want}");
+        }
+        // Bursts: runs of exactly 20 (two may join into 40 when one starts as one ends).
+        let mut runs = Vec::new();
+        let mut run = 0;
+        for x in &v {
+            if *x == Fault::BurstDrop {
+                run += 1;
+            } else if run > 0 {
+                runs.push(run);
+                run = 0;
+            }
+        }
+        assert!(runs.len() > 50, "{} bursts", runs.len());
+        assert!(runs.iter().all(|r| r % 20 == 0), "burst lengths {runs:?}");
+        let bad = RandomFaults {
+            loss: 0.6,
+            reorder: 0.6,
+            ..RandomFaults::default()
+        };
+        assert!(bad.validate().is_err());
+        assert!(RandomFaults {
+            loss: -0.1,
+            ..RandomFaults::default()
+        }
+        .validate()
+        .is_err());
     }
 }

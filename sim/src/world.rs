@@ -5,7 +5,9 @@
 
 use crate::host::{SimBar, SimMem, SimNic};
 use crate::pcie::PcieConfig;
-use crate::{Fault, Link, LinkConfig, LinkStats, PauseGenerator, Result, SimError, XgmiiLink};
+use crate::{
+    Fault, Link, LinkConfig, LinkStats, PauseGenerator, RandomFaults, Result, SimError, XgmiiLink,
+};
 use ferroce_driver::{
     access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
     QueuePair, Vlan,
@@ -146,6 +148,9 @@ pub struct WorldConfig {
     pub phy: Phy,
     /// Build the models with VCD support (start a trace with `tb.model().trace_to(path)`).
     pub trace: bool,
+    /// Random faults on both links (frame links only): a to b draws from `faults.seed`, b to
+    /// a from `faults.seed + 1`. Counted in each link's [`LinkStats`].
+    pub faults: RandomFaults,
 }
 
 impl Default for WorldConfig {
@@ -159,6 +164,7 @@ impl Default for WorldConfig {
             write_gbps: [None, None],
             phy: Phy::Frames,
             trace: false,
+            faults: RandomFaults::default(),
         }
     }
 }
@@ -171,6 +177,7 @@ const IPS: [[u8; 4]; 2] = [[10, 0, 0, 10], [10, 0, 0, 11]];
 
 impl World {
     pub fn open(cfg: &WorldConfig) -> Result<World> {
+        cfg.faults.validate()?;
         let opts = crate::BuildOptions {
             trace: cfg.trace,
             ..Default::default()
@@ -195,6 +202,10 @@ impl World {
                 )?),
             ),
         };
+        if !cfg.faults.is_clean() {
+            ab.set_fault_hook(cfg.faults.hook())?;
+            ba.set_fault_hook(cfg.faults.reseeded(cfg.faults.seed.wrapping_add(1)).hook())?;
+        }
         let pcie = |k: u64| PcieConfig {
             cpl_reorder_seed: cfg.reorder_seed.map(|s| s ^ k),
             ..cfg.pcie

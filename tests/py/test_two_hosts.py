@@ -365,3 +365,39 @@ def test_atomics_in_pyverbs_shape_both_ways():
         assert (wc.wr_id, wc.status) == (20 + case, status)
         assert world.b.read(word, 64) == b"\x11" * 64
         assert world.a.read(dst, 8) == b"\xa5" * 8
+
+
+def test_link_faults_are_drawn_from_a_seed_counted_and_duplicates_taken_once():
+    """``World(duplicate=...)`` duplicates frames on both links (counted in ``link_stats()``,
+    the other faults stay at zero); RC takes every duplicate once: each WRITE lands exactly
+    once and completes once (a duplicate ACK or request changes nothing). Faults beyond a
+    probability are refused."""
+    rng = seeded("test_link_faults_are_drawn_from_a_seed_counted_and_duplicates_taken_once")
+    world = verbs.World(duplicate=0.2, seed=rng.randrange(1 << 32))
+    a, b = world.a, world.b
+    qa, _ = world.connect(pmtu=1024)
+    sent, wrs = [], []
+    for i in range(24):
+        data = rng.randbytes(rng.choice([1, 1024, 3000]))
+        saddr, smr = region(a, len(data), data)
+        daddr, dmr = region(b, len(data))
+        wrs.append((i, saddr, len(data), smr.lkey, daddr, dmr.rkey))
+        sent.append((daddr, data))
+    a.post_write(qa, wrs)
+    wcs = a.wait_cq(len(wrs), max_cycles=200_000)
+    assert [(w.wr_id, w.status) for w in wcs] == [(i, verbs.WC_SUCCESS) for i in range(len(wrs))]
+    world.run(2000)
+    assert a.poll_cq() == []
+    for daddr, data in sent:
+        got = b.read(daddr - GUARD, len(data) + 2 * GUARD)
+        assert got[GUARD : GUARD + len(data)] == data
+        assert got[:GUARD] == got[GUARD + len(data) :] == b"\xa5" * GUARD
+    stats = world.link_stats()
+    for way in ("a_to_b", "b_to_a"):
+        s = stats[way]
+        assert s["frames"] > 0
+        assert s["duplicated"] > 0, stats
+        assert s["dropped"] == s["corrupted"] == s["reordered"] == s["burst_dropped"] == 0
+    for bad in (dict(loss=1.5), dict(loss=0.6, reorder=0.6), dict(burst=0.1, burst_len=0)):
+        with pytest.raises(Exception, match="link fault"):
+            verbs.World(**bad)

@@ -12,9 +12,11 @@ use ferroce_driver::{
     Vlan, WrOpcode,
 };
 use ferroce_sim::world::{step_until, Host as RsHost, World as RsWorld, WorldConfig};
+use ferroce_sim::RandomFaults;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 fn err(e: impl std::fmt::Display) -> PyErr {
@@ -46,19 +48,42 @@ impl World {
     /// `rq_pause`, random back-pressure on each NIC's memory requests (this share of cycles).
     /// `read_latency_ns`: the root complexes' read latency. `write_gbps`: `(a, b)` memory write
     /// bandwidth of each host in Gb/s (`None`: unlimited), to make a receiver slow.
+    /// Link faults on both links, each frame independently: `loss`, `corrupt` (one byte
+    /// flipped), `duplicate`, `reorder` (held back 0.5-5 us) with these probabilities, and
+    /// `burst`: the probability a frame starts a burst of `burst_len` lost frames; drawn from
+    /// `seed` (a to b) and `seed + 1` (b to a), counted in `link_stats()`.
     #[new]
-    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500, write_gbps = (None, None)))]
+    #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500,
+                        write_gbps = (None, None), *, loss = 0.0, corrupt = 0.0, duplicate = 0.0,
+                        reorder = 0.0, burst = 0.0, burst_len = 20, seed = 1))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         pcap_dir: Option<PathBuf>,
         reorder_seed: Option<u64>,
         rq_pause: f64,
         read_latency_ns: u64,
         write_gbps: (Option<f64>, Option<f64>),
+        loss: f64,
+        corrupt: f64,
+        duplicate: f64,
+        reorder: f64,
+        burst: f64,
+        burst_len: u32,
+        seed: u64,
     ) -> PyResult<Self> {
         let mut cfg = WorldConfig {
             reorder_seed,
             rq_pause,
             write_gbps: [write_gbps.0, write_gbps.1],
+            faults: RandomFaults {
+                loss,
+                corrupt,
+                duplicate,
+                reorder,
+                burst,
+                burst_len,
+                seed,
+            },
             ..WorldConfig::default()
         };
         cfg.pcie.read_latency_ps = read_latency_ns * 1000;
@@ -117,6 +142,29 @@ impl World {
     /// Frames each link has carried: `(a_to_b, b_to_a)`.
     fn frames(&self) -> (u64, u64) {
         (self.w.ab.stats().frames, self.w.ba.stats().frames)
+    }
+
+    /// What each link did, `{"a_to_b": {...}, "b_to_a": {...}}`: frames, bytes, and the
+    /// faults: dropped (bursts included), burst_dropped, corrupted, duplicated, reordered,
+    /// delayed, phy_errors.
+    fn link_stats(&self) -> HashMap<&'static str, HashMap<&'static str, u64>> {
+        let one = |s: ferroce_sim::LinkStats| {
+            HashMap::from([
+                ("frames", s.frames),
+                ("bytes", s.bytes),
+                ("dropped", s.dropped),
+                ("burst_dropped", s.burst_dropped),
+                ("corrupted", s.corrupted),
+                ("duplicated", s.duplicated),
+                ("reordered", s.reordered),
+                ("delayed", s.delayed),
+                ("phy_errors", s.phy_errors),
+            ])
+        };
+        HashMap::from([
+            ("a_to_b", one(self.w.ab.stats())),
+            ("b_to_a", one(self.w.ba.stats())),
+        ])
     }
 }
 
