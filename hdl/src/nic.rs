@@ -442,7 +442,7 @@ impl<
         self.req.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
         self.resp.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.resp.s_qpw_index.next = self.bar0.m_qpw_index.val();
-        self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
+        self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val();
         self.cpl.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
         self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);

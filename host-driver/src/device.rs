@@ -201,6 +201,16 @@ pub struct QpAttr {
     /// address). The PCP is the QP's priority for PFC; untagged frames are priority 0.
     /// `None` keeps the tag the QP has: a tag, once set, goes only with a move to RESET.
     pub vlan: Option<Vlan>,
+    /// Local ACK timeout, 4.096 us x 2^timeout, 0..=31, 0 = none (RTR -> RTS; default
+    /// `queues::QP_TIMEOUT_DEFAULT`, 14: 67 ms).
+    pub timeout: Option<u8>,
+    /// Retries after a timeout or a sequence NAK, 0..=7 (RTR -> RTS; default 7).
+    pub retry_cnt: Option<u8>,
+    /// Retries after an RNR NAK, 0..=7, 7 = without end (RTR -> RTS; default 7).
+    pub rnr_retry: Option<u8>,
+    /// The RNR NAK timer code this QP's responder sends, 0..=31 (IBA table 45; INIT -> RTR
+    /// or RTS -> RTS; default `headers::RNR_TIMER_DEFAULT`, 1: 0.01 ms).
+    pub min_rnr_timer: Option<u8>,
 }
 
 /// An 802.1Q tag: the priority (the address vector's service level, 0..=7) and the VLAN.
@@ -843,6 +853,19 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             put(&QP_CTX, &mut img, "pcp", v.pcp.into());
             put(&QP_CTX, &mut img, "vid", v.vid.into());
         }
+        let attrs = [
+            ("timeout", a.timeout, queues::QP_TIMEOUT_DEFAULT),
+            ("retry_cnt", a.retry_cnt, queues::QP_RETRY_CNT_DEFAULT),
+            ("rnr_retry", a.rnr_retry, queues::QP_RNR_RETRY_DEFAULT),
+            (
+                "min_rnr_timer",
+                a.min_rnr_timer,
+                ferroce_spec::headers::RNR_TIMER_DEFAULT,
+            ),
+        ];
+        for (name, v, default) in attrs {
+            put(&QP_CTX, &mut img, name, v.unwrap_or(default).into());
+        }
         img
     }
 
@@ -888,7 +911,40 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 qp.qpn, qp.state
             )));
         }
+        let send_side = qp.state == Rtr && to == Rts;
+        for (set, what, max) in [
+            (attr.timeout, "timeout", 31),
+            (attr.retry_cnt, "retry_cnt", 7),
+            (attr.rnr_retry, "rnr_retry", 7),
+        ] {
+            if let Some(v) = set {
+                if !send_side {
+                    return Err(DriverError::Invalid(format!(
+                        "QP {}: {what} is set on RTR -> RTS only, not {:?} -> {to:?}",
+                        qp.qpn, qp.state
+                    )));
+                }
+                if v > max {
+                    return Err(DriverError::Invalid(format!("{what} {v} (0..={max})")));
+                }
+            }
+        }
+        if let Some(v) = attr.min_rnr_timer {
+            if !((qp.state == Init && to == Rtr) || (qp.state == Rts && to == Rts)) {
+                return Err(DriverError::Invalid(format!(
+                    "QP {}: min_rnr_timer is set on INIT -> RTR or RTS -> RTS, not {:?} -> {to:?}",
+                    qp.qpn, qp.state
+                )));
+            }
+            if v > 31 {
+                return Err(DriverError::Invalid(format!("min_rnr_timer {v} (0..=31)")));
+            }
+        }
         let mut next = qp.attr;
+        next.timeout = attr.timeout.or(next.timeout);
+        next.retry_cnt = attr.retry_cnt.or(next.retry_cnt);
+        next.rnr_retry = attr.rnr_retry.or(next.rnr_retry);
+        next.min_rnr_timer = attr.min_rnr_timer.or(next.min_rnr_timer);
         let merge = |a: &mut Option<u32>, b: Option<u32>| {
             if b.is_some() {
                 *a = b;
@@ -1001,6 +1057,10 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 pcp: g("pcp") as u8,
                 vid: g("vid") as u16,
             }),
+            timeout: g("timeout") as u8,
+            retry_cnt: g("retry_cnt") as u8,
+            rnr_retry: g("rnr_retry") as u8,
+            min_rnr_timer: g("min_rnr_timer") as u8,
         })
     }
 
@@ -1226,6 +1286,11 @@ pub struct QpContext {
     pub remote_mac: u64,
     pub remote_ip: u128,
     pub vlan: Option<Vlan>,
+    /// Reliability: the local ACK timeout code, the retry counts, the RNR NAK timer code.
+    pub timeout: u8,
+    pub retry_cnt: u8,
+    pub rnr_retry: u8,
+    pub min_rnr_timer: u8,
 }
 
 fn put(l: &Layout, img: &mut [u8], name: &str, v: u128) {

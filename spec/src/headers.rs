@@ -166,8 +166,8 @@ pub const AETH_NAK_REM_ACCESS: u8 = 0x62;
 pub const AETH_NAK_REM_OP: u8 = 0x63;
 /// An RNR NAK: the top three bits 001, the low five the RNR timer code (IBA table 45).
 pub const AETH_RNR_NAK: u8 = 0x20;
-/// The RNR timer code this NIC's responder sends: 1, 0.01 ms (the QP's `min_rnr_timer` is the
-/// reliability issue's).
+/// The RNR timer code a QP's responder sends when its `min_rnr_timer` was never set: 1,
+/// 0.01 ms (the driver's default; each QP's own is in its context).
 pub const RNR_TIMER_DEFAULT: u8 = 1;
 
 /// Immediate data (IBA 9.3.4).

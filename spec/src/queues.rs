@@ -92,6 +92,12 @@ pub const MAX_MSG_LEN: u32 = 1 << 31;
 /// RDMA READs a QP has outstanding at most, as requester (`ibv_qp_attr.max_rd_atomic`) and
 /// as responder (`max_dest_rd_atomic`): the NIC keeps a slot per READ in flight.
 pub const MAX_RD_ATOMIC: usize = 16;
+/// A QP's reliability attributes when the host sets none (`ibv_qp_attr`'s `timeout`,
+/// `retry_cnt`, `rnr_retry`; `min_rnr_timer` is `headers::RNR_TIMER_DEFAULT`): 67 ms, 7, 7
+/// (RNR retries without end).
+pub const QP_TIMEOUT_DEFAULT: u8 = 14;
+pub const QP_RETRY_CNT_DEFAULT: u8 = 7;
+pub const QP_RNR_RETRY_DEFAULT: u8 = 7;
 
 /// Completion queue entry, 32 bytes; the owner bit is in the last byte so a CQE written by
 /// one TLP is seen complete once that byte is.
@@ -213,6 +219,32 @@ pub const QP_CTX: Layout = Layout::host(
             608,
             16,
             "NIC: receive WQEs the responder has taken (set by an init_rq write)",
+        ),
+        f(
+            "timeout",
+            624,
+            5,
+            "local ACK timeout: 4.096 us x 2^timeout, 0 = none (IBA 9.7.6.1.3); the \
+             reliability issue's requester",
+        ),
+        f(
+            "retry_cnt",
+            629,
+            3,
+            "retries after a timeout or a NAK PSN sequence error before RETRY_EXC_ERR",
+        ),
+        f(
+            "rnr_retry",
+            632,
+            3,
+            "retries after an RNR NAK before RNR_RETRY_EXC_ERR; 7 = without end",
+        ),
+        f(
+            "min_rnr_timer",
+            635,
+            5,
+            "the RNR NAK timer code this QP's responder sends (IBA table 45: 1 = 0.01 ms .. \
+             0 = 655.36 ms)",
         ),
     ],
     "Queue pair context.",

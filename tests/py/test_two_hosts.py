@@ -126,9 +126,17 @@ def test_qp_by_hand_and_a_remote_access_error():
     a.modify_qp(qa, "RTR", path_mtu=256, dest_qp_num=qb.qp_num, rq_psn=0,
                 remote_mac=b.mac, remote_ip=b.ip)
     b.modify_qp(qb, "RTR", path_mtu=256, dest_qp_num=qa.qp_num, rq_psn=100,
-                remote_mac=a.mac, remote_ip=a.ip)
-    a.modify_qp(qa, "RTS", sq_psn=100)
+                remote_mac=a.mac, remote_ip=a.ip, min_rnr_timer=12)
+    # Reliability attributes as ibv_qp_attr: out of range, or off their transition, refused.
+    with pytest.raises(ValueError):
+        a.modify_qp(qa, "RTS", sq_psn=100, timeout=32)
+    with pytest.raises(ValueError):
+        a.modify_qp(qa, "RTS", sq_psn=100, rnr_retry=8)
+    a.modify_qp(qa, "RTS", sq_psn=100, timeout=18, retry_cnt=3, rnr_retry=7)
     b.modify_qp(qb, "RTS", sq_psn=0)
+    with pytest.raises(ValueError):
+        a.modify_qp(qa, "RTS", timeout=10)  # RTS -> RTS takes min_rnr_timer only
+    a.modify_qp(qa, "RTS", min_rnr_timer=31)
     with pytest.raises(ValueError):
         a.modify_qp(qa, "RTR")  # RTS -> RTR is not a transition
     data = rng.randbytes(1000)

@@ -83,7 +83,7 @@
 //!   last also completes the receive WQE with LOC_LEN_ERR), `bad_rkey` (the RETH's key does
 //!   not name a region of the QP's PD with remote write access, or the range is not inside
 //!   it: NAK remote access error), `rnr` (a message that needs a receive WQE found none
-//!   posted: RNR NAK with timer code `RNR_TIMER_DEFAULT`, nothing written, IBA 9.7.5.2.8).
+//!   posted: RNR NAK with the QP's `min_rnr_timer` code, nothing written, IBA 9.7.5.2.8).
 //!   A receive WQE `RecvQueue` consumed in error (its keys, its SGE count, its fetch) is
 //!   completed with that status and the packet NAKed remote operational error (counted
 //!   there, `bad_wqe`). `sc_bad_len`: the scatter's contract breaks (none expected).
@@ -124,7 +124,7 @@ use crate::rc::requester::{JOB_W, RDC_W, SLOT_A, SLOT_W};
 use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
     AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
-    AETH_RNR_NAK, ATOMIC_ACK_ETH, ATOMIC_ETH, RNR_TIMER_DEFAULT,
+    AETH_RNR_NAK, ATOMIC_ACK_ETH, ATOMIC_ETH,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -144,9 +144,10 @@ use ferroce_spec::queues::{
     WC_WITH_IMM, WC_WR_FLUSH_ERR,
 };
 
-/// QP/MR table address width and context widths, as BAR0 stores them.
+/// QP/MR table address width and context widths, as BAR0 stores them (the whole QP context
+/// this NIC keeps: its RNR NAK timer code is above bit 512).
 pub const QA: usize = 8;
-pub const QP_W: usize = 512;
+pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const MR_W: usize = 256;
 /// `RX_META` records, and the ACK records this block keeps (every `TX_META` field an ACK sets
 /// lies below bit 512; `ext2` stays zero).
@@ -159,7 +160,7 @@ const RCV_W: usize = RECV_DONE.len * 8;
 /// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
 /// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16, epoch 144/8
 /// (`epsn` and `msn` live in `rq_ram`).
-const RCTX_W: usize = 152;
+const RCTX_W: usize = 157;
 /// The message cursor: next address 0/64, bytes left 64/32 (a WRITE's), in a message 96,
 /// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32.
 const CUR_W: usize = 131;
@@ -600,19 +601,21 @@ pub struct Responder<const DW: usize, const KW: usize> {
     x_amsn: Constant<Bits<9>>,
     x_imm: Constant<Bits<9>>,
     x_imm2: Constant<Bits<9>>,
-    q_state: Constant<Bits<9>>,
-    q_pmtu: Constant<Bits<9>>,
-    q_pdn: Constant<Bits<9>>,
-    q_rqpn: Constant<Bits<9>>,
-    q_epsn: Constant<Bits<9>>,
-    q_msn: Constant<Bits<9>>,
-    q_mac: Constant<Bits<9>>,
-    q_vlan: Constant<Bits<9>>,
-    q_epoch: Constant<Bits<9>>,
+    q_state: Constant<Bits<10>>,
+    q_pmtu: Constant<Bits<10>>,
+    q_pdn: Constant<Bits<10>>,
+    q_rqpn: Constant<Bits<10>>,
+    q_epsn: Constant<Bits<10>>,
+    q_msn: Constant<Bits<10>>,
+    q_mac: Constant<Bits<10>>,
+    q_vlan: Constant<Bits<10>>,
+    q_rnrt: Constant<Bits<10>>,
+    q_epoch: Constant<Bits<10>>,
     r_epoch: Signal<Local, Bits<8>>,
+    r_rnrt: Signal<Local, Bits<5>>,
     rs_epoch: Signal<Local, Bits<8>>,
     sl_epoch: Signal<Local, Bits<8>>,
-    q_ip: Constant<Bits<9>>,
+    q_ip: Constant<Bits<10>>,
     mr_x_va: Constant<Bits<8>>,
     mr_x_len: Constant<Bits<8>>,
     mr_x_key: Constant<Bits<8>>,
@@ -676,7 +679,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pkey: Constant<Bits<16>>,
     max_dlen: Constant<Bits<32>>,
     port_base: Constant<Bits<16>>,
-    q_init: Constant<Bits<9>>,
+    q_init: Constant<Bits<10>>,
     nak_bit: Constant<Bits<CUR_W>>,
     held_bit: Constant<Bits<RCUR_W>>,
     one256: Constant<Bits<256>>,
@@ -1070,19 +1073,21 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             x_amsn: at_plus(&RX_META, "ext", 96),
             x_imm: at_plus(&RX_META, "ext", 96),
             x_imm2: at_plus(&RX_META, "ext2", 96),
-            q_state: at(&QP_CTX, "state"),
-            q_pmtu: at(&QP_CTX, "pmtu"),
-            q_pdn: at(&QP_CTX, "pdn"),
-            q_rqpn: at(&QP_CTX, "remote_qpn"),
-            q_epsn: at(&QP_CTX, "epsn"),
-            q_msn: at(&QP_CTX, "msn"),
-            q_mac: at(&QP_CTX, "remote_mac"),
-            q_vlan: at(&QP_CTX, "vlan"),
-            q_epoch: at(&QP_CTX, "epoch"),
+            q_state: field_at(&QP_CTX, "state"),
+            q_pmtu: field_at(&QP_CTX, "pmtu"),
+            q_pdn: field_at(&QP_CTX, "pdn"),
+            q_rqpn: field_at(&QP_CTX, "remote_qpn"),
+            q_epsn: field_at(&QP_CTX, "epsn"),
+            q_msn: field_at(&QP_CTX, "msn"),
+            q_mac: field_at(&QP_CTX, "remote_mac"),
+            q_vlan: field_at(&QP_CTX, "vlan"),
+            q_rnrt: field_at(&QP_CTX, "min_rnr_timer"),
+            q_epoch: field_at(&QP_CTX, "epoch"),
             r_epoch: Default::default(),
+            r_rnrt: Default::default(),
             rs_epoch: Default::default(),
             sl_epoch: Default::default(),
-            q_ip: at(&QP_CTX, "remote_ip"),
+            q_ip: field_at(&QP_CTX, "remote_ip"),
             mr_x_va: field_at(&MR_CTX, "va"),
             mr_x_len: field_at(&MR_CTX, "len"),
             mr_x_key: field_at(&MR_CTX, "key"),
@@ -1117,7 +1122,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             op_sonly_imm: k(RC_SEND_ONLY_WITH_IMMEDIATE.into()),
             op_wlast_imm: k(RC_RDMA_WRITE_LAST_WITH_IMMEDIATE.into()),
             op_wonly_imm: k(RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE.into()),
-            syn_rnr: k((AETH_RNR_NAK | RNR_TIMER_DEFAULT).into()),
+            syn_rnr: k(AETH_RNR_NAK.into()),
             syn_op: k(AETH_NAK_REM_OP.into()),
             st_none: k(ANS_NONE.into()),
             wc_len: k(WC_LOC_LEN_ERR.into()),
@@ -1152,7 +1157,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             pkey: k(TX_PKEY.into()),
             max_dlen: k(1 << 31),
             port_base: k(0xC000),
-            q_init: at(&QP_CTX, "init_rq"),
+            q_init: field_at(&QP_CTX, "init_rq"),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
             held_bit: Constant::new(crate::util::bits_from_bools(&{
                 let mut b = vec![false; RCUR_W];
@@ -1481,7 +1486,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<8>(self.q_epoch.val().index()),
-            ) << 144);
+            ) << 144)
+            | (bit_cast::<RCTX_W, 5>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<5>(self.q_rnrt.val().index()),
+            ) << 152);
         self.rctx_ram.write_address.next = self.s_qpw_index.val();
         self.rctx_ram.write_data.next = self.rctx_w.val();
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
@@ -1583,6 +1593,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // The QP's incarnation: a READ's slot and cursor must be of this one (a response
         // from before a RESET lands nowhere).
         self.r_epoch.next = self.rctx_ram.read_data.val().get_bits::<8>(144);
+        self.r_rnrt.next = self.rctx_ram.read_data.val().get_bits::<5>(152);
         self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
@@ -2386,7 +2397,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     if self.s_rq_ans_status.val() == self.st_none.val() {
                         self.n_rnr.d.next = self.n_rnr.q.val() + bits::<32>(1);
                         self.do_ack.d.next = true;
-                        self.ack_syn.d.next = self.syn_rnr.val();
+                        self.ack_syn.d.next =
+                            self.syn_rnr.val() | bit_cast::<8, 5>(self.r_rnrt.val());
                         self.ack_psn.d.next = self.r_epsn.val();
                         self.ack_msn.d.next = self.r_msn.val();
                         self.wb_ctx.d.next = false;

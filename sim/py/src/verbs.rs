@@ -364,9 +364,14 @@ impl Host {
 
     /// Move `qp` to `state` ("INIT", "RTR", "RTS", "ERR", "RESET") with the attributes that
     /// step needs (`ibv_modify_qp`); `remote_mac`/`remote_ip` as 6 and 4 bytes; `vlan` as
-    /// `(pcp, vid)`: the QP's frames go out 802.1Q-tagged on that priority.
+    /// `(pcp, vid)`: the QP's frames go out 802.1Q-tagged on that priority. Reliability, as
+    /// `ibv_qp_attr`: `timeout` (0..=31, 4.096 us x 2^n), `retry_cnt` and `rnr_retry` (0..=7)
+    /// on RTR -> RTS; `min_rnr_timer` (0..=31, the RNR NAK's timer code) on INIT -> RTR or
+    /// RTS -> RTS.
     #[pyo3(signature = (qp, state, path_mtu = None, dest_qp_num = None, rq_psn = None,
-                        sq_psn = None, remote_mac = None, remote_ip = None, vlan = None))]
+                        sq_psn = None, remote_mac = None, remote_ip = None, vlan = None,
+                        timeout = None, retry_cnt = None, rnr_retry = None,
+                        min_rnr_timer = None))]
     #[allow(clippy::too_many_arguments)]
     fn modify_qp(
         &self,
@@ -380,6 +385,10 @@ impl Host {
         remote_mac: Option<[u8; 6]>,
         remote_ip: Option<[u8; 4]>,
         vlan: Option<(u8, u16)>,
+        timeout: Option<u8>,
+        retry_cnt: Option<u8>,
+        rnr_retry: Option<u8>,
+        min_rnr_timer: Option<u8>,
     ) -> PyResult<()> {
         let to = self::state(state)?;
         let attr = QpAttr {
@@ -390,6 +399,10 @@ impl Host {
             remote_mac,
             remote_ipv4: remote_ip,
             vlan: vlan.map(|(pcp, vid)| Vlan { pcp, vid }),
+            timeout,
+            retry_cnt,
+            rnr_retry,
+            min_rnr_timer,
         };
         self.with(py, |h| h.dev.modify_qp(&mut qp.qp, to, attr).map_err(drv))
     }

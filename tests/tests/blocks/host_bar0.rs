@@ -226,7 +226,57 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
                 pcp: r.gen_range(0..8),
                 vid: r.gen_range(0..4095),
             }),
+            // Reliability: the send side's on RTR -> RTS, min_rnr_timer on INIT -> RTR.
+            timeout: Some(r.gen_range(0..32)),
+            retry_cnt: Some(r.gen_range(0..8)),
+            rnr_retry: Some(r.gen_range(0..8)),
+            min_rnr_timer: Some(r.gen_range(0..32)),
         };
+        let send_side = QpAttr {
+            sq_psn: attr.sq_psn,
+            timeout: attr.timeout,
+            retry_cnt: attr.retry_cnt,
+            rnr_retry: attr.rnr_retry,
+            ..QpAttr::default()
+        };
+        // Out of range, or on a transition that does not take it: refused.
+        for wrong in [
+            QpAttr {
+                timeout: Some(32),
+                ..send_side
+            },
+            QpAttr {
+                retry_cnt: Some(8),
+                ..send_side
+            },
+            QpAttr {
+                rnr_retry: Some(8),
+                ..send_side
+            },
+        ] {
+            ensure!(matches!(
+                dev.modify_qp(
+                    &mut qp,
+                    QpState::Init,
+                    QpAttr {
+                        sq_psn: None,
+                        ..wrong
+                    }
+                ),
+                Err(DriverError::Invalid(_))
+            ));
+        }
+        ensure!(matches!(
+            dev.modify_qp(
+                &mut qp,
+                QpState::Init,
+                QpAttr {
+                    min_rnr_timer: Some(1),
+                    ..QpAttr::default()
+                }
+            ),
+            Err(DriverError::Invalid(_))
+        ));
         // An 802.1Q tag out of range is refused before anything is written.
         for bad in [Vlan { pcp: 8, vid: 1 }, Vlan { pcp: 3, vid: 4095 }] {
             let wrong = QpAttr {
@@ -248,13 +298,13 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             QpState::Rtr,
             QpAttr {
                 sq_psn: None,
+                timeout: None,
+                retry_cnt: None,
+                rnr_retry: None,
                 ..attr
             },
         )?;
-        let rts = QpAttr {
-            sq_psn: attr.sq_psn,
-            ..QpAttr::default()
-        };
+        let rts = send_side;
         ensure!(matches!(
             dev.modify_qp(
                 &mut qp,
@@ -266,6 +316,21 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             ),
             Err(DriverError::Invalid(_))
         ));
+        for wrong in [
+            QpAttr {
+                timeout: Some(32),
+                ..rts
+            },
+            QpAttr {
+                rnr_retry: Some(8),
+                ..rts
+            },
+        ] {
+            ensure!(matches!(
+                dev.modify_qp(&mut qp, QpState::Rts, wrong),
+                Err(DriverError::Invalid(_))
+            ));
+        }
         dev.modify_qp(&mut qp, QpState::Rts, rts)?;
         qps.push((qp, attr));
     }
@@ -315,6 +380,17 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
         ensure!(c.remote_mac == mac.iter().fold(0u64, |a, b| a << 8 | u64::from(*b)));
         ensure!(c.remote_ip == u32::from_be_bytes(attr.remote_ipv4.unwrap_or_default()).into());
         ensure!(c.vlan == attr.vlan, "QP {}: {c:?}", qp.qpn);
+        ensure!(
+            Some((c.timeout, c.retry_cnt, c.rnr_retry, c.min_rnr_timer))
+                == attr
+                    .timeout
+                    .zip(attr.retry_cnt)
+                    .zip(attr.rnr_retry)
+                    .zip(attr.min_rnr_timer)
+                    .map(|(((a, b), c), d)| (a, b, c, d)),
+            "QP {}: {c:?}",
+            qp.qpn
+        );
     }
     // Bits no field names are not stored: all-ones in, only field bits out (the running
     // state's fields from the engines).

@@ -149,9 +149,10 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("remote_ip", peer_ip),
                     ("vlan", r.gen_range(0..2)),
                     ("pcp", r.gen_range(0..8)),
+                    ("min_rnr_timer", r.gen_range(0..32)),
                 ],
             );
-            (q as u64, img[..64].to_vec())
+            (q as u64, img[..80].to_vec())
         });
         let mrw = (8..16).contains(&cycle).then(|| {
             let i = (cycle - 8) as u64;
@@ -308,7 +309,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         let (pd, pl) = pay.front().cloned().unwrap_or((vec![0; 8], false));
         let (qe, qi, qd) = match &qpw {
             Some((i, b)) => (1, *i, b.clone()),
-            None => (0, 0, vec![0; 64]),
+            None => (0, 0, vec![0; 80]),
         };
         let (me, mi, md) = match &mrw {
             Some((i, b)) => (1, *i, b.clone()),

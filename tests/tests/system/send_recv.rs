@@ -12,9 +12,12 @@
 
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{
-    access, DmaMemory, MemoryRegion, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
+    access, DmaMemory, MemoryRegion, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge,
+    WorkCompletion, WrOpcode,
 };
 use ferroce_sim::world::{Host, World, WorldConfig};
+use ferroce_sim::Fault;
+use ferroce_spec::headers::AETH_RNR_NAK;
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
     RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST,
@@ -664,9 +667,11 @@ fn send_wr(d: &Side, id: u64, opcode: WrOpcode, len: usize) -> SendWr {
 }
 
 /// A SEND (and a WRITE with immediate) with no receive WQE posted: the responder answers RNR
-/// NAK and counts it; the sender (no RNR retry yet) completes the request with
-/// RNR_RETRY_EXC_ERR and flushes the one behind it; nothing is written and the receiver sees
-/// no completion.
+/// NAK with the timer code of its QP's `min_rnr_timer` (set at random with an RTS -> RTS
+/// modify; read off the wire by etherparse) and counts it; the sender (no RNR retry yet)
+/// completes the request with RNR_RETRY_EXC_ERR and flushes the one behind it; nothing is
+/// written and the receiver sees no completion. Out-of-range attributes and attributes on the
+/// wrong transition are refused.
 #[test]
 fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()> {
     let s = seed("a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing");
@@ -676,6 +681,37 @@ fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()>
         .enumerate()
     {
         let mut p = pair(&mut r, 1024)?;
+        let timer: u8 = r.gen_range(0..=31);
+        let set = |t: u8| QpAttr {
+            min_rnr_timer: Some(t),
+            ..QpAttr::default()
+        };
+        ensure!(
+            p.w.b
+                .dev
+                .modify_qp(&mut p.qb, QpState::Rts, set(32))
+                .is_err(),
+            "min_rnr_timer 32 taken"
+        );
+        let late = QpAttr {
+            timeout: Some(3),
+            ..QpAttr::default()
+        };
+        ensure!(
+            p.w.b.dev.modify_qp(&mut p.qb, QpState::Rts, late).is_err(),
+            "timeout taken on RTS -> RTS"
+        );
+        p.w.b.dev.modify_qp(&mut p.qb, QpState::Rts, set(timer))?;
+        let syndromes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let seen = syndromes.clone();
+        p.w.ba.set_fault_hook(move |_, f| {
+            if let Ok(Some(pk)) = ferroce_sim::interop::wire::parse(&f[..f.len() - 4]) {
+                if let Some(syn) = pk.syndrome {
+                    seen.borrow_mut().push(syn);
+                }
+            }
+            Fault::Pass
+        })?;
         let len = r.gen_range(1..=3000);
         let wrs = [
             send_wr(&p.d, 1, op, len),
@@ -692,6 +728,16 @@ fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()>
         ensure!(
             p.w.b.counter("resp_rnr")? >= 1,
             "seed {s}: {op:?}: resp_rnr"
+        );
+        let rnr: Vec<u8> = syndromes
+            .borrow()
+            .iter()
+            .copied()
+            .filter(|s| s & 0xE0 == AETH_RNR_NAK)
+            .collect();
+        ensure!(
+            !rnr.is_empty() && rnr.iter().all(|&x| x == AETH_RNR_NAK | timer),
+            "seed {s}: {op:?}: RNR NAK syndromes {rnr:x?}, min_rnr_timer {timer}"
         );
         ensure!(
             p.w.b.counter("rq_empty")? >= 1,
@@ -835,7 +881,6 @@ fn a_receive_wqe_with_a_forged_key_completes_loc_prot_err_and_writes_nothing() -
 #[test]
 fn receive_wqes_flush_when_their_qp_goes_to_err_and_other_qps_go_on() -> Result<()> {
     use ferroce_driver::{QpAttr, QpState};
-    use ferroce_sim::Fault;
     use std::cell::RefCell;
     use std::rc::Rc;
     let s = seed("receive_wqes_flush_when_their_qp_goes_to_err_and_other_qps_go_on");
