@@ -296,3 +296,166 @@ fn next_frame(rbuf: &mut Vec<u8>) -> Option<Vec<u8>> {
     rbuf.drain(..4 + len);
     Some(f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::{Rng, SeedableRng};
+    use std::os::unix::net::UnixListener;
+
+    fn with_fcs(f: &[u8]) -> Vec<u8> {
+        let mut v = f.to_vec();
+        v.extend(crc32(f).to_le_bytes());
+        v
+    }
+
+    /// A frame (no FCS) of `len` bytes, its index after the Ethernet header.
+    fn eth(i: u32, len: usize) -> Vec<u8> {
+        let mut f = vec![0x5Au8; len];
+        f[..12].copy_from_slice(&[2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]);
+        f[12..14].copy_from_slice(&[0x88, 0xB5]);
+        if len >= 18 {
+            f[14..18].copy_from_slice(&i.to_be_bytes());
+        }
+        f
+    }
+
+    /// Frames both ways across a real socket whose other end reads and writes in random
+    /// pieces at random moments (back-pressure both ways): the outside gets the NIC's frames
+    /// whole, in order, without FCS, broken ones dropped and counted; the NIC gets the
+    /// outside's padded to 60 bytes with an FCS, in order, bad lengths dropped and counted; a
+    /// PAUSE from the NIC is consumed and holds the outside's frames back for its time.
+    #[test]
+    fn frames_cross_whole_and_in_order_and_a_pause_holds_the_outside_back() {
+        let seed: u64 = std::env::var("FERROCE_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| rand::thread_rng().gen());
+        println!("seed {seed} (rerun with FERROCE_SEED={seed})");
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let dir = std::env::temp_dir().join(format!("ferroce-bridge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sock");
+        let _ = std::fs::remove_file(&path);
+        let listener = UnixListener::bind(&path).unwrap();
+        let (egress, ingress) = (Link::detached(6400), Link::detached(6400));
+        let mut b = Bridge::connect(&path, egress.clone(), ingress.clone(), None).unwrap();
+        let (outside, _) = listener.accept().unwrap();
+
+        // The NIC's frames, every 17th broken; a PAUSE of 1,000 quanta first.
+        let quanta = 1000u16;
+        egress.put(with_fcs(&mac_ctrl::pause_frame([2, 0, 0, 0, 0, 1], quanta)));
+        let mut want_out = Vec::new();
+        for i in 0..150 {
+            let f = eth(i, r.gen_range(60..=1514));
+            let mut w = with_fcs(&f);
+            if i % 17 == 5 {
+                w[20] ^= 1;
+            } else {
+                want_out.push(f);
+            }
+            egress.put(w);
+        }
+        // The outside's frames: short ones, and two of bad length.
+        let mut frames_in: Vec<Vec<u8>> =
+            (0..150).map(|i| eth(i, r.gen_range(14..=1514))).collect();
+        frames_in.insert(40, vec![0; 10]);
+        frames_in.insert(90, vec![0; MAX_FRAME + 1]);
+        let want_in: Vec<Vec<u8>> = frames_in
+            .iter()
+            .filter(|f| f.len() >= 14 && f.len() <= MAX_FRAME)
+            .map(|f| {
+                let mut p = f.clone();
+                p.resize(p.len().max(60), 0);
+                with_fcs(&p)
+            })
+            .collect();
+        let mut stream = Vec::new();
+        for f in &frames_in {
+            stream.extend((f.len() as u32).to_be_bytes());
+            stream.extend(f);
+        }
+        // The PAUSE reaches the bridge before the outside sends anything.
+        while b.stats.pauses == 0 {
+            egress.cycle();
+            ingress.cycle();
+            b.pump().unwrap();
+        }
+        let paused_at = ingress.now_ps();
+        let wseed: u64 = r.gen();
+        let mut wsock = outside.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(wseed);
+            let mut at = 0;
+            while at < stream.len() {
+                let n = r.gen_range(1..=3000).min(stream.len() - at);
+                wsock.write_all(&stream[at..at + n]).unwrap();
+                at += n;
+                std::thread::sleep(Duration::from_micros(r.gen_range(0..300)));
+            }
+        });
+        let rseed: u64 = r.gen();
+        let want_bytes: usize = want_out.iter().map(|f| 4 + f.len()).sum();
+        let mut rsock = outside;
+        let reader = std::thread::spawn(move || {
+            let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(rseed);
+            let mut got = Vec::new();
+            while got.len() < want_bytes {
+                let mut buf = vec![0u8; r.gen_range(1..=4000)];
+                let n = rsock.read(&mut buf).unwrap();
+                assert!(n > 0, "the bridge closed the socket");
+                got.extend_from_slice(&buf[..n]);
+                std::thread::sleep(Duration::from_micros(r.gen_range(0..300)));
+            }
+            got
+        });
+
+        let pause_ps = mac_ctrl::quanta_ps(quanta.into(), ingress.config().rate_bps);
+        let mut got_in = Vec::new();
+        let mut first_in_ps = None;
+        let start = std::time::Instant::now();
+        while got_in.len() < want_in.len() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "seed {seed}: {} of {} frames in",
+                got_in.len(),
+                want_in.len()
+            );
+            egress.cycle();
+            ingress.cycle();
+            b.pump().unwrap();
+            for f in ingress.take_frames() {
+                first_in_ps.get_or_insert(ingress.now_ps());
+                got_in.push(f);
+            }
+        }
+        writer.join().unwrap();
+        let got = reader.join().unwrap();
+        assert_eq!(got_in, want_in, "seed {seed}: frames into the NIC");
+        assert!(
+            first_in_ps.is_some_and(|t| t >= paused_at + pause_ps),
+            "seed {seed}: a frame went in at {first_in_ps:?} ps, inside the {pause_ps} ps \
+             pause from {paused_at} ps"
+        );
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < got.len() {
+            let n = u32::from_be_bytes(got[at..at + 4].try_into().unwrap()) as usize;
+            out.push(got[at + 4..at + 4 + n].to_vec());
+            at += 4 + n;
+        }
+        assert_eq!(out, want_out, "seed {seed}: frames to the outside");
+        let s = b.stats;
+        assert_eq!(
+            (s.bad_fcs, s.bad_len, s.pauses, s.bad_ctrl),
+            (9, 2, 1, 0),
+            "seed {seed}: {s:?}"
+        );
+        assert_eq!(
+            (s.to_outside, s.from_outside),
+            (want_out.len() as u64, want_in.len() as u64)
+        );
+        drop(b);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

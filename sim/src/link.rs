@@ -507,6 +507,23 @@ impl PcapTap {
 }
 
 impl State {
+    /// The sending end's clock edge: time moves on, a due injected frame takes the wire.
+    fn tx_cycle(&mut self) {
+        let t = &mut self.tx;
+        t.now_ps += t.period_ps;
+        // An injected frame takes the wire between the MAC's frames once it is due.
+        let (now, free, between) = (t.now_ps, t.wire_free_ps, t.frame.is_empty());
+        if between && now >= free && self.inject.front().is_some_and(|(at, _)| *at <= now) {
+            if let Some((_, f)) = self.inject.pop_front() {
+                self.on_wire(f, now);
+            }
+        }
+        let t = &mut self.tx;
+        // Take beats while the wire has room: within a frame the MAC's beats are the wire's
+        // bytes; between frames, wait out the frame's time and the gap.
+        t.ready = !t.frame.is_empty() || t.now_ps >= t.wire_free_ps;
+    }
+
     fn frame_done(&mut self) {
         let frame = std::mem::take(&mut self.tx.frame);
         let start = self.tx.start_ps;
@@ -633,19 +650,8 @@ impl Component for TxHalf {
 
     fn drive(&mut self, model: &mut Model) -> Result<()> {
         let mut s = self.0.borrow_mut();
-        let t = &mut s.tx;
-        t.now_ps += t.period_ps;
-        // An injected frame takes the wire between the MAC's frames once it is due.
-        let (now, free, between) = (t.now_ps, t.wire_free_ps, t.frame.is_empty());
-        if between && now >= free && s.inject.front().is_some_and(|(at, _)| *at <= now) {
-            if let Some((_, f)) = s.inject.pop_front() {
-                s.on_wire(f, now);
-            }
-        }
-        let t = &mut s.tx;
-        // Take beats while the wire has room: within a frame the MAC's beats are the wire's
-        // bytes; between frames, wait out the frame's time and the gap.
-        t.ready = !t.frame.is_empty() || t.now_ps >= t.wire_free_ps;
+        s.tx_cycle();
+        let t = &s.tx;
         match &t.ports {
             Some(p) => model.set(p.tready, u64::from(t.ready)),
             None => Ok(()),
@@ -698,23 +704,43 @@ impl Component for RxHalf {
     }
 }
 
+/// Links with neither end on a model, for tests of what sits at their ends: frames put on
+/// the wire ([`Link::put`], or injected) reach the outbox; [`Link::cycle`] is a clock edge.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A link with neither end on a model: frames put on it by hand reach the outbox.
-    fn bare(hook: impl FnMut(u64, &[u8]) -> Fault + 'static) -> Link {
+impl Link {
+    pub(crate) fn detached(period_ps: u64) -> Link {
         let tx = Tx {
             ports: None,
             lanes: 8,
-            period_ps: 6400,
+            period_ps,
             now_ps: 0,
             ready: true,
             wire_free_ps: 0,
             frame: Vec::new(),
             start_ps: 0,
         };
-        let l = Link::new(LinkConfig::default(), tx, None);
+        Link::new(LinkConfig::default(), tx, None)
+    }
+
+    /// A frame (with FCS) from the sending model, on the wire as soon as it is free.
+    pub(crate) fn put(&self, frame: Vec<u8>) {
+        let mut s = self.0.borrow_mut();
+        let start = s.tx.wire_free_ps.max(s.tx.now_ps);
+        s.on_wire(frame, start);
+    }
+
+    pub(crate) fn cycle(&self) {
+        self.0.borrow_mut().tx_cycle();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link with neither end on a model: frames put on it by hand reach the outbox.
+    fn bare(hook: impl FnMut(u64, &[u8]) -> Fault + 'static) -> Link {
+        let l = Link::detached(6400);
         l.set_fault_hook(hook);
         l
     }
