@@ -31,10 +31,6 @@ use super::guest::Qmp;
 use super::wire;
 use crate::bridge::Watch;
 use crate::Result;
-use ferroce_spec::opcodes::{
-    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST,
-    RC_RDMA_READ_RESPONSE_ONLY,
-};
 use ferroce_spec::psn;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -98,7 +94,8 @@ fn follow(shared: &Shared, qmp: &Mutex<Qmp>) {
         while st.want == st.done && !st.quit {
             st = shared.changed.wait(st).unwrap_or_else(|p| p.into_inner());
         }
-        if st.quit {
+        // Told to quit, the thread first makes the guest run (`want` is false by then).
+        if st.quit && st.want == st.done {
             return;
         }
         let want = st.want;
@@ -115,22 +112,9 @@ fn follow(shared: &Shared, qmp: &Mutex<Qmp>) {
     }
 }
 
-/// An RC request (not a response) with AckReq set: the guest now waits for an answer.
+/// An RC request with AckReq set: the guest now waits for an answer.
 fn asks(p: &wire::Packet) -> bool {
-    p.opcode < 0x20
-        && !(RC_RDMA_READ_RESPONSE_FIRST..=RC_ATOMIC_ACKNOWLEDGE).contains(&p.opcode)
-        && p.ack_req
-}
-
-/// An answer that ends a request's wait: an ACK or NAK, an atomic ACK, a READ's last response.
-fn answers(p: &wire::Packet) -> bool {
-    [
-        RC_ACKNOWLEDGE,
-        RC_ATOMIC_ACKNOWLEDGE,
-        RC_RDMA_READ_RESPONSE_LAST,
-        RC_RDMA_READ_RESPONSE_ONLY,
-    ]
-    .contains(&p.opcode)
+    p.opcode < 0x20 && wire::is_request(p.opcode) && p.ack_req
 }
 
 impl Hold {
@@ -213,17 +197,7 @@ impl Drop for Hold {
         {
             let mut st = self.shared.lock();
             st.want = false;
-        }
-        self.shared.changed.notify_all();
-        // Let the thread send `cont` if the guest is stopped, then end it.
-        loop {
-            let mut st = self.shared.lock();
-            if !st.done || st.error.is_some() {
-                st.quit = true;
-                break;
-            }
-            drop(st);
-            std::thread::sleep(Duration::from_millis(1));
+            st.quit = true;
         }
         self.shared.changed.notify_all();
         if let Some(t) = self.monitor.take() {
@@ -255,15 +229,15 @@ impl Watch for Hold {
         let Ok(Some(p)) = wire::parse(frame) else {
             return;
         };
-        if !answers(&p) {
+        if !wire::ends_wait(p.opcode) {
             return;
         }
         let mut st = self.shared.lock();
         let Some(&last) = st.waiting.get(&p.dest_qp) else {
             return;
         };
-        // A NAK (syndrome not 000xxxxx) ends the wait too: the guest must act on it.
-        let nak = p.syndrome.is_some_and(|s| s & 0xE0 != 0);
+        // A NAK ends the wait too: the guest must act on it.
+        let nak = p.syndrome.is_some_and(wire::is_nak);
         if nak || !psn::before(p.psn, last) {
             st.waiting.remove(&p.dest_qp);
         }
@@ -276,7 +250,10 @@ impl Watch for Hold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferroce_spec::opcodes::{RC_RDMA_READ_REQUEST, RC_RDMA_WRITE_MIDDLE, RC_SEND_ONLY};
+    use ferroce_spec::opcodes::{
+        RC_ACKNOWLEDGE, RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_FIRST,
+        RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_MIDDLE, RC_SEND_ONLY,
+    };
 
     fn pk(opcode: u8, psn: u32, ack_req: bool) -> wire::Packet {
         wire::Packet {
@@ -295,9 +272,10 @@ mod tests {
         assert!(asks(&pk(RC_RDMA_READ_REQUEST, 1, true)));
         assert!(!asks(&pk(RC_ACKNOWLEDGE, 1, true)));
         assert!(!asks(&pk(RC_RDMA_READ_RESPONSE_LAST, 1, true)));
-        assert!(answers(&pk(RC_ACKNOWLEDGE, 1, false)));
-        assert!(answers(&pk(RC_RDMA_READ_RESPONSE_ONLY, 1, false)));
-        assert!(!answers(&pk(RC_RDMA_READ_RESPONSE_FIRST, 1, false)));
-        assert!(!answers(&pk(RC_SEND_ONLY, 1, false)));
+        assert!(wire::ends_wait(RC_ACKNOWLEDGE));
+        assert!(wire::ends_wait(RC_RDMA_READ_RESPONSE_ONLY));
+        assert!(!wire::ends_wait(RC_RDMA_READ_RESPONSE_FIRST));
+        assert!(!wire::ends_wait(RC_SEND_ONLY));
+        assert!(wire::is_nak(0x60) && wire::is_nak(0x21) && !wire::is_nak(0x1F));
     }
 }

@@ -137,10 +137,36 @@ pub fn first_copies(pkts: &[Packet]) -> Vec<&Packet> {
         .collect()
 }
 
+/// A responder's packet: a READ response, an ACK or NAK, an atomic ACK (any transport).
+pub fn is_answer(opcode: u8) -> bool {
+    use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_FIRST};
+    (RC_RDMA_READ_RESPONSE_FIRST..=RC_ATOMIC_ACKNOWLEDGE).contains(&(opcode & 0x1F))
+}
+
 /// A request (not a response or acknowledgement: those are not repeated by a requester).
 pub fn is_request(opcode: u8) -> bool {
-    use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_FIRST};
-    !(RC_RDMA_READ_RESPONSE_FIRST..=RC_ATOMIC_ACKNOWLEDGE).contains(&(opcode & 0x1F))
+    !is_answer(opcode)
+}
+
+/// The answer that ends a request's wait: an ACK or NAK, an atomic ACK, a READ's last (or
+/// only) response.
+pub fn ends_wait(opcode: u8) -> bool {
+    use ferroce_spec::opcodes::{
+        RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_LAST,
+        RC_RDMA_READ_RESPONSE_ONLY,
+    };
+    [
+        RC_ACKNOWLEDGE,
+        RC_ATOMIC_ACKNOWLEDGE,
+        RC_RDMA_READ_RESPONSE_LAST,
+        RC_RDMA_READ_RESPONSE_ONLY,
+    ]
+    .contains(&opcode)
+}
+
+/// An AETH syndrome that is a NAK or an RNR NAK (not 000xxxxx).
+pub fn is_nak(syndrome: u8) -> bool {
+    syndrome & 0xE0 != 0
 }
 
 /// How long one side took to answer the other's requests: for each first copy of a request
@@ -149,9 +175,6 @@ pub fn is_request(opcode: u8) -> bool {
 /// READ response with a PSN at or after it. The slowest, in ns, and the requests never
 /// answered. For runs of one QP pair (every interop run).
 pub fn answer_times(requests: &[Packet], answers: &[Packet]) -> (u64, usize) {
-    use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_FIRST};
-    let is_answer =
-        |o: u8| (RC_RDMA_READ_RESPONSE_FIRST..=RC_ATOMIC_ACKNOWLEDGE).contains(&(o & 0x1F));
     let mut seen = std::collections::HashSet::new();
     let mut slowest = 0;
     let mut never = 0;
