@@ -13,7 +13,8 @@ use crate::net::{
 };
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
-use crate::rc::{Completer, KeyCheck, RecvQueue, Requester, Responder};
+use crate::rc::timers::timer_unit_cycles;
+use crate::rc::{Completer, KeyCheck, RecvQueue, Requester, Responder, Timers};
 use crate::stream::{Gather, Scatter};
 
 /// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
@@ -264,6 +265,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "RC completer: ACKs retire sent work requests in order per QP (a QP never waits for another), fatal NAKs fail them, CQEs by DMA with owner bits",
     },
     Design {
+        name: "ferroce_timers",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "RC timers: every QP's ACK timer and RNR wait in one RAM, a scanner visiting one QP per cycle, expiries for the completer",
+    },
+    Design {
         name: "ferroce_tx_arb_64",
         config: Config::TenG,
         scope: Scope::Block,
@@ -336,7 +343,14 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_rd_share_64" => emit(&mut RdShare::<64, 8, 72, 9>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
-        "ferroce_completer_64" => emit(&mut Completer::<64>::new(), name),
+        "ferroce_completer_64" => emit(
+            &mut Completer::<64>::new(timer_unit_cycles(Config::TenG.clock_khz())),
+            name,
+        ),
+        "ferroce_timers" => emit(
+            &mut Timers::new(timer_unit_cycles(Config::TenG.clock_khz())),
+            name,
+        ),
         "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
         "ferroce_nic_64" => emit(&mut Nic64::new(bar0_params(Config::TenG)), name),
         "ferroce_nic_10g" => emit(&mut Nic10g::new(bar0_params(Config::TenG)), name),

@@ -53,6 +53,7 @@ use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::USED_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
+use crate::rc::timers::timer_unit_cycles;
 use crate::rc::{Completer, RecvQueue, Requester, Responder};
 use ferroce_spec::headers::{AETH, IMMDT, RETH};
 use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
@@ -173,6 +174,11 @@ pub struct Nic<
     pub cpl_naks: Signal<Out, Bits<32>>,
     pub cpl_bad_cq: Signal<Out, Bits<32>>,
     pub cpl_cqes: Signal<Out, Bits<32>>,
+    pub cpl_timeouts: Signal<Out, Bits<32>>,
+    pub cpl_seq_naks: Signal<Out, Bits<32>>,
+    pub cpl_rnr_naks: Signal<Out, Bits<32>>,
+    pub cpl_retry_exc: Signal<Out, Bits<32>>,
+    pub req_retrans: Signal<Out, Bits<32>>,
     pub wr_bad_len: Signal<Out, Bits<32>>,
     pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
@@ -338,6 +344,11 @@ impl<
             cpl_naks: Default::default(),
             cpl_bad_cq: Default::default(),
             cpl_cqes: Default::default(),
+            cpl_timeouts: Default::default(),
+            cpl_seq_naks: Default::default(),
+            cpl_rnr_naks: Default::default(),
+            cpl_retry_exc: Default::default(),
+            req_retrans: Default::default(),
             wr_bad_len: Default::default(),
             cqe_bad_len: Default::default(),
             live_pfc_rx0: live("PFC_RX0"),
@@ -366,7 +377,7 @@ impl<
             tx: TxFrame::new(),
             rx: RxFrame::new(),
             resp: Responder::new(),
-            cpl: Completer::new(),
+            cpl: Completer::new(timer_unit_cycles(params.clock_khz)),
             wr_resp: DmaWrite::new(),
             wr_cpl: DmaWrite::new(),
             wr_mux: RqMux::new(),
@@ -445,7 +456,7 @@ impl<
         self.resp.s_qpw_data.next = self.bar0.m_qpw_data.val();
         self.cpl.s_qpw_en.next = self.bar0.m_qpw_en.val();
         self.cpl.s_qpw_index.next = self.bar0.m_qpw_index.val();
-        self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val().get_bits::<512>(0);
+        self.cpl.s_qpw_data.next = self.bar0.m_qpw_data.val();
         // The receive queues take the whole QP context (their fields lie past bit 512), the
         // receive doorbells, the MR table, and answer the responder's WQE requests.
         self.rq.s_qpw_en.next = self.bar0.m_qpw_en.val();
@@ -487,6 +498,13 @@ impl<
         self.req.s_rl_qpn.next = self.resp.m_rl_qpn.val();
         self.req.s_rl_cnt.next = self.resp.m_rl_cnt.val();
         self.req.s_retire.next = self.cpl.m_retire.val();
+        // Retries: the completer's rewinds to the requester.
+        self.req.s_rew_valid.next = self.cpl.m_rew_valid.val();
+        self.cpl.m_rew_ready.next = self.req.s_rew_ready.val();
+        self.req.s_rew_qpn.next = self.cpl.m_rew_qpn.val();
+        self.req.s_rew_ci.next = self.cpl.m_rew_ci.val();
+        self.req.s_rew_psn.next = self.cpl.m_rew_psn.val();
+        self.req.s_rew_pkts.next = self.cpl.m_rew_pkts.val();
         self.cpl.s_rland_tdata.next = self.resp.m_rland_tdata.val();
         self.cpl.s_rland_tvalid.next = self.resp.m_rland_tvalid.val();
         self.resp.m_rland_tready.next = self.cpl.s_rland_tready.val();
@@ -760,6 +778,11 @@ impl<
         self.cpl_naks.next = self.cpl.naks.val();
         self.cpl_bad_cq.next = self.cpl.bad_cq.val();
         self.cpl_cqes.next = self.cpl.cqes.val();
+        self.cpl_timeouts.next = self.cpl.timeouts.val();
+        self.cpl_seq_naks.next = self.cpl.seq_naks.val();
+        self.cpl_rnr_naks.next = self.cpl.rnr_naks.val();
+        self.cpl_retry_exc.next = self.cpl.retry_exc.val();
+        self.req_retrans.next = self.req.retrans.val();
         self.wr_bad_len.next = self.wr_resp.bad_len.val();
         self.cqe_bad_len.next = self.wr_cpl.bad_len.val();
     }

@@ -112,6 +112,11 @@ crate::net::xgmii_face::xgmii_face! {
         cpl_naks: Bits<32>,
         cpl_bad_cq: Bits<32>,
         cpl_cqes: Bits<32>,
+        cpl_timeouts: Bits<32>,
+        cpl_seq_naks: Bits<32>,
+        cpl_rnr_naks: Bits<32>,
+        cpl_retry_exc: Bits<32>,
+        req_retrans: Bits<32>,
         wr_bad_len: Bits<32>,
         cqe_bad_len: Bits<32>,
     }

@@ -34,6 +34,17 @@ pub struct World {
     pub b: Host,
     pub ab: Wire,
     pub ba: Wire,
+    /// The retry attributes `connect` gives both QPs of a pair on RTR -> RTS (`None`: the
+    /// driver's defaults).
+    pub retry: RetryAttrs,
+}
+
+/// A QP's retry attributes, as `QpAttr` has them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RetryAttrs {
+    pub timeout: Option<u8>,
+    pub retry_cnt: Option<u8>,
+    pub rnr_retry: Option<u8>,
 }
 
 /// What joins the two NICs.
@@ -236,6 +247,7 @@ impl World {
             b: Host::open(sb, MACS[1], IPS[1], cfg.cq_depth)?,
             ab,
             ba,
+            retry: RetryAttrs::default(),
         })
     }
 
@@ -266,6 +278,7 @@ impl World {
             h.dev.modify_qp(q, QpState::Init, QpAttr::default())?;
         }
         let (qpn_a, qpn_b) = (qa.qpn, qb.qpn);
+        let retry = self.retry;
         let (mac_a, ip_a, mac_b, ip_b) = (self.a.mac, self.a.ip, self.b.mac, self.b.ip);
         let pairs = [
             (&mut self.a, &mut qa, qpn_b, mac_b, ip_b, psn_ba, psn_ab),
@@ -284,6 +297,9 @@ impl World {
             h.dev.modify_qp(q, QpState::Rtr, rtr)?;
             let rts = QpAttr {
                 sq_psn: Some(sq_psn),
+                timeout: retry.timeout,
+                retry_cnt: retry.retry_cnt,
+                rnr_retry: retry.rnr_retry,
                 ..QpAttr::default()
             };
             h.dev.modify_qp(q, QpState::Rts, rts)?;
@@ -511,6 +527,11 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "resp_bad_resp",
     "cpl_naks",
     "cpl_bad_cq",
+    "cpl_timeouts",
+    "cpl_seq_naks",
+    "cpl_rnr_naks",
+    "cpl_retry_exc",
+    "req_retrans",
     "wr_bad_len",
     "cqe_bad_len",
 ];

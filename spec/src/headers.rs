@@ -169,6 +169,21 @@ pub const AETH_RNR_NAK: u8 = 0x20;
 /// The RNR timer code a QP's responder sends when its `min_rnr_timer` was never set: 1,
 /// 0.01 ms (the driver's default; each QP's own is in its context).
 pub const RNR_TIMER_DEFAULT: u8 = 1;
+/// The RNR NAK timer codes' delays in microseconds (IBA 9.7.5.2.8, table 45), by code.
+pub const RNR_TIMER_US: [f64; 32] = [
+    655_360.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0, 240.0, 320.0, 480.0, 640.0, 960.0,
+    1_280.0, 1_920.0, 2_560.0, 3_840.0, 5_120.0, 7_680.0, 10_240.0, 15_360.0, 20_480.0, 30_720.0,
+    40_960.0, 61_440.0, 81_920.0, 122_880.0, 163_840.0, 245_760.0, 327_680.0, 491_520.0,
+];
+/// The NIC's timers count in units of 256 ns, 1/16 of IBA's 4.096 us timeout unit: a local ACK
+/// timeout `t` (1..31) is `2^(t + 4)` units.
+pub const TIMER_UNIT_NS: u64 = 256;
+/// An RNR wait in timer units: the code's delay rounded up, plus one unit (a wait starts
+/// anywhere inside a unit, so it is never shorter than the delay).
+pub const fn rnr_wait_units(code: usize) -> u64 {
+    let ns = (RNR_TIMER_US[code] * 1000.0) as u64;
+    ns.div_ceil(TIMER_UNIT_NS) + 1
+}
 
 /// Immediate data (IBA 9.3.4).
 pub const IMMDT: Layout = Layout::net(

@@ -236,6 +236,12 @@ pub const SENT: Layout = Layout::host(
             "PSN of its last packet (first_psn - 1 if it sent none)",
         ),
         f("epoch", 216, 8, "the QP's epoch (QP_CTX) when it was sent"),
+        f(
+            "sq_index",
+            224,
+            16,
+            "its index in the send queue (sq_ci when it was fetched): where a retry resumes",
+        ),
     ],
     "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
 );

@@ -374,7 +374,7 @@ pub const WC_STATUS: &[Code] = &[
     code(9, "REM_INV_REQ_ERR", true),
     code(10, "REM_ACCESS_ERR", true),
     code(11, "REM_OP_ERR", true),
-    code(12, "RETRY_EXC_ERR", false),
+    code(12, "RETRY_EXC_ERR", true),
     code(13, "RNR_RETRY_EXC_ERR", true),
     code(21, "GENERAL_ERR", true),
 ];
@@ -393,6 +393,7 @@ pub const WC_WR_FLUSH_ERR: u32 = 5;
 pub const WC_REM_INV_REQ_ERR: u32 = 9;
 pub const WC_REM_ACCESS_ERR: u32 = 10;
 pub const WC_REM_OP_ERR: u32 = 11;
+pub const WC_RETRY_EXC_ERR: u32 = 12;
 pub const WC_RNR_RETRY_EXC_ERR: u32 = 13;
 pub const WC_GENERAL_ERR: u32 = 21;
 

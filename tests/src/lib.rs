@@ -337,6 +337,11 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "cpl_naks",
         "cpl_bad_cq",
         "cpl_cqes",
+        "cpl_timeouts",
+        "cpl_seq_naks",
+        "cpl_rnr_naks",
+        "cpl_retry_exc",
+        "req_retrans",
         "wr_bad_len",
         "cqe_bad_len",
     ]

@@ -51,7 +51,20 @@
 //! every PSN before p did (`una` = p); `una` only moves forward. A NAK with a fatal code
 //! (invalid request, remote access or remote operational error) fails the request it names
 //! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
-//! WR_FLUSH_ERR. A PSN sequence error NAK only moves `una`: retransmission is a later step.
+//! WR_FLUSH_ERR.
+//!
+//! Retries (IBA 9.7.6.1, go back N): a `Timers` entry per QP runs while the QP has requests
+//! out (set when its list stops being empty, again at every progress: `una` or `rd_una`
+//! moving; off when the list empties or the QP fails). When it fires, or at once for a NAK
+//! PSN sequence error, the head request is read and the requester told to send again from
+//! `una` inside it (`m_rew_{valid,ready,qpn,ci,psn,pkts}`: the head's send-queue index, the
+//! PSN and the packets of it to skip; a READ or an atomic from its start), counting a retry;
+//! after `retry_cnt` retries without progress the next expiry fails the QP, the head with
+//! RETRY_EXC_ERR and the rest WR_FLUSH_ERR. An RNR NAK starts an RNR wait of the NAK's timer
+//! code instead (a sequence NAK for the same PSN does not cut it short); when it ends the
+//! requester sends again from the NAKed PSN; the `rnr_retry`+1-th RNR NAK without progress
+//! fails the QP with RNR_RETRY_EXC_ERR (7: never). Counters `timeouts`, `seq_naks`,
+//! `rnr_naks` (received) and `retry_exc` (QPs failed so).
 //! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
 //! requests the same way; a later `init_sq` write (RESET) clears that. A move to RESET also
 //! starts a new epoch (the context's `epoch`, which every `SENT` record carries): requests of
@@ -66,23 +79,26 @@
 //! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
 //! Received ACKs are taken before sent requests, and those before heads to look at.
 //!
-//! Limit: the pool is shared. A QP whose peer never answers keeps its entries until the host
-//! moves it to ERR or RESET (the retransmission timer of the reliability work will fail it
-//! instead), and while it holds many of the 30, the others send with what is left.
+//! Limit: the pool is shared. A QP whose peer never answers keeps its entries until its
+//! retries run out (or the host moves it to ERR or RESET), and while it holds many of the 30,
+//! the others send with what is left.
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
+use crate::rc::timers::{Timers, MODE_ACK, MODE_NOW, MODE_OFF, MODE_RNR};
 use crate::stream::Fifo;
-use ferroce_spec::headers::{AETH_NAK_INV_REQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP};
+use ferroce_spec::headers::{
+    AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
+};
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED, WR_ATOMIC_CMP_AND_SWP,
-    WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_TO_WC,
+    WC_REM_OP_ERR, WC_RETRY_EXC_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED,
+    WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_TO_WC,
 };
 
 pub const QA: usize = 8;
-pub const QP_W: usize = 512;
+pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const CQ_W: usize = 128;
 const SENT_W: usize = SENT.len * 8;
 const RCV_W: usize = RECV_DONE.len * 8;
@@ -90,9 +106,13 @@ const RACK_W: usize = RX_ACK.len * 8;
 const CQE_W: usize = CQE_LEN * 8;
 /// Per QP, as QUERY reads it: una 0/24, error status 24/8 (0: none).
 const QST_W: usize = 32;
-/// Per QP, as this block keeps it: those, the epoch 32/8, and `rd_una` 40/24 (the PSN after
-/// the last READ response landed).
-const QS_W: usize = 64;
+/// Per QP, as this block keeps it: those, the epoch 32/8, `rd_una` 40/24 (the PSN after
+/// the last READ response landed), and the retry counts: timeouts and sequence NAKs 64/3,
+/// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs.
+const QS_W: usize = 71;
+const CNT_W: usize = 7;
+/// Per QP, from its context: `retry_cnt` 0/3, `rnr_retry` 3/3.
+const PRM_W: usize = 6;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
@@ -117,6 +137,9 @@ pub enum CplState {
     Append,
     HeadA,
     HeadB,
+    TmoA,
+    TmoB,
+    TmoC,
     Sent,
     Rcv,
     Cqe,
@@ -175,6 +198,53 @@ pub struct Completer<const DW: usize> {
     pub m_wd_tvalid: Signal<Out, Bit>,
     pub m_wd_tready: Signal<In, Bit>,
     pub naks: Signal<Out, Bits<32>>,
+    pub m_rew_valid: Signal<Out, Bit>,
+    pub m_rew_ready: Signal<In, Bit>,
+    pub m_rew_qpn: Signal<Out, Bits<QA>>,
+    pub m_rew_ci: Signal<Out, Bits<16>>,
+    pub m_rew_psn: Signal<Out, Bits<24>>,
+    pub m_rew_pkts: Signal<Out, Bits<24>>,
+    pub timeouts: Signal<Out, Bits<32>>,
+    pub seq_naks: Signal<Out, Bits<32>>,
+    pub rnr_naks: Signal<Out, Bits<32>>,
+    pub retry_exc: Signal<Out, Bits<32>>,
+    tmr: Timers,
+    prm: RAM<Bits<PRM_W>, QA>,
+    rew_v: DFF<Bit>,
+    rew_q: DFF<Bits<QA>>,
+    rew_ci: DFF<Bits<16>>,
+    rew_psn: DFF<Bits<24>>,
+    rew_pkts: DFF<Bits<24>>,
+    t_mode: DFF<Bits<2>>,
+    n_tmo: DFF<Bits<32>>,
+    n_seq: DFF<Bits<32>>,
+    n_rnr: DFF<Bits<32>>,
+    n_rexc: DFF<Bits<32>>,
+    take_tmo: Signal<Local, Bit>,
+    cnt: Signal<Local, Bits<CNT_W>>,
+    new_cnt: Signal<Local, Bits<CNT_W>>,
+    cnt1: Signal<Local, Bits<CNT_W>>,
+    cnt0: Signal<Local, Bits<CNT_W>>,
+    rnr_wait: Signal<Local, Bit>,
+    retries: Signal<Local, Bits<3>>,
+    rnrs: Signal<Local, Bits<3>>,
+    p_retry: Signal<Local, Bits<3>>,
+    p_rnr: Signal<Local, Bits<3>>,
+    a_is_rnr: Signal<Local, Bit>,
+    a_is_seq: Signal<Local, Bit>,
+    a_prog: Signal<Local, Bit>,
+    s_first: Signal<Local, Bits<24>>,
+    s_sqi: Signal<Local, Bits<16>>,
+    r_off: Signal<Local, Bits<24>>,
+    qst_keep: Signal<Local, Bits<QS_W>>,
+    x_first: Constant<Bits<8>>,
+    x_sqi: Constant<Bits<8>>,
+    nak_seq: Constant<Bits<8>>,
+    wc_rexc: Constant<Bits<8>>,
+    md_off: Constant<Bits<2>>,
+    md_ack: Constant<Bits<2>>,
+    md_rnr: Constant<Bits<2>>,
+    md_now: Constant<Bits<2>>,
     pub bad_cq: Signal<Out, Bits<32>>,
     pub cqes: Signal<Out, Bits<32>>,
     sent_q: Fifo<SENT_W, 2, 3>,
@@ -288,9 +358,11 @@ pub struct Completer<const DW: usize> {
     wd_free: Signal<Local, Bit>,
     qst_w: Signal<Local, Bits<QS_W>>,
     // Constants.
-    q_una: Constant<Bits<9>>,
-    q_init: Constant<Bits<9>>,
-    q_ep: Constant<Bits<9>>,
+    q_una: Constant<Bits<10>>,
+    q_init: Constant<Bits<10>>,
+    q_ep: Constant<Bits<10>>,
+    q_retry: Constant<Bits<10>>,
+    q_rnr: Constant<Bits<10>>,
     r_qpn: Constant<Bits<7>>,
     r_syn: Constant<Bits<7>>,
     r_psn: Constant<Bits<7>>,
@@ -330,7 +402,7 @@ pub struct Completer<const DW: usize> {
     wc_rop: Constant<Bits<8>>,
     wc_flush: Constant<Bits<8>>,
     one256: Constant<Bits<256>>,
-    q_state: Constant<Bits<9>>,
+    q_state: Constant<Bits<10>>,
     st_err: Constant<Bits<4>>,
     wr_codes: Vec<Constant<Bits<8>>>,
     wc_codes: Vec<Constant<Bits<8>>>,
@@ -343,7 +415,8 @@ pub struct Completer<const DW: usize> {
 }
 
 impl<const DW: usize> Completer<DW> {
-    pub fn new() -> Self {
+    /// `timer_unit_cycles`: core clock cycles per `TIMER_UNIT_NS` (40 at 156.25 MHz).
+    pub fn new(timer_unit_cycles: u64) -> Self {
         assert!(
             DW <= CQE_W && CQE_W.is_multiple_of(DW),
             "a CQE is a whole number of beats"
@@ -406,6 +479,53 @@ impl<const DW: usize> Completer<DW> {
             m_wd_tvalid: Default::default(),
             m_wd_tready: Default::default(),
             naks: Default::default(),
+            m_rew_valid: Default::default(),
+            m_rew_ready: Default::default(),
+            m_rew_qpn: Default::default(),
+            m_rew_ci: Default::default(),
+            m_rew_psn: Default::default(),
+            m_rew_pkts: Default::default(),
+            timeouts: Default::default(),
+            seq_naks: Default::default(),
+            rnr_naks: Default::default(),
+            retry_exc: Default::default(),
+            tmr: Timers::new(timer_unit_cycles),
+            prm: RAM::default(),
+            rew_v: Default::default(),
+            rew_q: Default::default(),
+            rew_ci: Default::default(),
+            rew_psn: Default::default(),
+            rew_pkts: Default::default(),
+            t_mode: Default::default(),
+            n_tmo: Default::default(),
+            n_seq: Default::default(),
+            n_rnr: Default::default(),
+            n_rexc: Default::default(),
+            take_tmo: Default::default(),
+            cnt: Default::default(),
+            new_cnt: Default::default(),
+            cnt1: Default::default(),
+            cnt0: Default::default(),
+            rnr_wait: Default::default(),
+            retries: Default::default(),
+            rnrs: Default::default(),
+            p_retry: Default::default(),
+            p_rnr: Default::default(),
+            a_is_rnr: Default::default(),
+            a_is_seq: Default::default(),
+            a_prog: Default::default(),
+            s_first: Default::default(),
+            s_sqi: Default::default(),
+            r_off: Default::default(),
+            qst_keep: Default::default(),
+            x_first: field_at(&SENT, "first_psn"),
+            x_sqi: field_at(&SENT, "sq_index"),
+            nak_seq: k(AETH_NAK_PSN_SEQ.into()),
+            wc_rexc: k(WC_RETRY_EXC_ERR.into()),
+            md_off: k(MODE_OFF),
+            md_ack: k(MODE_ACK),
+            md_rnr: k(MODE_RNR),
+            md_now: k(MODE_NOW),
             bad_cq: Default::default(),
             cqes: Default::default(),
             sent_q: Fifo::new(),
@@ -521,6 +641,8 @@ impl<const DW: usize> Completer<DW> {
             q_una: field_at(&QP_CTX, "una_psn"),
             q_init: field_at(&QP_CTX, "init_sq"),
             q_ep: field_at(&QP_CTX, "epoch"),
+            q_retry: field_at(&QP_CTX, "retry_cnt"),
+            q_rnr: field_at(&QP_CTX, "rnr_retry"),
             r_qpn: field_at(&RX_ACK, "qpn"),
             r_syn: field_at(&RX_ACK, "syndrome"),
             r_psn: field_at(&RX_ACK, "psn"),
@@ -573,20 +695,53 @@ impl<const DW: usize> Completer<DW> {
     }
 }
 
-impl<const DW: usize> Default for Completer<DW> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl<const DW: usize> Logic for Completer<DW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
             n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, fresh, sched, cur,
-            cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale
+            cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale, rew_v, rew_q,
+            rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc
         );
+        // The timers: the QP table's timeouts; sets from the states below.
+        self.tmr.clk.next = self.clk.val();
+        self.tmr.rst.next = self.rst.val();
+        self.tmr.s_qpw_en.next = self.s_qpw_en.val();
+        self.tmr.s_qpw_index.next = self.s_qpw_index.val();
+        self.tmr.s_qpw_data.next = self.s_qpw_data.val();
+        self.tmr.s_set_en.next = false;
+        self.tmr.s_set_qpn.next = self.cur_q.q.val();
+        self.tmr.s_set_mode.next = self.md_ack.val();
+        self.tmr.s_set_code.next = bits::<5>(0);
+        self.tmr.s_exp_ready.next = false;
+        // Each QP's retry limits, from the table's writes; read where the state is.
+        self.prm.read_clock.next = self.clk.val();
+        self.prm.write_clock.next = self.clk.val();
+        self.prm.write_address.next = self.s_qpw_index.val();
+        self.prm.write_data.next = bit_cast::<PRM_W, 3>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<3>(self.q_retry.val().index()),
+        ) | (bit_cast::<PRM_W, 3>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<3>(self.q_rnr.val().index()),
+        ) << 3);
+        self.prm.write_enable.next = self.s_qpw_en.val();
+        // A rewind for the requester: held until taken.
+        self.m_rew_valid.next = self.rew_v.q.val();
+        self.m_rew_qpn.next = self.rew_q.q.val();
+        self.m_rew_ci.next = self.rew_ci.q.val();
+        self.m_rew_psn.next = self.rew_psn.q.val();
+        self.m_rew_pkts.next = self.rew_pkts.q.val();
+        if self.m_rew_ready.val() {
+            self.rew_v.d.next = false;
+        }
+        self.timeouts.next = self.n_tmo.q.val();
+        self.seq_naks.next = self.n_seq.q.val();
+        self.rnr_naks.next = self.n_rnr.q.val();
+        self.retry_exc.next = self.n_rexc.q.val();
         self.m_qerr_valid.next = self.qerr_v.q.val();
         self.m_qerr_qpn.next = self.qerr_q.q.val();
         self.qerr_v.d.next = false;
@@ -710,19 +865,27 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.take_rland.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & self.s_rland_tvalid.val();
+        self.take_tmo.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & self.tmr.m_exp_valid.val()
+            & !self.s_qpw_en.val();
         self.take_rcv.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_tmo.val()
             & self.rcv_q.m_tvalid.val();
         self.take_sent.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
             & self.sent_q.m_tvalid.val()
             & self.can_alloc.val();
         self.take_rdy.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
             & !(self.sent_q.m_tvalid.val() & self.can_alloc.val())
             & self.rdy_q.m_tvalid.val()
@@ -739,6 +902,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         if self.state.q.val() == CplState::Ack {
             self.qst_ram.read_address.next = self.a_qpn.val();
             self.lst.read_address.next = self.a_qpn.val();
+        }
+        if self.take_tmo.val() {
+            self.qst_ram.read_address.next = self.tmr.m_exp_qpn.val();
+            self.lst.read_address.next = self.tmr.m_exp_qpn.val();
         }
         if self.state.q.val() == CplState::Append {
             self.lst.read_address.next = self.n_qpn.val();
@@ -769,13 +936,14 @@ impl<const DW: usize> Logic for Completer<DW> {
         if self.take_rdy.val() {
             self.lst.read_address.next = self.rdy_q.m_tdata.val();
         }
+        self.prm.read_address.next = self.qst_ram.read_address.val();
         self.l_head.next = self.lst.read_data.val().get_bits::<PA>(0);
         self.l_tail.next = self.lst.read_data.val().get_bits::<PA>(5);
         self.l_ne.next = self.lst.read_data.val().get_bit(10);
         // The head entry: read at the list's head in HeadA, held after.
         self.pool.read_address.next = self.cur_head.q.val();
         self.nxt.read_address.next = self.cur_head.q.val();
-        if self.state.q.val() == CplState::HeadA {
+        if (self.state.q.val() == CplState::HeadA) | (self.state.q.val() == CplState::TmoA) {
             self.pool.read_address.next = self.l_head.val();
             self.nxt.read_address.next = self.l_head.val();
         }
@@ -852,6 +1020,15 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.err.next = self.qst_ram.read_data.val().get_bits::<8>(24);
         self.q_epoch.next = self.qst_ram.read_data.val().get_bits::<8>(32);
         self.rd_una.next = self.qst_ram.read_data.val().get_bits::<24>(40);
+        self.cnt.next = self.qst_ram.read_data.val().get_bits::<CNT_W>(64);
+        self.retries.next = self.cnt.val().get_bits::<3>(0);
+        self.rnr_wait.next = self.cnt.val().get_bit(6);
+        // The counts with the RNR wait over, and with a retry more.
+        self.cnt0.next = self.cnt.val() & bits::<CNT_W>(0x3F);
+        self.cnt1.next = self.cnt0.val() + bits::<CNT_W>(1);
+        self.rnrs.next = self.cnt.val().get_bits::<3>(3);
+        self.p_retry.next = self.prm.read_data.val().get_bits::<3>(0);
+        self.p_rnr.next = self.prm.read_data.val().get_bits::<3>(3);
         self.a_read.next = self.rack.q.val().get_bit(88);
         self.a_lst.next = self.rack.q.val().get_bits::<8>(96);
         // A request of an earlier epoch (sent before the QP's last RESET) completes silently.
@@ -866,6 +1043,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.cq_log.next = self.cq_ram.read_data.val().get_bits::<5>(64);
         self.cq_pi.next = self.cq_ram.read_data.val().get_bits::<32>(96);
 
+        // The answer's kind.
+        self.a_is_rnr.next =
+            !self.a_read.val() & (self.a_syn.val().get_bits::<3>(5) == bits::<3>(1));
+        self.a_is_seq.next = !self.a_read.val() & (self.a_syn.val() == self.nak_seq.val());
         // An ACK moves `una` to its PSN + 1, a NAK to its PSN, never backwards; a fatal NAK
         // sets the QP's error.
         self.new_una.next = self.a_psn.val() + bits::<24>(1);
@@ -888,8 +1069,11 @@ impl<const DW: usize> Logic for Completer<DW> {
             } else if self.a_read.val() {
                 // A READ's own error at landing (its status).
                 self.new_err.next = self.a_lst.val();
-            } else if self.a_syn.val().get_bits::<3>(5) == bits::<3>(1) {
-                // RNR NAK: no retry yet (the reliability issue's), so the request fails.
+            } else if self.a_is_rnr.val()
+                & (self.p_rnr.val() != bits::<3>(7))
+                & (self.rnrs.val() >= self.p_rnr.val())
+            {
+                // RNR NAK with the QP's `rnr_retry` used up (7: without end).
                 self.new_err.next = self.wc_rnr.val();
             }
         }
@@ -902,16 +1086,36 @@ impl<const DW: usize> Logic for Completer<DW> {
         {
             self.new_rd.next = self.a_psn.val() + bits::<24>(1);
         }
-        self.qst_w.next = (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
+        // What the answer says for the retry counts: one that moved `una` (an ACK, or a NAK
+        // naming a later PSN) or `rd_una` (a landing) is progress and clears them; an RNR
+        // NAK counts one.
+        self.a_prog.next = ((self.adv.val() != bits::<24>(0))
+            & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)))
+            | (self.new_rd.val() != self.rd_una.val());
+        self.new_cnt.next = self.cnt.val();
+        if self.a_prog.val() {
+            self.new_cnt.next = bits::<CNT_W>(0);
+        }
+        if self.a_is_rnr.val() {
+            self.new_cnt.next = ((self.new_cnt.val() + bits::<CNT_W>(8)) & bits::<CNT_W>(0x3F))
+                | bits::<CNT_W>(0x40);
+        }
+        self.qst_w.next = (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
+            | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
         if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
-            self.qst_w.next = (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
+            self.qst_w.next = (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
+                | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                 | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
                 | bit_cast::<QS_W, 24>(self.new_una.val());
         }
+        // The state as it is, retry counts and error aside (the retry states' writes).
+        self.qst_keep.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
+            | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
+            | bit_cast::<QS_W, 24>(self.una.val());
 
         // The head request: acknowledged when `una` is past its last PSN (mod 2^24).
         self.since.next = self.una.val() - bits::<24>(1) - self.s_last.val();
@@ -923,6 +1127,14 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.since_rd.next = self.rd_una.val() - bits::<24>(1) - self.s_last.val();
         self.acked.next = (self.since.val() < bits::<24>(0x80_0000))
             & (!self.is_rd.val() | (self.since_rd.val() < bits::<24>(0x80_0000)));
+        // Where a retry of the head request starts: at `una` inside it, at its start for a
+        // READ or an atomic (its response comes whole) or when `una` lies before it.
+        self.s_first.next = self.cur.q.val().get_bits::<24>(self.x_first.val().index());
+        self.s_sqi.next = self.cur.q.val().get_bits::<16>(self.x_sqi.val().index());
+        self.r_off.next = self.una.val() - self.s_first.val();
+        if self.is_rd.val() | (self.r_off.val().get_bits::<1>(23) == bits::<1>(1)) {
+            self.r_off.next = bits::<24>(0);
+        }
         self.status.next = self.s_status.val();
         if self.s_status.val() == bits::<8>(0) {
             if self.acked.val() {
@@ -988,7 +1200,8 @@ impl<const DW: usize> Logic for Completer<DW> {
             & (self.rd_fwd.val() != bits::<24>(0))
             & (self.rd_fwd.val() <= bits::<24>(0x80_0000))
             & (self.s_qpn.val().get_bits::<16>(8) == bits::<16>(0));
-        self.qst_pass.next = (bit_cast::<QS_W, 24>(self.last1.val()) << 40)
+        self.qst_pass.next = (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
+            | (bit_cast::<QS_W, 24>(self.last1.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
@@ -1003,6 +1216,11 @@ impl<const DW: usize> Logic for Completer<DW> {
                 } else if self.take_rland.val() {
                     self.rack.d.next = self.s_rland_tdata.val();
                     self.state.d.next = CplState::Ack;
+                } else if self.take_tmo.val() {
+                    self.tmr.s_exp_ready.next = true;
+                    self.cur_q.d.next = self.tmr.m_exp_qpn.val();
+                    self.t_mode.d.next = self.tmr.m_exp_mode.val();
+                    self.state.d.next = CplState::TmoA;
                 } else if self.take_rcv.val() {
                     self.rcv.d.next = self.rcv_q.m_tdata.val();
                     self.rcv_q.m_tready.next = true;
@@ -1044,6 +1262,37 @@ impl<const DW: usize> Logic for Completer<DW> {
                     if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
                         self.n_naks.d.next = self.n_naks.q.val() + bits::<32>(1);
                     }
+                    if self.a_is_seq.val() {
+                        self.n_seq.d.next = self.n_seq.q.val() + bits::<32>(1);
+                    }
+                    if self.a_is_rnr.val() {
+                        self.n_rnr.d.next = self.n_rnr.q.val() + bits::<32>(1);
+                    }
+                    // The QP's timer, while it has requests out: off when the answer fails
+                    // the QP; an RNR wait for an RNR NAK; a retry at once for a sequence NAK;
+                    // started again on progress.
+                    self.tmr.s_set_qpn.next = self.a_qpn.val();
+                    if self.l_ne.val() & (self.err.val() == bits::<8>(0)) {
+                        if self.new_err.val() != bits::<8>(0) {
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_off.val();
+                            if self.a_is_rnr.val() {
+                                self.n_rexc.d.next = self.n_rexc.q.val() + bits::<32>(1);
+                            }
+                        } else if self.a_is_rnr.val() {
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_rnr.val();
+                            self.tmr.s_set_code.next = self.a_syn.val().get_bits::<5>(0);
+                        } else if self.a_is_seq.val() & (self.a_prog.val() | !self.rnr_wait.val()) {
+                            // (Not in an RNR wait at the NAKed PSN: the packets behind the
+                            // RNR NAKed one meet a sequence error at the peer too.)
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_now.val();
+                        } else if self.a_prog.val() {
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_ack.val();
+                        }
+                    }
                     self.qw_addr.next = self.a_qpn.val();
                     self.qw_data.next = self.qst_w.val();
                     self.qw_en.next = true;
@@ -1083,6 +1332,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                         | bit_cast::<LST_W, PA>(self.alloc.val());
                     self.kq.d.next = self.n_qpn.val();
                     self.state.d.next = CplState::Kick;
+                    // Requests out: the QP's ACK timer runs.
+                    self.tmr.s_set_en.next = true;
+                    self.tmr.s_set_qpn.next = self.n_qpn.val();
+                    self.tmr.s_set_mode.next = self.md_ack.val();
                 }
             }
             CplState::HeadA => {
@@ -1139,7 +1392,8 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // A failed request flushes the QP's later ones.
                         if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
                             self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                            self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
+                            self.qw_data.next = (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
+                                | (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
                                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                                 | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
                                 | bit_cast::<QS_W, 24>(self.una.val());
@@ -1158,12 +1412,88 @@ impl<const DW: usize> Logic for Completer<DW> {
                         }
                         self.more.d.next = self.more_now.val();
                         self.kq.d.next = self.cur_q.q.val();
+                        // Nothing out any more: the QP's timer stops.
+                        if !self.more_now.val() {
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_off.val();
+                        }
                         if self.to_cqe.val() {
                             self.state.d.next = CplState::Cqe;
                         } else if self.more_now.val() {
                             self.state.d.next = CplState::Kick;
                         } else {
                             self.state.d.next = CplState::Idle;
+                        }
+                    }
+                }
+            }
+            CplState::TmoA => {
+                // A timer fired (it is off now): the QP's list and state are read.
+                self.state.d.next = CplState::Idle;
+                if self.l_ne.val() {
+                    self.cur_head.d.next = self.l_head.val();
+                    self.cur_tail.d.next = self.l_tail.val();
+                    self.state.d.next = CplState::TmoB;
+                }
+            }
+            CplState::TmoB => {
+                self.cur.d.next = self.pool.read_data.val();
+                self.cur_next.d.next = self.nxt.read_data.val();
+                self.state.d.next = CplState::TmoC;
+            }
+            CplState::TmoC => {
+                // The head request decides (not while BAR0 writes the QP table, nor in the
+                // cycle after).
+                if !self.s_qpw_en.val() & !self.qpw_d.q.val() {
+                    self.state.d.next = CplState::Idle;
+                    self.kq.d.next = self.cur_q.q.val();
+                    self.tmr.s_set_en.next = true;
+                    if self.q_err.val() != bits::<8>(0) {
+                        // Failed already: the head retires with the error, the rest flush.
+                        self.tmr.s_set_mode.next = self.md_off.val();
+                        self.state.d.next = CplState::Kick;
+                    } else if self.stale.val() | self.acked.val() {
+                        // Done, or of the QP's last life: it retires; the timer goes on.
+                        self.state.d.next = CplState::Kick;
+                    } else if self.rew_v.q.val() {
+                        // The requester has not taken the last rewind: again at the next scan.
+                        self.tmr.s_set_mode.next = self.md_now.val();
+                    } else if (self.t_mode.q.val() != self.md_rnr.val())
+                        & (self.retries.val() >= self.p_retry.val())
+                    {
+                        // `retry_cnt` used up: the QP fails, the head with RETRY_EXC_ERR.
+                        self.tmr.s_set_mode.next = self.md_off.val();
+                        self.qw_addr.next = self.cur_q.q.val();
+                        self.qw_data.next = self.qst_keep.val()
+                            | (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
+                            | (bit_cast::<QS_W, 8>(self.wc_rexc.val()) << 24);
+                        self.qw_en.next = true;
+                        self.qerr_v.d.next = true;
+                        self.qerr_q.d.next = self.cur_q.q.val();
+                        self.n_rexc.d.next = self.n_rexc.q.val() + bits::<32>(1);
+                        if self.t_mode.q.val() == self.md_ack.val() {
+                            self.n_tmo.d.next = self.n_tmo.q.val() + bits::<32>(1);
+                        }
+                        self.state.d.next = CplState::Kick;
+                    } else {
+                        // Go back N: the requester sends again from the first PSN not
+                        // acknowledged, in the head request.
+                        self.rew_v.d.next = true;
+                        self.rew_q.d.next = self.cur_q.q.val();
+                        self.rew_ci.d.next = self.s_sqi.val();
+                        self.rew_psn.d.next = self.s_first.val() + self.r_off.val();
+                        self.rew_pkts.d.next = self.r_off.val();
+                        // A retry counts, an RNR wait ends.
+                        self.qw_addr.next = self.cur_q.q.val();
+                        self.qw_data.next =
+                            self.qst_keep.val() | (bit_cast::<QS_W, CNT_W>(self.cnt0.val()) << 64);
+                        if self.t_mode.q.val() != self.md_rnr.val() {
+                            self.qw_data.next = self.qst_keep.val()
+                                | (bit_cast::<QS_W, CNT_W>(self.cnt1.val()) << 64);
+                        }
+                        self.qw_en.next = true;
+                        if self.t_mode.q.val() == self.md_ack.val() {
+                            self.n_tmo.d.next = self.n_tmo.q.val() + bits::<32>(1);
                         }
                     }
                 }
@@ -1236,6 +1566,11 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.n_naks.d.next = bits::<32>(0);
             self.n_bad_cq.d.next = bits::<32>(0);
             self.n_cqes.d.next = bits::<32>(0);
+            self.rew_v.d.next = false;
+            self.n_tmo.d.next = bits::<32>(0);
+            self.n_seq.d.next = bits::<32>(0);
+            self.n_rnr.d.next = bits::<32>(0);
+            self.n_rexc.d.next = bits::<32>(0);
         }
     }
 }

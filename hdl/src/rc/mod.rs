@@ -8,9 +8,11 @@ pub mod key_check;
 pub mod recv_queue;
 pub mod requester;
 pub mod responder;
+pub mod timers;
 
 pub use completer::Completer;
 pub use key_check::KeyCheck;
 pub use recv_queue::RecvQueue;
 pub use requester::Requester;
 pub use responder::Responder;
+pub use timers::Timers;

@@ -73,6 +73,14 @@
 //! full packet when it is visited and others wait is passed over without a fetch. So one
 //! paused priority never stops the QPs of the others.
 //!
+//! Retries (`s_rew_{valid,ready,qpn,ci,psn,pkts}` from the completer, taken in Idle before
+//! anything else; a QP in Seg yields between packets while one waits): the QP's send state
+//! goes back to the named WQE, PSN and packets sent of it, and the QP is queued. The first
+//! rewind of a retry keeps where sending had got to (`hi_ram`: `hi_ci`, `hi_psn`); the WQEs
+//! before `hi_ci` are sent again without a `SENT` record, READ slot or READ count (the
+//! completer and the responder hold theirs), and packets before `hi_psn` count in
+//! `retrans`.
+//!
 //! A failed QP (a fatal NAK, until an `init_sq` write resets it) or one the host moved to ERR
 //! sends nothing more: each of its queued WQEs is fetched (for its `wr_id`) and handed to the
 //! completer as a `SENT` with WR_FLUSH_ERR, without a packet, a key check or a payload read.
@@ -147,6 +155,9 @@ pub const SLOT_A: usize = QA + 4;
 const MARK_BIT: usize = 639;
 const MARK_QPN: usize = 616;
 const MARK_SEQ: usize = 624;
+/// Per QP, a retry in progress (`hi_ram`): replaying 0, and where the requester was when the
+/// first rewind came, `hi_ci` 1/16 and `hi_psn` 17/24.
+const HI_W: usize = 41;
 /// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
 pub const RDC_W: usize = 5;
 
@@ -162,6 +173,7 @@ pub enum ReqState {
     Park,
     Done,
     RJob,
+    Rew,
 }
 
 /// Bit position of a field in a 512-bit record (context, WQE header, TX_META) or the SENT
@@ -255,6 +267,28 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rl_qpn: Signal<In, Bits<QA>>,
     pub s_rl_cnt: Signal<In, Bits<RDC_W>>,
     pub s_retire: Signal<In, Bit>,
+    pub s_rew_valid: Signal<In, Bit>,
+    pub s_rew_ready: Signal<Out, Bit>,
+    pub s_rew_qpn: Signal<In, Bits<QA>>,
+    pub s_rew_ci: Signal<In, Bits<16>>,
+    pub s_rew_psn: Signal<In, Bits<24>>,
+    pub s_rew_pkts: Signal<In, Bits<24>>,
+    pub retrans: Signal<Out, Bits<32>>,
+    take_rew: Signal<Local, Bit>,
+    hi_ram: RAM<Bits<HI_W>, QA>,
+    hw_addr: Signal<Local, Bits<QA>>,
+    hw_data: Signal<Local, Bits<HI_W>>,
+    hw_en: Signal<Local, Bit>,
+    rp: DFF<Bit>,
+    hi_ci: DFF<Bits<16>>,
+    hi_psn: DFF<Bits<24>>,
+    rw_ci: DFF<Bits<16>>,
+    rw_psn: DFF<Bits<24>>,
+    rw_pkts: DFF<Bits<24>>,
+    sup: Signal<Local, Bit>,
+    retx: Signal<Local, Bits<24>>,
+    n_retx: DFF<Bits<32>>,
+    s_sq_index: Constant<Bits<9>>,
     sent_out: DFF<Bits<6>>,
     sent_full: Signal<Local, Bit>,
     sent_push: Signal<Local, Bit>,
@@ -704,6 +738,28 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rl_qpn: Default::default(),
             s_rl_cnt: Default::default(),
             s_retire: Default::default(),
+            s_rew_valid: Default::default(),
+            s_rew_ready: Default::default(),
+            s_rew_qpn: Default::default(),
+            s_rew_ci: Default::default(),
+            s_rew_psn: Default::default(),
+            s_rew_pkts: Default::default(),
+            retrans: Default::default(),
+            take_rew: Default::default(),
+            hi_ram: RAM::default(),
+            hw_addr: Default::default(),
+            hw_data: Default::default(),
+            hw_en: Default::default(),
+            rp: Default::default(),
+            hi_ci: Default::default(),
+            hi_psn: Default::default(),
+            rw_ci: Default::default(),
+            rw_psn: Default::default(),
+            rw_pkts: Default::default(),
+            sup: Default::default(),
+            retx: Default::default(),
+            n_retx: Default::default(),
+            s_sq_index: at(&SENT, "sq_index"),
             sent_out: Default::default(),
             sent_full: Default::default(),
             sent_push: Default::default(),
@@ -1040,8 +1096,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
             sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp,
             job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v,
-            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out
+            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp, hi_ci, hi_psn, rw_ci,
+            rw_psn, rw_pkts, n_retx
         );
+        self.hi_ram.read_clock.next = self.clk.val();
+        self.hi_ram.write_clock.next = self.clk.val();
+        self.retrans.next = self.n_retx.q.val();
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
         self.rdi_ram.read_clock.next = self.clk.val();
@@ -1556,11 +1616,17 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
 
         // Doorbells: pi into its RAM, the QP into the ready queue unless it is there.
         // READ jobs and QPs with work take turns when both wait.
+        // A rewind from the completer comes first.
+        self.take_rew.next =
+            (self.state.q.val() == ReqState::Idle) & self.s_rew_valid.val() & !self.s_qpw_en.val();
+        self.s_rew_ready.next = self.take_rew.val();
         self.take_job.next = (self.state.q.val() == ReqState::Idle)
+            & !self.take_rew.val()
             & self.rj_q.m_tvalid.val()
             & (self.pick.q.val() | !self.ready.m_tvalid.val());
         self.rj_q.m_tready.next = self.take_job.val();
         self.pop.next = (self.state.q.val() == ReqState::Idle)
+            & !self.take_rew.val()
             & self.ready.m_tvalid.val()
             & !self.take_job.val();
         self.ready.m_tready.next = self.pop.val();
@@ -1577,11 +1643,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.s_db_tready.next = (self.state.q.val() != ReqState::Check)
             & (self.state.q.val() != ReqState::Park)
             & (self.state.q.val() != ReqState::Done)
+            & (self.state.q.val() != ReqState::Rew)
             & self.ready.s_tready.val();
         self.db_take.next = self.s_db_tvalid.val()
             & (self.state.q.val() != ReqState::Check)
             & (self.state.q.val() != ReqState::Park)
             & (self.state.q.val() != ReqState::Done)
+            & (self.state.q.val() != ReqState::Rew)
             & self.ready.s_tready.val();
         self.db_ok.next =
             self.db_take.val() & (self.s_db_qpn.val().get_bits::<16>(8) == bits::<16>(0));
@@ -1598,6 +1666,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.sq_ram.read_address.next = self.ready.m_tdata.val();
         self.rdi_ram.read_address.next = self.ready.m_tdata.val();
         self.rdl_ram.read_address.next = self.ready.m_tdata.val();
+        self.hi_ram.read_address.next = self.ready.m_tdata.val();
+        if self.take_rew.val() {
+            self.sq_ram.read_address.next = self.s_rew_qpn.val();
+            self.hi_ram.read_address.next = self.s_rew_qpn.val();
+        }
+        if self.state.q.val() == ReqState::Rew {
+            self.sq_ram.read_address.next = self.qpn.q.val();
+            self.hi_ram.read_address.next = self.qpn.q.val();
+        }
         if self.take_job.val() {
             self.ctx_ram.read_address.next = self
                 .rj_q
@@ -1639,6 +1716,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     .get_bits::<24>(self.x_pkts.val().index()),
             ) << 40);
         self.sw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
+        // A retry in progress ends with an init_sq write (or when the replay catches up).
+        self.hw_addr.next = self.s_qpw_index.val();
+        self.hw_data.next = bits::<HI_W>(0);
+        self.hw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
         // An init_sq write: the QP's issued READ count becomes its landed count the cycle
         // after (a READ landing in between counts).
         self.init_pend.d.next = self.s_qpw_en.val() & self.qpw_init.val();
@@ -1671,6 +1752,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
 
         // The scheduler and segmenter.
         self.ci_next.next = self.ci.q.val() + bits::<16>(1);
+        // A work request of a retry whose `SENT` record the completer holds already.
+        self.sup.next = self.rp.q.val() & (self.ci.q.val() != self.hi_ci.q.val());
+        // A packet before the point sending had reached: a retransmission.
+        self.retx.next = self.psn.q.val() - self.hi_psn.q.val();
         self.last_psn.next = self.psn.q.val() - bits::<24>(1);
         self.wb.next =
             bit_cast::<64, 24>(self.psn.q.val()) | (bit_cast::<64, 16>(self.ci_next.val()) << 24);
@@ -1681,7 +1766,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         match self.state.q.val() {
             ReqState::Idle => {
                 self.rsp.d.next = false;
-                if self.take_job.val() {
+                if self.take_rew.val() {
+                    self.qpn.d.next = self.s_rew_qpn.val();
+                    self.rw_ci.d.next = self.s_rew_ci.val();
+                    self.rw_psn.d.next = self.s_rew_psn.val();
+                    self.rw_pkts.d.next = self.s_rew_pkts.val();
+                    self.dirty_sq.d.next = false;
+                    self.state.d.next = ReqState::Rew;
+                } else if self.take_job.val() {
                     self.job.d.next = self.rj_q.m_tdata.val();
                     self.qpn.d.next = self
                         .rj_q
@@ -1710,6 +1802,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.pkts0.d.next = self.sq_ram.read_data.val().get_bits::<24>(40);
                 self.rdi.d.next = self.rdi_ram.read_data.val();
                 self.rdl.d.next = self.rdl_ram.read_data.val();
+                self.rp.d.next = self.hi_ram.read_data.val().get_bit(0);
+                self.hi_ci.d.next = self.hi_ram.read_data.val().get_bits::<16>(1);
+                self.hi_psn.d.next = self.hi_ram.read_data.val().get_bits::<24>(17);
                 self.state.d.next = ReqState::Check;
                 if self.rsp.q.val() {
                     self.state.d.next = ReqState::RJob;
@@ -1738,7 +1833,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 } else if !self.pmtu_ok.val() & !self.flush.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
-                } else if (self.rd_full.val() & !self.flush.val()) | self.sent_full.val() {
+                } else if (self.rd_full.val() & !self.flush.val() & !self.sup.val())
+                    | (self.sent_full.val() & !self.sup.val())
+                {
                     // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; the
                     // completer's pool full: every QP waits for a request to retire.
                     self.requeue.next = true;
@@ -1864,6 +1961,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.state.d.next = ReqState::Done;
                         }
                     }
+                } else if self.s_rew_valid.val() & !self.rsp.q.val() & !self.first.q.val() {
+                    // A rewind waits: the QP yields between packets so that Idle takes it
+                    // now, not after the rest of a long message the peer would drop.
+                    self.state.d.next = ReqState::Park;
                 } else if self.can_issue.val() & self.fits.val() {
                     // A packet: its record, its credits and its first piece.
                     self.issue_pay.next = true;
@@ -1879,6 +1980,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.s_rem.d.next = self.s_rem.q.val() - bit_cast::<32, 13>(self.piece.val());
                     self.pk_rem.d.next = self.pk_left.val();
                     self.lastpk.d.next = self.last.val();
+                    if self.rp.q.val()
+                        & !self.rsp.q.val()
+                        & (self.retx.val() >= bits::<24>(0x80_0000))
+                    {
+                        self.n_retx.d.next = self.n_retx.q.val() + bits::<32>(1);
+                    }
                     self.psn.d.next = self.psn.q.val() + bits::<24>(1);
                     if self.is_read.val() & !self.rsp.q.val() {
                         self.psn.d.next = self.psn.q.val() + self.npk.q.val();
@@ -1908,6 +2015,33 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.state.d.next = ReqState::Idle;
                 }
             }
+            ReqState::Rew => {
+                // Go back N: the QP's send state to the completer's point; the first rewind
+                // of a retry remembers where sending had got to, so work requests before it
+                // are sent again without a second `SENT` record or READ slot.
+                if !self.s_qpw_en.val() {
+                    if !self.dirty_sq.q.val() {
+                        self.sw_addr.next = self.qpn.q.val();
+                        self.sw_data.next = bit_cast::<64, 24>(self.rw_psn.q.val())
+                            | (bit_cast::<64, 16>(self.rw_ci.q.val()) << 24)
+                            | (bit_cast::<64, 24>(self.rw_pkts.q.val()) << 40);
+                        self.sw_en.next = true;
+                        if !self.hi_ram.read_data.val().get_bit(0) {
+                            self.hw_addr.next = self.qpn.q.val();
+                            self.hw_data.next = bits::<HI_W>(1)
+                                | (bit_cast::<HI_W, 16>(
+                                    self.sq_ram.read_data.val().get_bits::<16>(24),
+                                ) << 1)
+                                | (bit_cast::<HI_W, 24>(
+                                    self.sq_ram.read_data.val().get_bits::<24>(0),
+                                ) << 17);
+                            self.hw_en.next = true;
+                        }
+                        self.requeue.next = true;
+                    }
+                    self.state.d.next = ReqState::Idle;
+                }
+            }
             ReqState::Done => {
                 if self.rsp.q.val() {
                     // A READ response sent (its last record is marked).
@@ -1921,6 +2055,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     if self.is_rda.val()
                         & (self.status.q.val() == self.st_ok.val())
                         & !self.flushing.q.val()
+                        & !self.sup.val()
                     {
                         self.rslot_en.d.next = true;
                         self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val()) << 4)
@@ -1936,8 +2071,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
                         }
                     }
-                    self.sent_valid.d.next = true;
-                    self.sent_push.next = true;
+                    // A work request sent again in a retry has its record already.
+                    self.sent_valid.d.next = !self.sup.val();
+                    self.sent_push.next = !self.sup.val();
+                    if self.rp.q.val() & (self.ci.q.val() == self.hi_ci.q.val()) {
+                        // The replay has caught up: this one is new.
+                        self.hw_addr.next = self.qpn.q.val();
+                        self.hw_data.next = bits::<HI_W>(0);
+                        self.hw_en.next = true;
+                    }
                     self.sent.d.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val())
                         << self.s_qpn.val())
                         | (bit_cast::<SENT_W, 8>(self.status.q.val()) << self.s_status.val())
@@ -1950,7 +2092,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         | (bit_cast::<SENT_W, 24>(self.first_psn.q.val())
                             << self.s_first_psn.val())
                         | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val())
-                        | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val());
+                        | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val())
+                        | (bit_cast::<SENT_W, 16>(self.ci.q.val()) << self.s_sq_index.val());
                     self.ci.d.next = self.ci_next.val();
                     if !self.dirty_sq.q.val() {
                         self.sw_addr.next = self.qpn.q.val();
@@ -1991,6 +2134,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.sq_peek.write_data.next = self.sw_data.val();
         self.sq_peek.write_enable.next = self.sw_en.val();
         self.sq_peek.read_address.next = self.s_peek_index.val();
+        self.hi_ram.write_address.next = self.hw_addr.val();
+        self.hi_ram.write_data.next = self.hw_data.val();
+        self.hi_ram.write_enable.next = self.hw_en.val();
         self.m_peek_sq.next = self.sq_peek.read_data.val();
         if self.rst.val() {
             self.state.d.next = ReqState::Idle;
@@ -2014,6 +2160,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.rl_pv.d.next = false;
             self.n_reads.d.next = bits::<32>(0);
             self.sent_out.d.next = bits::<6>(0);
+            self.n_retx.d.next = bits::<32>(0);
+            self.rp.d.next = false;
         }
     }
 }

@@ -547,7 +547,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
 #[test]
 fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r = rng(seed("completer_64_rust_hdl_matches_verilator"));
-    let mut hdl = Completer::<64>::new();
+    let mut hdl = Completer::<64>::new(40);
     hdl.connect_all();
     let mut tb = open_tb("ferroce_completer_64", &BuildOptions::default())?;
     let edge = |b: &mut Completer<64>| hdl_edge(b, |b, c| b.clk.next = c.into());
