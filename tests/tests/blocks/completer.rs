@@ -151,9 +151,14 @@ impl Bench {
 
 impl Bench {
     fn qp_write(&mut self, q: usize, fields: &[(&str, u128)]) -> Result<()> {
-        let img = layout_img(&QP_CTX, fields);
+        // Retries: no ACK timer (timeout 0), the most sequence-NAK retries (this bench takes
+        // every rewind and sends nothing again; its NAKs only move `una`), and no RNR retry
+        // (an RNR NAK fails its request, as the bench's model has it).
+        let mut all = vec![("retry_cnt", 7u128), ("rnr_retry", 0)];
+        all.extend_from_slice(fields);
+        let img = layout_img(&QP_CTX, &all);
         let p = self.tb.model_ref().port("s_qpw_data")?;
-        self.tb.model().set_bytes(p, &img[..64])?;
+        self.tb.model().set_bytes(p, &img[..80])?;
         self.tb.set("s_qpw_index", q as u64)?;
         self.tb.set("s_qpw_en", 1)?;
         self.step(0.7)?;
@@ -391,6 +396,8 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
             .and_then(|v| v.parse().ok()),
     };
     b.tb.reset("rst", 3)?;
+    // Rewinds are taken (the bench resends nothing).
+    b.tb.set("m_rew_ready", 1)?;
     // Small rings so the index wraps and the owner bit flips.
     for c in 0..CQS {
         let cq = Cq {
