@@ -382,24 +382,8 @@ def test_link_faults_are_drawn_from_a_seed_counted_and_duplicates_taken_once():
     probability are refused."""
     rng = seeded("test_link_faults_are_drawn_from_a_seed_counted_and_duplicates_taken_once")
     world = verbs.World(duplicate=0.2, seed=rng.randrange(1 << 32))
-    a, b = world.a, world.b
     qa, _ = world.connect(pmtu=1024)
-    sent, wrs = [], []
-    for i in range(24):
-        data = rng.randbytes(rng.choice([1, 1024, 3000]))
-        saddr, smr = region(a, len(data), data)
-        daddr, dmr = region(b, len(data))
-        wrs.append((i, saddr, len(data), smr.lkey, daddr, dmr.rkey))
-        sent.append((daddr, data))
-    a.post_write(qa, wrs)
-    wcs = a.wait_cq(len(wrs), max_cycles=200_000)
-    assert [(w.wr_id, w.status) for w in wcs] == [(i, verbs.WC_SUCCESS) for i in range(len(wrs))]
-    world.run(2000)
-    assert a.poll_cq() == []
-    for daddr, data in sent:
-        got = b.read(daddr - GUARD, len(data) + 2 * GUARD)
-        assert got[GUARD : GUARD + len(data)] == data
-        assert got[:GUARD] == got[GUARD + len(data) :] == b"\xa5" * GUARD
+    writes_land_once(rng, world, qa, 24, [1, 1024, 3000], 200_000)
     stats = world.link_stats()
     for way in ("a_to_b", "b_to_a"):
         s = stats[way]
@@ -409,3 +393,40 @@ def test_link_faults_are_drawn_from_a_seed_counted_and_duplicates_taken_once():
     for bad in (dict(loss=1.5), dict(loss=0.6, reorder=0.6), dict(burst=0.1, burst_len=0)):
         with pytest.raises(Exception, match="link fault"):
             verbs.World(**bad)
+
+
+def test_writes_over_a_lossy_link_land_exactly_once_by_retransmission():
+    """``World(loss=..., corrupt=..., reorder=...)`` with ``connect(timeout=...)``: lost,
+    corrupted and reordered frames are recovered by go-back-N retransmission; every WRITE
+    lands exactly once, byte-exact, and completes once, in order; the retries are counted."""
+    rng = seeded("test_writes_over_a_lossy_link_land_exactly_once_by_retransmission")
+    world = verbs.World(loss=0.03, corrupt=0.01, reorder=0.02, seed=rng.randrange(1 << 32))
+    a = world.a
+    qa, _ = world.connect(pmtu=1024, timeout=6, retry_cnt=7)
+    writes_land_once(rng, world, qa, 32, [1, 1024, 3000, 9000], 2_000_000)
+    stats = world.link_stats()
+    assert stats["a_to_b"]["dropped"] + stats["b_to_a"]["dropped"] > 0, stats
+    assert a.counter("req_retrans") > 0
+    assert a.counter("cpl_retry_exc") == 0
+
+
+def writes_land_once(rng, world, qa, n, sizes, max_cycles):
+    """``n`` WRITEs of random ``sizes`` from a to b on ``qa``: each completes once, in order,
+    and lands byte-exact between untouched guards."""
+    a, b = world.a, world.b
+    sent, wrs = [], []
+    for i in range(n):
+        data = rng.randbytes(rng.choice(sizes))
+        saddr, smr = region(a, len(data), data)
+        daddr, dmr = region(b, len(data))
+        wrs.append((i, saddr, len(data), smr.lkey, daddr, dmr.rkey))
+        sent.append((daddr, data))
+    a.post_write(qa, wrs)
+    wcs = a.wait_cq(len(wrs), max_cycles=max_cycles)
+    assert [(w.wr_id, w.status) for w in wcs] == [(i, verbs.WC_SUCCESS) for i in range(len(wrs))]
+    world.run(2000)
+    assert a.poll_cq() == []
+    for daddr, data in sent:
+        got = b.read(daddr - GUARD, len(data) + 2 * GUARD)
+        assert got[GUARD : GUARD + len(data)] == data
+        assert got[:GUARD] == got[GUARD + len(data) :] == b"\xa5" * GUARD

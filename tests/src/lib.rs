@@ -289,10 +289,33 @@ pub fn guarded(
     })
 }
 
+/// Two hosts joined by links that lose `loss` of the frames, corrupt 0.5 %, duplicate 1 % and
+/// reorder 2 %, both ways (from `seed`, which also interleaves PCIe completions); their QPs'
+/// ACK timeout 4.096 us x 2^6, 262 us: about three times the slowest round trip of a 16 KiB
+/// WRITE.
+pub fn lossy_world(seed: u64, loss: f64) -> Result<ferroce_sim::world::World> {
+    use ferroce_sim::world::{World, WorldConfig};
+    let faults = ferroce_sim::RandomFaults {
+        loss,
+        corrupt: 0.005,
+        duplicate: 0.01,
+        reorder: 0.02,
+        seed,
+        ..Default::default()
+    };
+    let mut w = World::open(&WorldConfig {
+        reorder_seed: Some(seed),
+        faults,
+        ..WorldConfig::default()
+    })?;
+    w.retry.timeout = Some(6);
+    Ok(w)
+}
+
 /// Two hosts as the random transport tests run them: PCIe read completions interleaved
 /// across tags and each NIC's memory requests held back at random (from `seed`), with PFC
 /// on priority 0 (`traffic::LOSSLESS_PFC`): back-to-back small messages and READ responses
-/// can outrun a receiver's memory, and nothing retransmits yet.
+/// can outrun a receiver's memory.
 pub fn lossless_world(seed: u64) -> Result<ferroce_sim::world::World> {
     use ferroce_sim::world::{World, WorldConfig};
     let cfg = WorldConfig {

@@ -74,7 +74,8 @@
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
 //!   9.6.1.1), `unsupported` (an opcode this transport does not implement: SEND with
 //!   invalidate, UD),
-//!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again),
+//!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again; a
+//!   READ request is served again, as a new READ job at its own PSNs),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
@@ -2226,11 +2227,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
                     // A retransmission of a packet already taken: acknowledge again.
                     self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
-                    // (A duplicate READ or atomic is not served again yet: the reliability
-                    // issue's.)
                     self.do_ack.d.next = !self.is_rdreq.val() & !self.is_atomic.val();
                     self.ack_syn.d.next = self.syn_ack.val();
                     self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
+                    // A duplicate READ request (its responses were lost) is served again
+                    // from memory at its own PSNs, its rkey and range checked again; the
+                    // expected PSN and the MSN stay. (A duplicate atomic is not answered
+                    // yet: that needs a replay cache of its results.)
+                    if self.is_rdreq.val() & self.key_ok.val() & self.len_ok.val() {
+                        self.do_job.d.next = true;
+                    }
                 } else if self.diff.val() != bits::<24>(0) {
                     self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
                     if self.c_nak.val() == bits::<1>(0) {

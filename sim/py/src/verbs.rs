@@ -115,9 +115,26 @@ impl World {
     }
 
     /// A connected RC queue pair `(qp_a, qp_b)` in RTS: path MTU `pmtu`, first PSNs
-    /// `psn_ab` (a to b) and `psn_ba`, send queues of `depth` entries.
-    #[pyo3(signature = (pmtu = 1024, psn_ab = 0, psn_ba = 0, depth = 64))]
-    fn connect(&mut self, pmtu: u32, psn_ab: u32, psn_ba: u32, depth: u32) -> PyResult<(Qp, Qp)> {
+    /// `psn_ab` (a to b) and `psn_ba`, send queues of `depth` entries; both QPs with the
+    /// retry attributes given (`None`: the driver's defaults, as `modify_qp`'s).
+    #[pyo3(signature = (pmtu = 1024, psn_ab = 0, psn_ba = 0, depth = 64, *, timeout = None,
+        retry_cnt = None, rnr_retry = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn connect(
+        &mut self,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        depth: u32,
+        timeout: Option<u8>,
+        retry_cnt: Option<u8>,
+        rnr_retry: Option<u8>,
+    ) -> PyResult<(Qp, Qp)> {
+        self.w.retry = ferroce_sim::world::RetryAttrs {
+            timeout,
+            retry_cnt,
+            rnr_retry,
+        };
         let (a, b) = self.w.connect(pmtu, psn_ab, psn_ba, depth).map_err(err)?;
         Ok((Qp { qp: a }, Qp { qp: b }))
     }

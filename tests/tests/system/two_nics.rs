@@ -1272,21 +1272,7 @@ fn a_2_gib_write_at_pmtu_256_resumed_near_its_end_completes_on_its_last_ack() ->
 fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Result<()> {
     let s = seed("writes_both_ways_survive_loss_corruption_duplication_and_reordering");
     let mut r = rng(s);
-    let faults = ferroce_sim::RandomFaults {
-        loss: 0.02,
-        corrupt: 0.005,
-        duplicate: 0.01,
-        reorder: 0.02,
-        seed: s,
-        ..Default::default()
-    };
-    let mut w = World::open(&WorldConfig {
-        reorder_seed: Some(s),
-        faults,
-        ..WorldConfig::default()
-    })?;
-    // 4.096 us x 2^6: 262 us, about three times the slowest round trip of a 16 KiB WRITE.
-    w.retry.timeout = Some(6);
+    let mut w = ferroce_tests::lossy_world(s, 0.02)?;
     let (mut qa, mut qb) = (Vec::new(), Vec::new());
     for pmtu in PMTUS {
         let (a, b) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
