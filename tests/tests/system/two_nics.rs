@@ -172,6 +172,38 @@ struct Qp {
     out: VecDeque<SendWr>,
 }
 
+impl Qp {
+    fn new(q: QueuePair) -> Qp {
+        Qp {
+            q,
+            todo: VecDeque::new(),
+            out: VecDeque::new(),
+        }
+    }
+}
+
+/// `per_qp` random WRITEs queued on each QP (pair `k` at `PMTUS[k]`), both ways, wr_ids in
+/// one sequence: the number queued.
+fn queue_writes(
+    r: &mut ChaCha8Rng,
+    (qa, qb): (&mut [Qp], &mut [Qp]),
+    (dab, dba): (&mut Dir, &mut Dir),
+    per_qp: usize,
+) -> usize {
+    let mut wr_id = 1u64;
+    for _ in 0..per_qp {
+        for (k, pmtu) in PMTUS.iter().enumerate() {
+            let pmtu = *pmtu as usize;
+            qa[k].todo.push_back(random_write(r, dab, k, pmtu, wr_id));
+            qb[k]
+                .todo
+                .push_back(random_write(r, dba, k, pmtu, wr_id + 1));
+            wr_id += 2;
+        }
+    }
+    2 * per_qp * PMTUS.len()
+}
+
 /// Post what fits, poll, check each completion against the oldest outstanding request.
 fn pump(h: &mut Host, qps: &mut [Qp], r: &mut ChaCha8Rng) -> Result<usize> {
     for qp in qps.iter_mut() {
@@ -264,34 +296,12 @@ fn writes_both_ways_land_byte_exact_and_complete_in_order() -> Result<()> {
         psn_ba.insert(u64::from(a.qpn), p2);
         tags_ab.insert(u64::from(b.qpn), vlan);
         tags_ba.insert(u64::from(a.qpn), vlan);
-        qa.push(Qp {
-            q: a,
-            todo: VecDeque::new(),
-            out: VecDeque::new(),
-        });
-        qb.push(Qp {
-            q: b,
-            todo: VecDeque::new(),
-            out: VecDeque::new(),
-        });
+        qa.push(Qp::new(a));
+        qb.push(Qp::new(b));
     }
     let mut dab = dir(&mut r, &mut w.a, &mut w.b, PMTUS.len())?;
     let mut dba = dir(&mut r, &mut w.b, &mut w.a, PMTUS.len())?;
-    let per_qp = soak(130);
-    let mut wr_id = 1u64;
-    for _ in 0..per_qp {
-        for k in 0..PMTUS.len() {
-            let pmtu = PMTUS[k] as usize;
-            qa[k]
-                .todo
-                .push_back(random_write(&mut r, &mut dab, k, pmtu, wr_id));
-            qb[k]
-                .todo
-                .push_back(random_write(&mut r, &mut dba, k, pmtu, wr_id + 1));
-            wr_id += 2;
-        }
-    }
-    let total = 2 * per_qp * PMTUS.len();
+    let total = queue_writes(&mut r, (&mut qa, &mut qb), (&mut dab, &mut dba), soak(130));
     let bytes: u64 = qa
         .iter()
         .chain(&qb)
@@ -1291,31 +1301,12 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
     let (mut qa, mut qb) = (Vec::new(), Vec::new());
     for pmtu in PMTUS {
         let (a, b) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
-        for (v, q) in [(&mut qa, a), (&mut qb, b)] {
-            v.push(Qp {
-                q,
-                todo: VecDeque::new(),
-                out: VecDeque::new(),
-            });
-        }
+        qa.push(Qp::new(a));
+        qb.push(Qp::new(b));
     }
     let mut dab = dir(&mut r, &mut w.a, &mut w.b, PMTUS.len())?;
     let mut dba = dir(&mut r, &mut w.b, &mut w.a, PMTUS.len())?;
-    let per_qp = soak(16);
-    let mut wr_id = 1u64;
-    for _ in 0..per_qp {
-        for (k, pmtu) in PMTUS.iter().enumerate() {
-            let pmtu = *pmtu as usize;
-            qa[k]
-                .todo
-                .push_back(random_write(&mut r, &mut dab, k, pmtu, wr_id));
-            qb[k]
-                .todo
-                .push_back(random_write(&mut r, &mut dba, k, pmtu, wr_id + 1));
-            wr_id += 2;
-        }
-    }
-    let total = 2 * per_qp * PMTUS.len();
+    let total = queue_writes(&mut r, (&mut qa, &mut qb), (&mut dab, &mut dba), soak(16));
     let start = w.cycle();
     let max_cycles = budget(30_000_000);
     let mut done = 0;
