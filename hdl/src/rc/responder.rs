@@ -28,7 +28,9 @@
 //! empty payload, and once that write is ordered too the original value goes to the requester
 //! as a `READ_JOB` with `atomic` set (its ATOMIC ACKNOWLEDGE). An ATOMIC ACKNOWLEDGE for this
 //! NIC's own atomic lands like a one-packet READ response of 8 bytes, its AtomicAckETH's
-//! value in place of the payload. Counter `atomics` (atomics done).
+//! value in place of the payload. Counter `atomics` (atomics done). A duplicate atomic is
+//! answered from a replay cache (the QP's last `MAX_RD_ATOMIC` originals, searched by PSN
+//! in `AtDup`), never done twice; one not found there is dropped.
 //!
 //! A fatal NAK sent (invalid request, remote access or operational error) moves the QP to
 //! ERR (IBA 9.9.3): requests for it are dropped (`bad_qp`) until an `init_rq` write, the
@@ -75,7 +77,8 @@
 //!   9.6.1.1), `unsupported` (an opcode this transport does not implement: SEND with
 //!   invalidate, UD),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again; a
-//!   READ request is served again, as a new READ job at its own PSNs),
+//!   READ request is served again, as a new READ job at its own PSNs; an atomic is answered
+//!   with its saved original),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
@@ -140,9 +143,9 @@ use ferroce_spec::opcodes::{
     RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_SGE, MR_CTX, QP_CTX,
-    QP_STATE_ERR, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV, WC_RECV_RDMA_WITH_IMM,
-    WC_WITH_IMM, WC_WR_FLUSH_ERR,
+    ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_RD_ATOMIC, MAX_SGE, MR_CTX,
+    QP_CTX, QP_STATE_ERR, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV,
+    WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM, WC_WR_FLUSH_ERR,
 };
 
 /// QP/MR table address width and context widths, as BAR0 stores them (the whole QP context
@@ -183,6 +186,12 @@ const SGE_N: usize = MAX_SGE + 1;
 const CMD_W: usize = 77;
 /// The MR fields: every MR_CTX field lies below.
 const MRS_W: usize = 184;
+/// The atomic replay cache: per QP the results of its last `MAX_RD_ATOMIC` atomics (a
+/// requester has no more READs and atomics outstanding, so a duplicate's original is one of
+/// them), each entry the original value 0/64, the PSN 64/24, the QP's epoch 88/8 and valid 96.
+const AC_W: usize = 97;
+/// The index of a QP's next entry (its atomics done, mod `MAX_RD_ATOMIC`).
+const AX: usize = SLOT_A - QA;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum RespState {
@@ -199,6 +208,7 @@ pub enum RespState {
     AtOrd,
     AtWr,
     AtEnd,
+    AtDup,
     FlRd,
     FlHeld,
     FlHeldOut,
@@ -367,6 +377,16 @@ pub struct Responder<const DW: usize, const KW: usize> {
     x_cmp: Constant<Bits<9>>,
     x_orig: Constant<Bits<9>>,
     j_atomic: Constant<Bits<8>>,
+    // The atomic replay cache (`AC_W`): a duplicate atomic is answered from it, never done
+    // again. Searched an entry a cycle (`ac_i`), the compare registered (`ac_hit`, `ac_val`).
+    ac_ram: RAM<Bits<AC_W>, SLOT_A>,
+    ax_ram: RAM<Bits<AX>, QA>,
+    ac_i: DFF<Bits<5>>,
+    ac_hit: DFF<Bit>,
+    ac_val: DFF<Bits<64>>,
+    ac_tag: Signal<Local, Bits<33>>,
+    ac_sh: Constant<Bits<8>>,
+    ac_end: Constant<Bits<5>>,
     // RDMA READ: requests served (jobs out; per QP the count accepted, twice, and the count
     // sent), responses landed (slots in, records out).
     rj_q: Fifo<JOB_W, 2, 3>,
@@ -805,6 +825,15 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             req_addr: Default::default(),
             at_orig: Default::default(),
             at_new: Default::default(),
+            ac_ram: RAM::default(),
+            ax_ram: RAM::default(),
+            ac_i: Default::default(),
+            ac_hit: Default::default(),
+            ac_val: Default::default(),
+            ac_tag: Default::default(),
+            ac_sh: k(AX as u64),
+            // The last entry's compare is registered two cycles after its search began.
+            ac_end: k(MAX_RD_ATOMIC as u64 + 1),
             inj: Default::default(),
             inj_val: Default::default(),
             n_atomics: Default::default(),
@@ -1236,6 +1265,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             req_addr,
             at_orig,
             at_new,
+            ac_i,
+            ac_hit,
+            ac_val,
             inj,
             inj_val,
             n_atomics,
@@ -1255,6 +1287,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rl_q.rst.next = self.rst.val();
         self.rda_cur.read_clock.next = self.clk.val();
         self.rda_cur.write_clock.next = self.clk.val();
+        self.ac_ram.read_clock.next = self.clk.val();
+        self.ac_ram.write_clock.next = self.clk.val();
+        self.ax_ram.read_clock.next = self.clk.val();
+        self.ax_ram.write_clock.next = self.clk.val();
         self.rda_ack.read_clock.next = self.clk.val();
         self.rda_ack.write_clock.next = self.clk.val();
         self.rdf_ram.read_clock.next = self.clk.val();
@@ -1531,6 +1567,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0)) | bits::<9>(256);
         }
         self.rda_cur.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.ax_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.in_op.next = self
             .s_meta_tdata
             .val()
@@ -1569,6 +1606,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
+            self.ax_ram.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
             self.mr_ram.read_address.next = self
                 .s_meta_tdata
                 .val()
@@ -1595,6 +1636,30 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // from before a RESET lands nowhere).
         self.r_epoch.next = self.rctx_ram.read_data.val().get_bits::<8>(144);
         self.r_rnrt.next = self.rctx_ram.read_data.val().get_bits::<5>(152);
+        // The replay cache: an atomic done writes its entry (in AtWr, its original value
+        // registered in Wait) at the QP's next index; a duplicate's search reads entry
+        // `ac_i` of its QP and compares the tag the cycle after.
+        self.ac_ram.write_address.next = (bit_cast::<SLOT_A, QA>(self.f_q8.val())
+            << self.ac_sh.val())
+            | bit_cast::<SLOT_A, AX>(self.ax_ram.read_data.val());
+        self.ac_ram.write_data.next = bit_cast::<AC_W, 64>(self.at_orig.q.val())
+            | (bit_cast::<AC_W, 24>(self.f_psn.val()) << 64)
+            | (bit_cast::<AC_W, 8>(self.r_epoch.val()) << 88)
+            | (bit_cast::<AC_W, 1>(bits::<1>(1)) << 96);
+        self.ac_ram.write_enable.next = false;
+        self.ax_ram.write_address.next = self.f_q8.val();
+        self.ax_ram.write_data.next = self.ax_ram.read_data.val() + bits::<AX>(1);
+        self.ax_ram.write_enable.next = false;
+        self.ac_ram.read_address.next = (bit_cast::<SLOT_A, QA>(self.f_q8.val())
+            << self.ac_sh.val())
+            | bit_cast::<SLOT_A, AX>(self.ac_i.q.val().get_bits::<AX>(0));
+        self.ac_tag.next = bit_cast::<33, 24>(self.f_psn.val())
+            | (bit_cast::<33, 8>(self.r_epoch.val()) << 24)
+            | (bit_cast::<33, 1>(bits::<1>(1)) << 32);
+        self.ac_hit.d.next = (self.ac_ram.read_data.val().get_bits::<33>(64) == self.ac_tag.val())
+            & (self.ac_i.q.val() != bits::<5>(0))
+            & (self.state.q.val() == RespState::AtDup);
+        self.ac_val.d.next = self.ac_ram.read_data.val().get_bits::<64>(0);
         self.c_va.next = self.cur_ram.read_data.val().get_bits::<64>(0);
         self.c_rem.next = self.cur_ram.read_data.val().get_bits::<32>(64);
         self.c_in.next = self.cur_ram.read_data.val().get_bits::<1>(96);
@@ -2232,10 +2297,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);
                     // A duplicate READ request (its responses were lost) is served again
                     // from memory at its own PSNs, its rkey and range checked again; the
-                    // expected PSN and the MSN stay. (A duplicate atomic is not answered
-                    // yet: that needs a replay cache of its results.)
+                    // expected PSN and the MSN stay. A duplicate atomic is answered with
+                    // its first result, from the replay cache, and not done again.
                     if self.is_rdreq.val() & self.key_ok.val() & self.len_ok.val() {
                         self.do_job.d.next = true;
+                    }
+                    if self.is_atomic.val() {
+                        self.ac_i.d.next = bits::<5>(0);
+                        self.state.d.next = RespState::AtDup;
                     }
                 } else if self.diff.val() != bits::<24>(0) {
                     self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
@@ -2313,6 +2382,20 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.state.d.next = RespState::Wait;
                 }
             }
+            RespState::AtDup => {
+                // A duplicate atomic: its QP's entries, one a cycle; the one with its PSN
+                // (of this incarnation) gives the original value its ACKNOWLEDGE carries
+                // again. None (older than the window a requester may have outstanding):
+                // dropped, as rxe does.
+                self.ac_i.d.next = self.ac_i.q.val() + bits::<5>(1);
+                if self.ac_hit.q.val() {
+                    self.at_orig.d.next = self.ac_val.q.val();
+                    self.do_job.d.next = true;
+                    self.state.d.next = RespState::Drain;
+                } else if self.ac_i.q.val() == self.ac_end.val() {
+                    self.state.d.next = RespState::Drain;
+                }
+            }
             RespState::AtWr => {
                 // The new value written where the original was (one piece, through the
                 // scatter in Pay); the PSN and the MSN move on; the ATOMIC ACKNOWLEDGE is a
@@ -2326,6 +2409,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.new_msn.d.next = self.r_msn.val() + bits::<24>(1);
                 self.do_job.d.next = true;
                 self.n_atomics.d.next = self.n_atomics.q.val() + bits::<32>(1);
+                if !self.dirty.q.val() {
+                    self.ac_ram.write_enable.next = true;
+                    self.ax_ram.write_enable.next = true;
+                }
                 self.state.d.next = RespState::Split;
             }
             RespState::AtEnd => {

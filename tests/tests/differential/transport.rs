@@ -70,6 +70,14 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // The RNR NAK timer codes draw from a stream of their own: the rest of the stimulus (and
     // its coverage) is what it was before the field existed.
     let mut r_rnr = rng(s ^ 0x524e_5254);
+    // So do the duplicate atomics' PSNs (the PSNs of the atomics each QP had done).
+    let mut r_dup = rng(s ^ 0x4455_5021);
+    let mut at_psn: [VecDeque<u32>; 8] = Default::default();
+    let at_bit = {
+        let l = &ferroce_spec::meta::READ_JOB;
+        l.lsb(&l.field("atomic"))
+    };
+    let mut at_jobs = 0usize;
     let mut hdl = Responder::<64, 8>::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_responder_64", &BuildOptions::default())?;
@@ -188,6 +196,12 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             let now: u64 = counters(&hdl).iter().sum();
             if let Some((qi, op, len, dlen)) = last.take() {
                 if now == judged && (op <= 12 || op == 19 || op == 20) {
+                    if op >= 19 {
+                        at_psn[qi].push_back(epsn[qi]);
+                        if at_psn[qi].len() > 20 {
+                            at_psn[qi].pop_front();
+                        }
+                    }
                     epsn[qi] = (epsn[qi] + 1) & 0xFF_FFFF;
                     in_msg[qi] = [0, 1, 6, 7].contains(&op);
                     send_msg[qi] = op <= 1;
@@ -206,7 +220,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             let qi = (q & 7) as usize;
             // WRITEs and SENDs, with and without immediate, in and out of message order; READ
             // requests and responses; atomics and their acknowledgements.
-            let op: u8 = if r.gen_ratio(1, 10) {
+            let mut op: u8 = if r.gen_ratio(1, 10) {
                 // (0x16, 0x17: SEND with invalidate, not implemented.)
                 [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 17, 12, 22, 23][r.gen_range(0..16)]
             } else if r.gen_ratio(1, 5) {
@@ -233,6 +247,12 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 1 => (epsn[qi] + r.gen_range(1..4)) & 0xFF_FFFF,
                 _ => epsn[qi],
             };
+            // A duplicate of an atomic done (its answer from the replay cache; the oldest of
+            // those kept here have left it).
+            if !at_psn[qi].is_empty() && r_dup.gen_ratio(1, 8) {
+                op = [19, 20][r_dup.gen_range(0..2)];
+                psn = at_psn[qi][r_dup.gen_range(0..at_psn[qi].len())];
+            }
             // A READ response: FIRST/ONLY most often at its slot's PSN, MIDDLE/LAST at the
             // one after the last response.
             if (13..=16).contains(&op) || op == 18 {
@@ -489,6 +509,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             let s = j.get_bits::<5>(104).to_u64() as u8;
             jobs.push_back((q, s));
             njobs += 1;
+            at_jobs += usize::from(j.get_bit(at_bit));
         }
         nlands += usize::from(hdl.m_rland_tvalid.val() && inp.bit("m_rland_tready"));
         if hdl.m_qerr_valid.val() {
@@ -535,13 +556,15 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             && rcvs > 10
             && njobs > 5
             && nlands > 5
-            && counters.iter().all(|&c| c > 0),
+            && counters.iter().all(|&c| c > 0)
+            && at_jobs as u64 >= counters[10] + 2,
         "too little coverage: {writes} writes, {acks} ACKs, {racks} received ACKs, {wqe_reqs} \
          receive WQEs asked for, {rcvs} receive completions, {njobs} READ jobs, {nlands} READs \
-         landed, {counters:?}"
+         landed, {at_jobs} atomic jobs (of which duplicates answered from the replay cache: \
+         all but `atomics`), {counters:?}"
     );
     println!(
-        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, counters {counters:?}, all {} outputs equal", outs.len()
+        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, {at_jobs} atomic jobs, counters {counters:?}, all {} outputs equal", outs.len()
     );
     Ok(())
 }

@@ -113,14 +113,29 @@ fn clean(w: &World, s: u64) -> Result<()> {
 #[test]
 fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
     let s = seed("fetch_and_add_from_several_qps_sums_and_serializes");
+    add_chains(s, lossless_world(s)?, soak(24), false)
+}
+
+/// The same over lossy links (loss, corruption, duplication, reordering both ways): lost
+/// requests are sent again, lost ATOMIC ACKNOWLEDGEs are answered again from the responder's
+/// replay cache, so each add is done exactly once (the counter is the sum, every original
+/// value in the chain, `resp_atomics` the count) and completes once.
+#[test]
+fn fetch_and_add_over_a_lossy_link_is_done_exactly_once() -> Result<()> {
+    let s = seed("fetch_and_add_over_a_lossy_link_is_done_exactly_once");
+    add_chains(s, ferroce_tests::lossy_world(s, 0.03)?, soak(24), true)
+}
+
+fn add_chains(s: u64, mut w: World, per: usize, lossy: bool) -> Result<()> {
     let mut r = rng(s);
-    let mut w = lossless_world(s)?;
     let dir = std::env::temp_dir().join(format!("ferroce-atomic-{s}"));
     std::fs::create_dir_all(&dir)?;
     let pcaps = [dir.join("ab.pcap"), dir.join("ba.pcap")];
-    w.ab.tap(&pcaps[0])?;
-    w.ba.tap(&pcaps[1])?;
-    let (nqp, per) = (4usize, soak(24));
+    if !lossy {
+        w.ab.tap(&pcaps[0])?;
+        w.ba.tap(&pcaps[1])?;
+    }
+    let nqp = 4usize;
     // Per host: its counter (in the middle of a guarded buffer) and its result slots.
     let mut counter: Vec<(MemoryRegion, Vec<u8>, u64)> = Vec::new();
     let mut results: Vec<(MemoryRegion, Vec<u8>)> = Vec::new();
@@ -224,10 +239,33 @@ fn fetch_and_add_from_several_qps_sums_and_serializes() -> Result<()> {
         want[GUARD..GUARD + 8].copy_from_slice(&v.to_le_bytes());
         ensure!(now == want, "seed {s}: side {side}'s counter or its guards");
     }
-    clean(&w, s)?;
     for h in [&w.a, &w.b] {
-        ensure!(h.counter("resp_atomics")? == (nqp * per) as u64);
+        ensure!(
+            h.counter("resp_atomics")? == (nqp * per) as u64,
+            "seed {s}: atomics done: {}",
+            h.counter("resp_atomics")?
+        );
     }
+    if lossy {
+        ensure!(
+            w.a.counter("resp_dup")? + w.b.counter("resp_dup")? > 0,
+            "seed {s}: no duplicate reached a responder"
+        );
+        for h in [&w.a, &w.b] {
+            ensure!(
+                h.sim.borrow().rc.borrow().violations.is_empty(),
+                "seed {s}: host memory violations"
+            );
+        }
+        println!(
+            "seed {s}: {} adds each way over {nqp} lossy QPs: exact; a: {}; b: {}",
+            nqp * per,
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+        return Ok(());
+    }
+    clean(&w, s)?;
     // The wire, by outside readers: host `side`'s link carries its adds and its answers to
     // the other's.
     w.run(2000)?;
