@@ -37,7 +37,8 @@
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
-//!   the host reads the same through BAR0's MAC_STATS block.
+//!   the host reads the same through BAR0's MAC_STATS block, and the transport's retry
+//!   counters (`req_retrans`, `cpl_*`, `resp_dup`, `resp_rnr`) through RC_STATS.
 //!
 //! Lossless Ethernet: the peer's PFC/PAUSE (MAC receive's `paused`) holds the transmit queues,
 //! and the requester and the responder reserve room in a queue before they send into it
@@ -197,6 +198,14 @@ pub struct Nic<
     live_rx_overflow: Constant<Bits<16>>,
     live_rx_code_err: Constant<Bits<16>>,
     live_rx_too_long: Constant<Bits<16>>,
+    live_retrans: Constant<Bits<16>>,
+    live_timeouts: Constant<Bits<16>>,
+    live_seq_nak_rx: Constant<Bits<16>>,
+    live_seq_nak_tx: Constant<Bits<16>>,
+    live_rnr_nak_rx: Constant<Bits<16>>,
+    live_rnr_nak_tx: Constant<Bits<16>>,
+    live_dup_rx: Constant<Bits<16>>,
+    live_retry_exc: Constant<Bits<16>>,
     cap_req: Constant<Bits<16>>,
     cap_resp: Constant<Bits<16>>,
     req: Requester<DW, KW>,
@@ -241,9 +250,10 @@ impl<
             beats_of(tx_frame_len(true, RETH.len + IMMDT.len, TX_MAX_PAYLOAD), KW) <= cap_req,
             "a transmit queue must hold the largest packet and an ACK"
         );
-        // Where each statistic sits in BAR0's live words (`spec::regs`, MAC_STATS).
+        // Where each statistic sits in BAR0's live words (`spec::regs`: MAC_STATS, RC_STATS).
         let live = |name: &str| -> Constant<Bits<16>> {
-            let n = regs::live_index(name).unwrap_or_else(|| panic!("MAC_STATS has no {name}"));
+            let n =
+                regs::live_index(name).unwrap_or_else(|| panic!("no statistics register {name}"));
             k((32 * n) as u64)
         };
         Self {
@@ -366,6 +376,14 @@ impl<
             live_rx_overflow: live("RX_OVERFLOW"),
             live_rx_code_err: live("RX_CODE_ERR"),
             live_rx_too_long: live("RX_TOO_LONG"),
+            live_retrans: live("RETRANS"),
+            live_timeouts: live("TIMEOUTS"),
+            live_seq_nak_rx: live("SEQ_NAK_RX"),
+            live_seq_nak_tx: live("SEQ_NAK_TX"),
+            live_rnr_nak_rx: live("RNR_NAK_RX"),
+            live_rnr_nak_tx: live("RNR_NAK_TX"),
+            live_dup_rx: live("DUP_RX"),
+            live_retry_exc: live("RETRY_EXC"),
             bar0: Bar0::new(params),
             cap_req: k(cap_req as u64),
             cap_resp: k(1 << QA),
@@ -743,7 +761,16 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.rx.runt.val()) << self.live_rx_runt.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.overflow.val()) << self.live_rx_overflow.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.code_err.val()) << self.live_rx_code_err.val())
-            | (bit_cast::<LIVE_W, 32>(self.rx.too_long.val()) << self.live_rx_too_long.val());
+            | (bit_cast::<LIVE_W, 32>(self.rx.too_long.val()) << self.live_rx_too_long.val())
+            // BAR0's RC_STATS block: the transport's reliability counters.
+            | (bit_cast::<LIVE_W, 32>(self.req.retrans.val()) << self.live_retrans.val())
+            | (bit_cast::<LIVE_W, 32>(self.cpl.timeouts.val()) << self.live_timeouts.val())
+            | (bit_cast::<LIVE_W, 32>(self.cpl.seq_naks.val()) << self.live_seq_nak_rx.val())
+            | (bit_cast::<LIVE_W, 32>(self.resp.seq_naks.val()) << self.live_seq_nak_tx.val())
+            | (bit_cast::<LIVE_W, 32>(self.cpl.rnr_naks.val()) << self.live_rnr_nak_rx.val())
+            | (bit_cast::<LIVE_W, 32>(self.resp.rnr.val()) << self.live_rnr_nak_tx.val())
+            | (bit_cast::<LIVE_W, 32>(self.resp.dup.val()) << self.live_dup_rx.val())
+            | (bit_cast::<LIVE_W, 32>(self.cpl.retry_exc.val()) << self.live_retry_exc.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

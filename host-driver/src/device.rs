@@ -185,6 +185,44 @@ pub struct MacStats {
     pub rx_too_long: u32,
 }
 
+/// The RC transport's reliability statistics (BAR0's RC_STATS block, `Device::rc_stats`),
+/// summed over the NIC's QPs: 32-bit counters that wrap. Clean traffic leaves them all zero.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RcStats {
+    /// Packets sent again (go-back-N after an ACK timeout, a sequence NAK or an RNR wait).
+    pub retrans: u32,
+    /// ACK timer expiries.
+    pub timeouts: u32,
+    /// NAK PSN sequence errors received.
+    pub seq_nak_rx: u32,
+    /// Gaps NAKed (NAK PSN sequence error, once per gap).
+    pub seq_nak_tx: u32,
+    /// RNR NAKs received.
+    pub rnr_nak_rx: u32,
+    /// RNR NAKs sent (a SEND found no receive WQE).
+    pub rnr_nak_tx: u32,
+    /// Duplicate requests received (ACKed again, READs served again, atomics answered again).
+    pub dup_rx: u32,
+    /// QPs failed because their retries ran out.
+    pub retry_exc: u32,
+}
+
+impl RcStats {
+    /// `(name, value)` in BAR0's order, the names as the driver's fields.
+    pub fn fields(&self) -> [(&'static str, u32); 8] {
+        [
+            ("retrans", self.retrans),
+            ("timeouts", self.timeouts),
+            ("seq_nak_rx", self.seq_nak_rx),
+            ("seq_nak_tx", self.seq_nak_tx),
+            ("rnr_nak_rx", self.rnr_nak_rx),
+            ("rnr_nak_tx", self.rnr_nak_tx),
+            ("dup_rx", self.dup_rx),
+            ("retry_exc", self.retry_exc),
+        ]
+    }
+}
+
 /// Attributes for `modify_qp` (the fields of `ibv_qp_attr` this NIC uses).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QpAttr {
@@ -1123,6 +1161,23 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         st.rx_code_err = rd("RX_CODE_ERR")?;
         st.rx_too_long = rd("RX_TOO_LONG")?;
         Ok(st)
+    }
+
+    /// Read the RC transport's reliability statistics (retransmissions, timeouts, NAKs both
+    /// ways, duplicates, QPs failed by retries) from BAR0.
+    pub fn rc_stats(&mut self) -> Result<RcStats> {
+        let bar = &mut self.bar;
+        let mut rd = |name: &str| bar.read32(regs::addr("RC_STATS", name));
+        Ok(RcStats {
+            retrans: rd("RETRANS")?,
+            timeouts: rd("TIMEOUTS")?,
+            seq_nak_rx: rd("SEQ_NAK_RX")?,
+            seq_nak_tx: rd("SEQ_NAK_TX")?,
+            rnr_nak_rx: rd("RNR_NAK_RX")?,
+            rnr_nak_tx: rd("RNR_NAK_TX")?,
+            dup_rx: rd("DUP_RX")?,
+            retry_exc: rd("RETRY_EXC")?,
+        })
     }
 
     /// Post a list of send work requests (`ibv_post_send`): each WQE is written into the send

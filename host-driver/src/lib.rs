@@ -16,8 +16,8 @@ pub mod error;
 
 pub use device::{
     access, CompletionQueue, Device, DeviceInfo, MacStats, MemoryRegion, PfcConfig,
-    ProtectionDomain, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge, Vlan, WorkCompletion,
-    WrOpcode,
+    ProtectionDomain, QpAttr, QpState, QueuePair, RcStats, RecvWr, SendWr, Sge, Vlan,
+    WorkCompletion, WrOpcode,
 };
 pub use error::DriverError;
 pub use ferroce_spec as spec;

@@ -8,10 +8,11 @@
 //! compared with the goodput ceiling of the link ([`ferroce_spec::wire`]'s ceiling of the verb
 //! times the link's rate).
 
+use crate::link::{LinkStats, RandomFaults};
 use crate::world::{step_until, Host, World};
 use crate::{Result, SimError};
 use ferroce_driver::{
-    access, DmaMemory, PfcConfig, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
+    access, DmaMemory, PfcConfig, QueuePair, RcStats, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
 };
 use ferroce_spec::queues::{WC_RECV, WC_SUCCESS};
 use ferroce_spec::wire::{read_goodput_ceiling, send_goodput_ceiling, write_goodput_ceiling};
@@ -582,6 +583,15 @@ pub struct Bench {
     pub seed: u64,
 }
 
+/// What [`Bench::run_lossy_writes`] measured: the stream, both drivers' RC_STATS (a, b) and
+/// both links' faults (a to b, b to a).
+#[derive(Clone, Debug)]
+pub struct LossyRun {
+    pub run: WriteRun,
+    pub stats: [RcStats; 2],
+    pub links: [LinkStats; 2],
+}
+
 /// What [`Bench::run`] measured.
 #[derive(Clone, Debug)]
 pub struct BenchResult {
@@ -632,6 +642,43 @@ impl Bench {
         w.b.dev.set_pfc(&LOSSLESS_PFC)?;
         let (mut qa, _qb) = w.connect(self.pmtu, 0xff_ff00, 0, 256)?;
         atomic_stream(&mut w, Direction::AToB, &mut qa, count, self.seed, progress)
+    }
+
+    /// `count` WRITEs of `size` bytes from a to b over links that lose `faults`' share of
+    /// their frames (and corrupt, duplicate, reorder as it says), the QPs' ACK timeout
+    /// `timeout` (4.096 us x 2^timeout): go-back-N recovers every loss; every byte and
+    /// completion is checked as in [`write_stream`]. PFC stays off (it would not stop these
+    /// losses).
+    pub fn run_lossy_writes(
+        &self,
+        size: usize,
+        count: usize,
+        faults: RandomFaults,
+        timeout: u8,
+        progress: impl FnMut(u64),
+    ) -> Result<LossyRun> {
+        let mut w = World::open(&crate::world::WorldConfig {
+            reorder_seed: self.reorder_seed,
+            faults,
+            ..Default::default()
+        })?;
+        w.retry.timeout = Some(timeout);
+        let (mut qa, _qb) = w.connect(self.pmtu, 0xff_ff00, 0, 256)?;
+        let run = write_stream(
+            &mut w,
+            Direction::AToB,
+            &mut qa,
+            self.pmtu,
+            size,
+            count,
+            self.seed,
+            progress,
+        )?;
+        Ok(LossyRun {
+            run,
+            stats: [w.a.dev.rc_stats()?, w.b.dev.rc_stats()?],
+            links: [w.ab.stats(), w.ba.stats()],
+        })
     }
 
     fn measure(

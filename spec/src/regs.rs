@@ -185,12 +185,13 @@ const fn ctx_regs() -> [Reg; 4 + CTX_WORDS] {
 
 const OBJECT_REGS: [Reg; 4 + CTX_WORDS] = ctx_regs();
 
-/// Words of live values the completer reads (`Reset::Live`), 32 bits each.
-pub const LIVE_WORDS: usize = 50;
+/// Words of live values BAR0 reads (`Reset::Live`), 32 bits each: MAC_STATS' then RC_STATS'.
+pub const LIVE_WORDS: usize = MAC_LIVE + RC_LIVE;
+const MAC_LIVE: usize = 50;
 const MAC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The MAC's statistics: per priority, then per port, each a live 32-bit counter (wrapping).
-const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
+const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
     const PER_PRIO: [(&str, &str); 5] = [
         (
             "PFC_RX",
@@ -271,7 +272,7 @@ const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
             "frames dropped on receive: longer than 9,022 bytes (a tagged 9,000-byte jumbo)",
         ),
     ];
-    let mut out = [reg("", 0, Ro, V(0), ""); LIVE_WORDS];
+    let mut out = [reg("", 0, Ro, V(0), ""); MAC_LIVE];
     let mut g = 0;
     while g < 5 {
         let mut p = 0;
@@ -303,14 +304,67 @@ const fn mac_stats_regs() -> [Reg; LIVE_WORDS] {
     out
 }
 
-const MAC_STATS_REGS: [Reg; LIVE_WORDS] = mac_stats_regs();
+const MAC_STATS_REGS: [Reg; MAC_LIVE] = mac_stats_regs();
 
-/// The live word a register of the MAC_STATS block reads.
+const RC_LIVE: usize = 8;
+const RC_STATS_BASE_OFF: u32 = 0x0C;
+
+/// The RC transport's reliability statistics, each a live 32-bit counter (wrapping).
+const fn rc_stats_regs() -> [Reg; RC_LIVE] {
+    const RC: [(&str, &str); RC_LIVE] = [
+        (
+            "RETRANS",
+            "packets sent again: go-back-N after an ACK timeout, a sequence NAK or an RNR wait",
+        ),
+        (
+            "TIMEOUTS",
+            "ACK timer expiries (each a retry, or the one that fails the QP)",
+        ),
+        ("SEQ_NAK_RX", "NAK PSN sequence errors received"),
+        (
+            "SEQ_NAK_TX",
+            "gaps NAKed: NAK PSN sequence error decided, once per gap (a NAK still waiting when a newer ACK of its QP comes is replaced by it)",
+        ),
+        ("RNR_NAK_RX", "RNR NAKs received"),
+        (
+            "RNR_NAK_TX",
+            "RNR NAKs sent: a SEND or WRITE with immediate found no receive WQE",
+        ),
+        (
+            "DUP_RX",
+            "duplicate requests received: ACKed again, a READ served again, an atomic answered from the replay cache",
+        ),
+        (
+            "RETRY_EXC",
+            "QPs failed because retries ran out (RETRY_EXC_ERR or RNR_RETRY_EXC_ERR)",
+        ),
+    ];
+    let mut out = [reg("", 0, Ro, V(0), ""); RC_LIVE];
+    let mut i = 0;
+    while i < RC_LIVE {
+        out[i] = reg(
+            RC[i].0,
+            RC_STATS_BASE_OFF + 4 * i as u32,
+            Ro,
+            L((MAC_LIVE + i) as u16),
+            RC[i].1,
+        );
+        i += 1;
+    }
+    out
+}
+
+const RC_STATS_REGS: [Reg; RC_LIVE] = rc_stats_regs();
+
+/// The live word a register of a statistics block (MAC_STATS, RC_STATS) reads.
 pub fn live_index(name: &str) -> Option<usize> {
-    block("MAC_STATS").regs.iter().find_map(|r| match r.reset {
-        Reset::Live(n) if r.name == name => Some(usize::from(n)),
-        _ => None,
-    })
+    BLOCKS
+        .iter()
+        .flat_map(|b| b.regs.iter())
+        .find_map(|r| match r.reset {
+            Reset::Live(n) if r.name == name => Some(usize::from(n)),
+            _ => None,
+        })
 }
 
 /// Every register block, in list order; NEXT of each points to the following one.
@@ -434,6 +488,14 @@ pub const BLOCKS: &[Block] = &[
         base: 0x0500,
         regs: &MAC_STATS_REGS,
         doc: "The Ethernet MAC's statistics: PFC and pause per priority, frames sent per priority, drops by reason. Live 32-bit counters, wrapping.",
+    },
+    Block {
+        name: "RC_STATS",
+        type_id: 0x4652_0007,
+        version: VERSION_1_0,
+        base: 0x0600,
+        regs: &RC_STATS_REGS,
+        doc: "The RC transport's reliability statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries. Live 32-bit counters, wrapping.",
     },
 ];
 

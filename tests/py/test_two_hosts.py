@@ -408,6 +408,13 @@ def test_writes_over_a_lossy_link_land_exactly_once_by_retransmission():
     assert stats["a_to_b"]["dropped"] + stats["b_to_a"]["dropped"] > 0, stats
     assert a.counter("req_retrans") > 0
     assert a.counter("cpl_retry_exc") == 0
+    # The driver reads the same through BAR0's RC_STATS block.
+    st = a.rc_stats()
+    assert st["retrans"] == a.counter("req_retrans")
+    assert st["timeouts"] == a.counter("cpl_timeouts")
+    assert st["seq_nak_rx"] == a.counter("cpl_seq_naks")
+    assert st["retry_exc"] == 0
+    assert world.b.rc_stats()["dup_rx"] == world.b.counter("resp_dup")
 
 
 def writes_land_once(rng, world, qa, n, sizes, max_cycles):

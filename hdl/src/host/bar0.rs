@@ -12,7 +12,7 @@
 //! - `pfc_enable`, `pfc_quanta`, `pfc_xoff_bytes`, `pfc_xon_bytes`: the PFC block's, for the
 //!   MAC.
 //! - `s_live`: the datapath's live counters (`spec::regs::Reset::Live` word n at bits 32n),
-//!   read through the MAC_STATS block.
+//!   read through the MAC_STATS and RC_STATS blocks.
 //! - `m_qpw_{en,index,data}`: every write into the QP table (object commands and the clearing
 //!   sweep after reset), so the transport engines keep copies of the QP fields they use that
 //!   always equal the table (a write-through, no handshake: the engines take one per cycle).

@@ -80,7 +80,7 @@
 //!   READ request is served again, as a new READ job at its own PSNs; an atomic is answered
 //!   with its saved original),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
-//!   until the expected PSN arrives), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
+//!   until the expected PSN arrives; `seq_naks` counts those NAKs), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
 //!   allow (FIRST and MIDDLE exactly one PMTU, ONLY and LAST at most one), a RETH length over
 //!   2^31, or a SEND packet longer than the receive WQE's room left: NAK invalid request; the
@@ -289,6 +289,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub unsupported: Signal<Out, Bits<32>>,
     pub dup: Signal<Out, Bits<32>>,
     pub seq_err: Signal<Out, Bits<32>>,
+    /// Gaps NAKed (NAK PSN sequence error decided, once per gap).
+    pub seq_naks: Signal<Out, Bits<32>>,
     pub bad_req: Signal<Out, Bits<32>>,
     pub bad_rkey: Signal<Out, Bits<32>>,
     pub bad_pkey: Signal<Out, Bits<32>>,
@@ -487,6 +489,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     n_unsupported: DFF<Bits<32>>,
     n_dup: DFF<Bits<32>>,
     n_seq_err: DFF<Bits<32>>,
+    n_seq_nak: DFF<Bits<32>>,
     n_bad_req: DFF<Bits<32>>,
     n_bad_rkey: DFF<Bits<32>>,
     n_bad_pkey: DFF<Bits<32>>,
@@ -924,6 +927,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             unsupported: Default::default(),
             dup: Default::default(),
             seq_err: Default::default(),
+            seq_naks: Default::default(),
             bad_req: Default::default(),
             bad_rkey: Default::default(),
             bad_pkey: Default::default(),
@@ -973,6 +977,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             n_unsupported: Default::default(),
             n_dup: Default::default(),
             n_seq_err: Default::default(),
+            n_seq_nak: Default::default(),
             n_bad_req: Default::default(),
             n_bad_rkey: Default::default(),
             n_bad_pkey: Default::default(),
@@ -1246,6 +1251,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             n_unsupported,
             n_dup,
             n_seq_err,
+            n_seq_nak,
             n_bad_req,
             n_bad_rkey,
             n_bad_pkey,
@@ -1396,6 +1402,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.unsupported.next = self.n_unsupported.q.val();
         self.dup.next = self.n_dup.q.val();
         self.seq_err.next = self.n_seq_err.q.val();
+        self.seq_naks.next = self.n_seq_nak.q.val();
         self.bad_req.next = self.n_bad_req.q.val();
         self.bad_rkey.next = self.n_bad_rkey.q.val();
         self.bad_pkey.next = self.n_bad_pkey.q.val();
@@ -2309,6 +2316,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 } else if self.diff.val() != bits::<24>(0) {
                     self.n_seq_err.d.next = self.n_seq_err.q.val() + bits::<32>(1);
                     if self.c_nak.val() == bits::<1>(0) {
+                        self.n_seq_nak.d.next = self.n_seq_nak.q.val() + bits::<32>(1);
                         self.do_ack.d.next = true;
                         self.ack_syn.d.next = self.syn_seq.val();
                         self.wb_cur.d.next = true;
@@ -2687,6 +2695,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_unsupported.d.next = bits::<32>(0);
             self.n_dup.d.next = bits::<32>(0);
             self.n_seq_err.d.next = bits::<32>(0);
+            self.n_seq_nak.d.next = bits::<32>(0);
             self.n_bad_req.d.next = bits::<32>(0);
             self.n_bad_rkey.d.next = bits::<32>(0);
             self.n_bad_pkey.d.next = bits::<32>(0);

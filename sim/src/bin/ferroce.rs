@@ -105,6 +105,9 @@ enum Cmd {
         /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
         #[arg(long)]
         no_mac: bool,
+        /// Skip the lossy-link benchmark (64 KiB WRITEs at 0, 0.1% and 1% loss).
+        #[arg(long)]
+        no_lossy: bool,
         /// Also write the tables to this Markdown page (the repository's is
         /// `docs/performance.md`).
         #[arg(long)]
@@ -215,6 +218,7 @@ fn main() -> Result<()> {
             no_taps,
             no_nic,
             no_mac,
+            no_lossy,
             write,
         } => ferroce_sim::perf::run(
             &ferroce_sim::perf::Parts {
@@ -222,6 +226,7 @@ fn main() -> Result<()> {
                 taps: !no_taps,
                 nic: !no_nic,
                 mac: !no_mac,
+                lossy: !no_lossy,
             },
             write.as_deref(),
         ),

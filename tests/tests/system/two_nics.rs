@@ -1358,5 +1358,48 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
         ensure!(h.counter("cpl_cqes")? == (total / 2) as u64);
         ensure!(h.sim.borrow().rc.borrow().violations.is_empty());
     }
+    // The drivers read the same through BAR0's RC_STATS block; the NAKs one side decided
+    // and the other received agree, but for those the link lost (or a newer ACK replaced).
+    let st = [w.a.dev.rc_stats()?, w.b.dev.rc_stats()?];
+    for (h, st) in [&w.a, &w.b].into_iter().zip(&st) {
+        let want = [
+            h.counter("req_retrans")?,
+            h.counter("cpl_timeouts")?,
+            h.counter("cpl_seq_naks")?,
+            h.counter("cpl_rnr_naks")?,
+            h.counter("resp_rnr")?,
+            h.counter("resp_dup")?,
+            h.counter("cpl_retry_exc")?,
+        ];
+        let got = [
+            st.retrans,
+            st.timeouts,
+            st.seq_nak_rx,
+            st.rnr_nak_rx,
+            st.rnr_nak_tx,
+            st.dup_rx,
+            st.retry_exc,
+        ]
+        .map(u64::from);
+        ensure!(
+            got == want,
+            "seed {s}: RC_STATS {st:?}, the NIC's ports {want:?}"
+        );
+        ensure!(
+            u64::from(st.seq_nak_tx) <= h.counter("resp_seq_err")?,
+            "seed {s}: more gaps NAKed than packets past a gap"
+        );
+    }
+    // (A NAK the link duplicated is received twice.)
+    for (tx, rx, link) in [(&st[1], &st[0], &sba), (&st[0], &st[1], &sab)] {
+        ensure!(
+            u64::from(rx.seq_nak_rx) <= u64::from(tx.seq_nak_tx) + link.duplicated
+                && tx.seq_nak_tx > 0,
+            "seed {s}: {} sequence NAKs decided, {} received",
+            tx.seq_nak_tx,
+            rx.seq_nak_rx
+        );
+    }
+    println!("seed {s}: RC_STATS a {:?}; b {:?}", st[0], st[1]);
     Ok(())
 }
