@@ -896,3 +896,90 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
     );
     Ok(())
 }
+
+/// The RC timers: eight QPs' `timeout` written now and then (0: never, 1 or 2: 1,280 or
+/// 2,560 cycles at 10G), entries set at random (ACK timer, RNR wait with codes of 10 to 30
+/// us, now, off; some for QP numbers past the eight, some racing the scan), expiries taken
+/// after random waits (never a set in the cycle of a take, the taker's contract).
+#[test]
+fn timers_rust_hdl_matches_verilator() -> Result<()> {
+    use ferroce_hdl::designs::Config;
+    use ferroce_hdl::rc::timers::timer_unit_cycles;
+    use ferroce_hdl::rc::Timers;
+    let mut r: ChaCha8Rng = rng(seed("timers_rust_hdl_matches_verilator"));
+    let mut hdl = Timers::new(timer_unit_cycles(Config::TenG.clock_khz()));
+    hdl.connect_all();
+    let mut tb = open_tb("ferroce_timers", &BuildOptions::default())?;
+    let edge = |b: &mut Timers| hdl_edge(b, |b, c| b.clk.next = c.into());
+    hdl.rst.next = true;
+    for _ in 0..3 {
+        edge(&mut hdl);
+    }
+    hdl.rst.next = false;
+    edge(&mut hdl);
+    let outs = Outputs::new(&hdl, tb.model_ref())?;
+    let cycles = soak(150_000);
+    let mut fired = [0usize; 4];
+    let mut sets = 0usize;
+    for cycle in 0..cycles {
+        let qpw = (cycle < 8 || r.gen_ratio(1, 3000)).then(|| {
+            let q = if cycle < 8 { cycle } else { r.gen_range(0..8) };
+            let t = if r.gen_ratio(1, 8) {
+                0
+            } else {
+                r.gen_range(1..=2)
+            };
+            let img = layout_img(&QP_CTX, &[("timeout", t), ("retry_cnt", 7)]);
+            (q as u64, img[..80].to_vec())
+        });
+        let ready = r.gen_bool(0.3);
+        let taking = hdl.m_exp_valid.val() && ready;
+        let set = !taking && r.gen_ratio(1, 250);
+        let qpn: u64 = if r.gen_ratio(1, 20) {
+            r.gen_range(8..256)
+        } else {
+            r.gen_range(0..8)
+        };
+        let mode: u64 = [0, 1, 1, 2, 2, 2, 3][r.gen_range(0..7)];
+        let code: u64 = r.gen_range(1..=3);
+        sets += usize::from(set);
+        let inp = Inputs(vec![
+            ("s_qpw_en", vec![qpw.is_some().into()]),
+            ("s_qpw_index", vec![qpw.as_ref().map_or(0, |q| q.0 as u8)]),
+            (
+                "s_qpw_data",
+                qpw.as_ref().map_or(vec![0; 80], |q| q.1.clone()),
+            ),
+            ("s_set_en", vec![set.into()]),
+            ("s_set_qpn", vec![qpn as u8]),
+            ("s_set_mode", vec![mode as u8]),
+            ("s_set_code", vec![code as u8]),
+            ("s_exp_ready", vec![ready.into()]),
+        ]);
+        hdl.s_qpw_en.next = qpw.is_some();
+        hdl.s_qpw_index.next = wide(inp.get("s_qpw_index"));
+        hdl.s_qpw_data.next = wide(inp.get("s_qpw_data"));
+        hdl.s_set_en.next = set;
+        hdl.s_set_qpn.next = wide(inp.get("s_set_qpn"));
+        hdl.s_set_mode.next = wide(inp.get("s_set_mode"));
+        hdl.s_set_code.next = wide(inp.get("s_set_code"));
+        hdl.s_exp_ready.next = ready;
+        assert!(simulate(&mut hdl, 200));
+        if taking {
+            fired[hdl.m_exp_mode.val().to_u64() as usize & 3] += 1;
+        }
+        edge(&mut hdl);
+        inp.apply(&mut tb)?;
+        tb.rising_edge()?;
+        outs.check(&hdl, tb.model_ref(), cycle as u64)?;
+    }
+    assert!(
+        fired[1] > 20 && fired[2] > 20 && fired[3] > 20 && fired[0] == 0,
+        "too little coverage: expiries by mode (off, ACK, RNR, now) {fired:?}, {sets} sets"
+    );
+    println!(
+        "timers: {cycles} cycles, {sets} sets, expiries by mode (off, ACK, RNR, now) {fired:?}, all {} outputs equal",
+        outs.len()
+    );
+    Ok(())
+}
