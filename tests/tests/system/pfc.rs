@@ -10,7 +10,7 @@
 //!   `rx_overflow` shows it.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{access, DmaMemory, PfcConfig, SendWr, Sge, WrOpcode};
+use ferroce_driver::{access, DmaMemory, PfcConfig, QpAttr, QpState, SendWr, Sge, WrOpcode};
 use ferroce_sim::traffic::{write_stream, Direction, LOSSLESS_PFC};
 use ferroce_sim::world::{step_until, World, WorldConfig};
 use ferroce_tests::seed;
@@ -148,10 +148,16 @@ fn without_pfc_the_same_receiver_drops_frames() -> Result<()> {
         n += 1;
         n >= cycles
     })?;
+    // RC goes back to the first lost packet and overflows the buffer again: stop the sender
+    // (its QP to ERR) and let the link drain, so BAR0 and the port are read at rest.
+    w.a.dev
+        .modify_qp(&mut qa, QpState::Err, QpAttr::default())?;
+    w.run(20_000)?;
     let dropped = w.b.counter("rx_overflow")?;
+    let bar0 = u64::from(w.b.dev.mac_stats()?.rx_overflow);
     ensure!(
-        w.b.dev.mac_stats()?.rx_overflow as u64 == dropped,
-        "BAR0 reads the overflow count"
+        bar0 == dropped && w.b.counter("rx_overflow")? == dropped,
+        "BAR0 reads the overflow count: {bar0}, the port {dropped}"
     );
     let xoff = w.b.prio_counters("mac_xoff_sent")?;
     println!(
