@@ -175,6 +175,11 @@ pub const RNR_TIMER_US: [f64; 32] = [
     1_280.0, 1_920.0, 2_560.0, 3_840.0, 5_120.0, 7_680.0, 10_240.0, 15_360.0, 20_480.0, 30_720.0,
     40_960.0, 61_440.0, 81_920.0, 122_880.0, 163_840.0, 245_760.0, 327_680.0, 491_520.0,
 ];
+/// AckReq: besides a message's last packet, a request packet whose PSN's low bits are all
+/// ones under this mask (every 64th PSN) asks for an ACK, so the requester's `una` moves
+/// inside long messages and a timeout goes back to there, not to the message's start
+/// (Linux's rxe asks every 64 packets too).
+pub const ACKREQ_PSN_MASK: u32 = 63;
 /// The NIC's timers count in units of 256 ns, 1/16 of IBA's 4.096 us timeout unit: a local ACK
 /// timeout `t` (1..31) is `2^(t + 4)` units.
 pub const TIMER_UNIT_NS: u64 = 256;

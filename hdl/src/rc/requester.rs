@@ -3,7 +3,7 @@
 //! send queue ring by DMA (128 bytes: the header and up to four SGEs), and an RDMA WRITE or a
 //! SEND, with or without immediate, of its SGEs' bytes in order is cut at the path MTU into
 //! FIRST / MIDDLE / LAST or ONLY packets (a WRITE's RETH on the first, the ImmDt on the last,
-//! AckReq on the last, SE on the last when the WQE asks, one PSN each), each a `TX_META` record
+//! AckReq on the last and on every 64th PSN (`spec::headers::ACKREQ_PSN_MASK`), SE on the last when the WQE asks, one PSN each), each a `TX_META` record
 //! and one DMA read per SGE piece of its payload, joined again by a `Gather`. The payload
 //! reads are issued ahead of the wire, as far as the DMA read engine's tags and a 16-record
 //! queue allow, so the read latency is hidden.
@@ -111,7 +111,7 @@ use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{
-    AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, RETH, VLAN_TAG_LEN,
+    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, RETH, VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -591,6 +591,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     m_ttl: Constant<Bits<9>>,
     m_opcode: Constant<Bits<9>>,
     m_ack_req: Constant<Bits<9>>,
+    ackreq_mask: Constant<Bits<24>>,
     m_pkey: Constant<Bits<9>>,
     m_dest_qp: Constant<Bits<9>>,
     m_psn: Constant<Bits<9>>,
@@ -1062,6 +1063,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_ttl: at(&TX_META, "ttl"),
             m_opcode: at(&TX_META, "opcode"),
             m_ack_req: at(&TX_META, "ack_req"),
+            ackreq_mask: k(ACKREQ_PSN_MASK.into()),
             m_pkey: at(&TX_META, "pkey"),
             m_dest_qp: at(&TX_META, "dest_qp"),
             m_psn: at(&TX_META, "psn"),
@@ -1354,8 +1356,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.last.val() {
             self.plen.next = self.rem.q.val().get_bits::<13>(0);
         }
+        // AckReq on the last packet and on every 64th PSN (`ACKREQ_PSN_MASK`).
         self.ack.next = bits::<1>(0);
-        if self.last.val() & !self.is_rda.val() & !self.rsp.q.val() {
+        if (self.last.val()
+            | ((self.psn.q.val() & self.ackreq_mask.val()) == self.ackreq_mask.val()))
+            & !self.is_rda.val()
+            & !self.rsp.q.val()
+        {
             self.ack.next = bits::<1>(1);
         }
         // The WRITE opcode of the packet's place in the message; a SEND's is `send_delta`

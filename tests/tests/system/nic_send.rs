@@ -19,6 +19,7 @@ use ferroce_driver::{
 use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::pcie::PcieConfig;
 use ferroce_sim::{AxisSink, PauseGenerator};
+use ferroce_spec::headers::ACKREQ_PSN_MASK;
 use ferroce_spec::meta::src_port;
 use ferroce_spec::opcodes::{
     RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST, RC_RDMA_WRITE_LAST_WITH_IMMEDIATE,
@@ -149,7 +150,7 @@ fn packets_of(p: &Posted, pmtu: u32) -> Vec<Want> {
             Want {
                 opcode,
                 psn: (p.first_psn + i as u32) & 0xFF_FFFF,
-                ack_req: last,
+                ack_req: last || (p.first_psn + i as u32) & ACKREQ_PSN_MASK == ACKREQ_PSN_MASK,
                 se: last && p.wr.solicited && (op.is_send() || op.has_imm()),
                 reth: (first && !op.is_send()).then_some((
                     p.wr.remote_addr,
