@@ -294,15 +294,26 @@ pub fn guarded(
 /// ACK timeout 4.096 us x 2^6, 262 us: about three times the slowest round trip of a 16 KiB
 /// WRITE.
 pub fn lossy_world(seed: u64, loss: f64) -> Result<ferroce_sim::world::World> {
-    use ferroce_sim::world::{World, WorldConfig};
-    let faults = ferroce_sim::RandomFaults {
-        loss,
-        corrupt: 0.005,
-        duplicate: 0.01,
-        reorder: 0.02,
+    faulty_world(
         seed,
-        ..Default::default()
-    };
+        ferroce_sim::RandomFaults {
+            loss,
+            corrupt: 0.005,
+            duplicate: 0.01,
+            reorder: 0.02,
+            seed,
+            ..Default::default()
+        },
+    )
+}
+
+/// Two hosts joined by links with the given `faults`, PCIe completions interleaved from
+/// `seed`, the QPs' ACK timeout 6 (262 us).
+pub fn faulty_world(
+    seed: u64,
+    faults: ferroce_sim::RandomFaults,
+) -> Result<ferroce_sim::world::World> {
+    use ferroce_sim::world::{World, WorldConfig};
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(seed),
         faults,

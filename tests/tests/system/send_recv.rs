@@ -488,13 +488,12 @@ fn every_verb_mixed_over_16_qp_pairs_survives_a_lossy_link() -> Result<()> {
         seed: s,
         ..Default::default()
     };
-    let mut w = World::open(&WorldConfig {
-        reorder_seed: Some(s),
-        faults,
-        ..WorldConfig::default()
-    })?;
-    w.retry.timeout = Some(6);
-    every_verb_mixed(s, w, 10_000 * soak_factor(), true)
+    every_verb_mixed(
+        s,
+        ferroce_tests::faulty_world(s, faults)?,
+        10_000 * soak_factor(),
+        true,
+    )
 }
 
 fn every_verb_mixed(s: u64, mut w: World, want_total: usize, lossy: bool) -> Result<()> {
