@@ -523,6 +523,9 @@ impl<
         self.req.s_rew_ci.next = self.cpl.m_rew_ci.val();
         self.req.s_rew_psn.next = self.cpl.m_rew_psn.val();
         self.req.s_rew_pkts.next = self.cpl.m_rew_pkts.val();
+        self.resp.s_rpk_qpn.next = self.cpl.m_rpk_qpn.val();
+        self.cpl.s_rpk_data.next = self.resp.m_rpk_data.val();
+        self.resp.s_rpk_clr.next = self.cpl.m_rpk_clr.val();
         self.cpl.s_rland_tdata.next = self.resp.m_rland_tdata.val();
         self.cpl.s_rland_tvalid.next = self.resp.m_rland_tvalid.val();
         self.resp.m_rland_tready.next = self.cpl.s_rland_tready.val();

@@ -318,6 +318,14 @@ pub const RX_ACK: Layout = Layout::host(
              READ is done when its `status` is 0",
         ),
         f(
+            "gap",
+            89,
+            1,
+            "not a NAK received: the responses of the QP's READ in progress went past `psn`, \
+             the next one it expects, three times (one was lost or reordered): the requester \
+             asks for the rest of the READ at once, as after a NAK PSN sequence error",
+        ),
+        f(
             "status",
             96,
             8,

@@ -58,9 +58,23 @@
 //! moving; off when the list empties or the QP fails). When it fires, or at once for a NAK
 //! PSN sequence error, the head request is read and the requester told to send again from
 //! `una` inside it (`m_rew_{valid,ready,qpn,ci,psn,pkts}`: the head's send-queue index, the
-//! PSN and the packets of it to skip; a READ or an atomic from its start), counting a retry;
+//! PSN and the packets of it to skip; an atomic from its start), counting a retry;
 //! after `retry_cnt` retries without progress the next expiry fails the QP, the head with
-//! RETRY_EXC_ERR and the rest WR_FLUSH_ERR. An RNR NAK starts an RNR wait of the NAK's timer
+//! RETRY_EXC_ERR and the rest WR_FLUSH_ERR.
+//!
+//! A READ goes on from its first missing response (IBA 9.7.4.1.4, as rxe adjusts the iova):
+//! the responder's READ cursor for the QP (`m_rpk_qpn` out, `s_rpk_data` in: its next PSN,
+//! epoch, held bit, and whether responses came since `m_rpk_clr`) names the PSN, when a
+//! response of the head READ has landed; the requester then asks for the rest of it at that
+//! PSN. A READ that landed more since the last retry has made progress (the point is kept in
+//! the per-QP state), so a long READ over a lossy link never runs out of retries while it
+//! moves. An ACK expiry while the head READ's responses still come (landed or dropped: the
+//! peer may be sending a stream a retry made stale, the retry's own queued behind it) is not
+//! a timeout: the timer starts again. The responder tells of a READ's responses skipping past
+//! the expected one three times (`RX_ACK.gap`): a retry at once, as for a sequence NAK (not
+//! counted as a NAK received), if none was made since a READ of the QP last landed (the
+//! peer's streams a retry makes stale are sent to their end: retries at every loss would
+//! pile them up); otherwise the timer finds the loss. An RNR NAK starts an RNR wait of the NAK's timer
 //! code instead (a sequence NAK for the same PSN does not cut it short); when it ends the
 //! requester sends again from the NAKed PSN; the `rnr_retry`+1-th RNR NAK without progress
 //! fails the QP with RNR_RETRY_EXC_ERR (7: never). Counters `timeouts`, `seq_naks`,
@@ -85,6 +99,7 @@
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
+use crate::rc::responder::RPK_W;
 use crate::rc::timers::{Timers, MODE_ACK, MODE_NOW, MODE_OFF, MODE_RNR};
 use crate::stream::Fifo;
 use ferroce_spec::headers::{
@@ -108,8 +123,11 @@ const CQE_W: usize = CQE_LEN * 8;
 const QST_W: usize = 32;
 /// Per QP, as this block keeps it: those, the epoch 32/8, `rd_una` 40/24 (the PSN after
 /// the last READ response landed), and the retry counts: timeouts and sequence NAKs 64/3,
-/// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs.
-const QS_W: usize = 71;
+/// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs; 71/24: the PSN the last
+/// resumed READ went on from (a READ that lands more between two retries makes progress);
+/// 95: a retry at once for a READ's skipped response (`RX_ACK.gap`) was made since a READ
+/// last landed (one only: later ones wait for the timer, so retries never pile up).
+const QS_W: usize = 96;
 const CNT_W: usize = 7;
 /// Per QP, from its context: `retry_cnt` 0/3, `rnr_retry` 3/3.
 const PRM_W: usize = 6;
@@ -204,6 +222,22 @@ pub struct Completer<const DW: usize> {
     pub m_rew_ci: Signal<Out, Bits<16>>,
     pub m_rew_psn: Signal<Out, Bits<24>>,
     pub m_rew_pkts: Signal<Out, Bits<24>>,
+    pub m_rpk_qpn: Signal<Out, Bits<QA>>,
+    pub s_rpk_data: Signal<In, Bits<RPK_W>>,
+    pub m_rpk_clr: Signal<Out, Bit>,
+    a_gap: Signal<Local, Bit>,
+    r_gap: Constant<Bits<7>>,
+    rd_head: Signal<Local, Bit>,
+    fast: Signal<Local, Bit>,
+    new_fast: Signal<Local, Bits<1>>,
+    fast1: Signal<Local, Bits<1>>,
+    gap_go: Signal<Local, Bit>,
+    rx_exp: Signal<Local, Bits<24>>,
+    rx_off: Signal<Local, Bits<24>>,
+    rx_ok: Signal<Local, Bit>,
+    rx_prog: Signal<Local, Bit>,
+    rd_res: Signal<Local, Bits<24>>,
+    s_span: Signal<Local, Bits<24>>,
     pub timeouts: Signal<Out, Bits<32>>,
     pub seq_naks: Signal<Out, Bits<32>>,
     pub rnr_naks: Signal<Out, Bits<32>>,
@@ -485,6 +519,22 @@ impl<const DW: usize> Completer<DW> {
             m_rew_ci: Default::default(),
             m_rew_psn: Default::default(),
             m_rew_pkts: Default::default(),
+            m_rpk_qpn: Default::default(),
+            s_rpk_data: Default::default(),
+            m_rpk_clr: Default::default(),
+            a_gap: Default::default(),
+            r_gap: field_at(&RX_ACK, "gap"),
+            rd_head: Default::default(),
+            fast: Default::default(),
+            new_fast: Default::default(),
+            fast1: Default::default(),
+            gap_go: Default::default(),
+            rx_exp: Default::default(),
+            rx_off: Default::default(),
+            rx_ok: Default::default(),
+            rx_prog: Default::default(),
+            rd_res: Default::default(),
+            s_span: Default::default(),
             timeouts: Default::default(),
             seq_naks: Default::default(),
             rnr_naks: Default::default(),
@@ -1021,6 +1071,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.q_epoch.next = self.qst_ram.read_data.val().get_bits::<8>(32);
         self.rd_una.next = self.qst_ram.read_data.val().get_bits::<24>(40);
         self.cnt.next = self.qst_ram.read_data.val().get_bits::<CNT_W>(64);
+        self.rd_res.next = self.qst_ram.read_data.val().get_bits::<24>(71);
+        self.fast.next = self.qst_ram.read_data.val().get_bit(95);
+        self.fast1.next = self.qst_ram.read_data.val().get_bits::<1>(95);
         self.retries.next = self.cnt.val().get_bits::<3>(0);
         self.rnr_wait.next = self.cnt.val().get_bit(6);
         // The counts with the RNR wait over, and with a retry more.
@@ -1031,6 +1084,8 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.p_rnr.next = self.prm.read_data.val().get_bits::<3>(3);
         self.a_read.next = self.rack.q.val().get_bit(88);
         self.a_lst.next = self.rack.q.val().get_bits::<8>(96);
+        // The responder's word that a READ's responses skipped one: a sequence NAK of ours.
+        self.a_gap.next = self.rack.q.val().get_bit(self.r_gap.val().index());
         // A request of an earlier epoch (sent before the QP's last RESET) completes silently.
         self.stale.next = self.s_epoch.val() != self.q_epoch.val();
         self.h_shift.next = self.one256.val() << self.s_qpn.val().get_bits::<QA>(0);
@@ -1100,20 +1155,33 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.new_cnt.next = ((self.new_cnt.val() + bits::<CNT_W>(8)) & bits::<CNT_W>(0x3F))
                 | bits::<CNT_W>(0x40);
         }
-        self.qst_w.next = (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
+        // A READ's skipped response: a retry at once, if none was made since a READ last
+        // landed.
+        self.gap_go.next = self.a_gap.val() & !self.fast.val();
+        self.new_fast.next = bits::<1>(0);
+        if (self.fast.val() & (self.new_rd.val() == self.rd_una.val())) | self.gap_go.val() {
+            self.new_fast.next = bits::<1>(1);
+        }
+        self.qst_w.next = (bit_cast::<QS_W, 1>(self.new_fast.val()) << 95)
+            | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+            | (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
             | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
         if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
-            self.qst_w.next = (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
+            self.qst_w.next = (bit_cast::<QS_W, 1>(self.new_fast.val()) << 95)
+                | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+                | (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
                 | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                 | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
                 | bit_cast::<QS_W, 24>(self.new_una.val());
         }
         // The state as it is, retry counts and error aside (the retry states' writes).
-        self.qst_keep.next = (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
+        self.qst_keep.next = (bit_cast::<QS_W, 1>(self.fast1.val()) << 95)
+            | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+            | (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | bit_cast::<QS_W, 24>(self.una.val());
 
@@ -1135,6 +1203,28 @@ impl<const DW: usize> Logic for Completer<DW> {
         if self.is_rd.val() | (self.r_off.val().get_bits::<1>(23) == bits::<1>(1)) {
             self.r_off.next = bits::<24>(0);
         }
+        // A READ whose responses have been landing (the responder's READ cursor is held at
+        // a PSN inside it, in the QP's epoch) goes on from its first missing response (IBA
+        // 9.7.4.1.4, as rxe): the requester asks for the rest of it at that PSN.
+        self.m_rpk_qpn.next = self.cur_q.q.val();
+        self.rx_exp.next = self.s_rpk_data.val().get_bits::<24>(0);
+        self.rx_off.next = self.rx_exp.val() - self.s_first.val();
+        self.s_span.next = self.s_last.val() - self.s_first.val();
+        self.rx_ok.next = (self.s_wr_op.val() == self.wr_rd.val())
+            & self.s_rpk_data.val().get_bit(32)
+            & (self.s_rpk_data.val().get_bits::<8>(24) == self.q_epoch.val())
+            & (self.rx_off.val() != bits::<24>(0))
+            & (self.rx_off.val() <= self.s_span.val());
+        if self.rx_ok.val() {
+            self.r_off.next = self.rx_off.val();
+        }
+        // ... and one that landed more since the last retry has made progress.
+        self.rx_prog.next = self.rx_ok.val() & (self.rx_exp.val() != self.rd_res.val());
+        // The head is a READ: its responses coming (landed or not, `s_rpk_data` bit 33) keep
+        // its ACK timer from timing out (the peer is still sending, perhaps a stream a
+        // retry has made stale; the retry's is queued behind it).
+        self.rd_head.next = self.s_wr_op.val() == self.wr_rd.val();
+        self.m_rpk_clr.next = false;
         self.status.next = self.s_status.val();
         if self.s_status.val() == bits::<8>(0) {
             if self.acked.val() {
@@ -1200,7 +1290,8 @@ impl<const DW: usize> Logic for Completer<DW> {
             & (self.rd_fwd.val() != bits::<24>(0))
             & (self.rd_fwd.val() <= bits::<24>(0x80_0000))
             & (self.s_qpn.val().get_bits::<16>(8) == bits::<16>(0));
-        self.qst_pass.next = (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
+        self.qst_pass.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+            | (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
             | (bit_cast::<QS_W, 24>(self.last1.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.err.val()) << 24)
@@ -1259,10 +1350,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                 if self.a_stale.q.val() & !self.s_qpw_en.val() {
                     self.state.d.next = CplState::Idle;
                 } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() {
-                    if self.a_syn.val().get_bits::<3>(5) != bits::<3>(0) {
+                    if (self.a_syn.val().get_bits::<3>(5) != bits::<3>(0)) & !self.a_gap.val() {
                         self.n_naks.d.next = self.n_naks.q.val() + bits::<32>(1);
                     }
-                    if self.a_is_seq.val() {
+                    if self.a_is_seq.val() & !self.a_gap.val() {
                         self.n_seq.d.next = self.n_seq.q.val() + bits::<32>(1);
                     }
                     if self.a_is_rnr.val() {
@@ -1283,7 +1374,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                             self.tmr.s_set_en.next = true;
                             self.tmr.s_set_mode.next = self.md_rnr.val();
                             self.tmr.s_set_code.next = self.a_syn.val().get_bits::<5>(0);
-                        } else if self.a_is_seq.val() & (self.a_prog.val() | !self.rnr_wait.val()) {
+                        } else if self.a_is_seq.val()
+                            & (self.a_prog.val() | !self.rnr_wait.val())
+                            & (!self.a_gap.val() | self.gap_go.val())
+                        {
                             // (Not in an RNR wait at the NAKed PSN: the packets behind the
                             // RNR NAKed one meet a sequence error at the peer too.)
                             self.tmr.s_set_en.next = true;
@@ -1392,7 +1486,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // A failed request flushes the QP's later ones.
                         if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
                             self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                            self.qw_data.next = (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
+                            self.qw_data.next = (bit_cast::<QS_W, 1>(self.fast1.val()) << 95)
+                                | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+                                | (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
                                 | (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
                                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
                                 | (bit_cast::<QS_W, 8>(self.wc_flush.val()) << 24)
@@ -1458,8 +1554,16 @@ impl<const DW: usize> Logic for Completer<DW> {
                     } else if self.rew_v.q.val() {
                         // The requester has not taken the last rewind: again at the next scan.
                         self.tmr.s_set_mode.next = self.md_now.val();
+                    } else if (self.t_mode.q.val() == self.md_ack.val())
+                        & self.rd_head.val()
+                        & self.s_rpk_data.val().get_bit(33)
+                    {
+                        // A READ whose responses still come: not a timeout; the timer again,
+                        // the responses counted from now.
+                        self.m_rpk_clr.next = true;
                     } else if (self.t_mode.q.val() != self.md_rnr.val())
                         & (self.retries.val() >= self.p_retry.val())
+                        & !self.rx_prog.val()
                     {
                         // `retry_cnt` used up: the QP fails, the head with RETRY_EXC_ERR.
                         self.tmr.s_set_mode.next = self.md_off.val();
@@ -1477,7 +1581,8 @@ impl<const DW: usize> Logic for Completer<DW> {
                         self.state.d.next = CplState::Kick;
                     } else {
                         // Go back N: the requester sends again from the first PSN not
-                        // acknowledged, in the head request.
+                        // acknowledged, in the head request (responses counted from now).
+                        self.m_rpk_clr.next = true;
                         self.rew_v.d.next = true;
                         self.rew_q.d.next = self.cur_q.q.val();
                         self.rew_ci.d.next = self.s_sqi.val();
@@ -1490,6 +1595,14 @@ impl<const DW: usize> Logic for Completer<DW> {
                         if self.t_mode.q.val() != self.md_rnr.val() {
                             self.qw_data.next = self.qst_keep.val()
                                 | (bit_cast::<QS_W, CNT_W>(self.cnt1.val()) << 64);
+                        }
+                        if self.rx_prog.val() {
+                            // A READ that landed more since the last retry: progress, this
+                            // retry the first; the point it goes on from is kept.
+                            self.qw_data.next = (self.qst_keep.val()
+                                & !(bits::<QS_W>(0xFF_FFFF) << 71))
+                                | (bit_cast::<QS_W, 24>(self.rx_exp.val()) << 71)
+                                | (bit_cast::<QS_W, CNT_W>(bits::<CNT_W>(1)) << 64);
                         }
                         self.qw_en.next = true;
                         if self.t_mode.q.val() == self.md_ack.val() {

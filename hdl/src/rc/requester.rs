@@ -11,7 +11,9 @@
 //!
 //! RDMA READ: a READ WQE (its SGEs checked for local write) is one READ REQUEST packet (RETH,
 //! no payload) taking a PSN per response packet; when done, its send-queue index and first
-//! PSN go to the responder as the QP's next READ slot (`m_rslot_*`). A QP with
+//! PSN go to the responder as the QP's next READ slot (`m_rslot_*`). A READ rewound to
+//! `sq_pkts` responses past its start (they landed) asks for the rest: the request at its
+//! first PSN plus `sq_pkts`, its RETH's address and length past those bytes. A QP with
 //! `MAX_RD_ATOMIC` READs not yet landed (`s_rl_*`: the responder's count) waits. READ jobs
 //! from the responder (`s_rj_*`, `spec::meta::READ_JOB`: a READ request it accepted) are
 //! served in turn with the QPs: READ RESPONSE FIRST/MIDDLE/LAST/ONLY packets cut at the PMTU
@@ -308,6 +310,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     init_pend: DFF<Bit>,
     init_q: DFF<Bits<QA>>,
     npk: DFF<Bits<24>>,
+    npk_rest: Signal<Local, Bits<24>>,
     rd_sum: Signal<Local, Bits<28>>,
     rd_full: Signal<Local, Bit>,
     is_read: Signal<Local, Bit>,
@@ -407,6 +410,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     ka: DFF<Bits<3>>,
     kbad: DFF<Bit>,
     tot: DFF<Bits<40>>,
+    r_va: DFF<Bits<64>>,
+    r_len: DFF<Bits<32>>,
     si: DFF<Bits<3>>,
     soff: DFF<Bits<32>>,
     s_rem: DFF<Bits<32>>,
@@ -779,6 +784,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             init_pend: Default::default(),
             init_q: Default::default(),
             npk: Default::default(),
+            npk_rest: Default::default(),
             rd_sum: Default::default(),
             rd_full: Default::default(),
             is_read: Default::default(),
@@ -882,6 +888,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             ka: Default::default(),
             kbad: Default::default(),
             tot: Default::default(),
+            r_va: Default::default(),
+            r_len: Default::default(),
             si: Default::default(),
             soff: Default::default(),
             s_rem: Default::default(),
@@ -1094,12 +1102,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
-            psn, wqe, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, si, soff, s_rem,
-            pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid, pay_out, sent,
-            sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp,
-            job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v,
-            rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp, hi_ci, hi_psn, rw_ci,
-            rw_psn, rw_pkts, n_retx
+            psn, wqe, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, r_va, r_len, si,
+            soff, s_rem, pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid,
+            pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
+            n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr,
+            rslot_data, rdone_v, rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp,
+            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx
         );
         self.hi_ram.read_clock.next = self.clk.val();
         self.hi_ram.write_clock.next = self.clk.val();
@@ -1494,9 +1502,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.f_beats.next = (self.f_bytes.val() + self.kw_m1.val()) >> self.kw_sh.val();
         self.fits.next = (self.u.val() + self.f_beats.val()) <= self.tx_cap.val();
 
-        self.reth.next = (bit_cast::<128, 64>(self.w_raddr.val()) << 64)
+        // (A READ resumed after `sq_pkts` responses asks for the rest: its address and length
+        // past them, set in Prot.)
+        self.reth.next = (bit_cast::<128, 64>(self.r_va.q.val()) << 64)
             | (bit_cast::<128, 32>(self.w_rkey.val()) << 32)
-            | bit_cast::<128, 32>(self.tot.q.val().get_bits::<32>(0));
+            | bit_cast::<128, 32>(self.r_len.q.val());
         // `ext`: the RETH of a WRITE's first packet, else the ImmDt of a last packet with
         // immediate (its first bytes); `ext2`: the ImmDt after a RETH (WRITE ONLY with IMM).
         self.ext_v.next = bits::<128>(0);
@@ -1574,6 +1584,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.tot.q.val() == bits::<40>(0) {
             self.npk.d.next = bits::<24>(1);
         }
+        // (A resumed READ: the responses after the `sq_pkts` landed.)
+        self.npk_rest.next = self.npk.q.val() - self.c_pkts.val();
         self.meta_q.s_tvalid.next = false;
 
         // Command register free this cycle; a packet needs it and a place in the record queue.
@@ -1863,7 +1875,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             }
             ReqState::Fetch => {
                 if self.wqe_have.q.val() {
-                    self.first.d.next = self.c_pkts.val() == bits::<24>(0);
+                    // (A READ request always has its RETH, also when it resumes.)
+                    self.first.d.next = (self.c_pkts.val() == bits::<24>(0)) | self.is_read.val();
                     self.first_psn.d.next = self.psn.q.val() - self.c_pkts.val();
                     self.status.d.next = self.st_ok.val();
                     self.kq.d.next = bits::<3>(0);
@@ -1903,6 +1916,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
                 if !self.k_more.val() & (self.ka.q.val() == self.kq.q.val()) {
                     self.rem.d.next = self.tot.q.val().get_bits::<32>(0) - self.off.val();
+                    self.r_va.d.next = self.w_raddr.val() + bit_cast::<64, 32>(self.off.val());
+                    self.r_len.d.next = self.tot.q.val().get_bits::<32>(0) - self.off.val();
                     if self.is_rda.val() {
                         // A READ request or an atomic carries no payload: one packet.
                         self.rem.d.next = bits::<32>(0);
@@ -1921,7 +1936,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
                     } else if !self.off_ok.val()
-                        | (self.is_rda.val() & (self.c_pkts.val() != bits::<24>(0)))
+                        | (self.is_atomic.val() & (self.c_pkts.val() != bits::<24>(0)))
                     {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
@@ -1995,7 +2010,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     }
                     self.psn.d.next = self.psn.q.val() + bits::<24>(1);
                     if self.is_read.val() & !self.rsp.q.val() {
-                        self.psn.d.next = self.psn.q.val() + self.npk.q.val();
+                        self.psn.d.next = self.psn.q.val() + self.npk_rest.val();
                     }
                     self.first.d.next = false;
                     if self.last.val() & (self.pk_left.val() == bits::<13>(0)) {

@@ -16,7 +16,14 @@
 //! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
 //! `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as a SEND's;
 //! at the LAST/ONLY, after its writes, an `RX_ACK` with `read` set goes to the completer
-//! (`m_rland_*`) and the QP's landed count to the requester (`m_rl_*`). Counters `reads`
+//! (`m_rland_*`) and the QP's landed count to the requester (`m_rl_*`). A READ whose
+//! responses were lost goes on from the first missing one (IBA 9.7.4.1.4): the requester asks
+//! for the rest, and a FIRST (ONLY) at the held READ's next PSN goes on as a MIDDLE (LAST).
+//! A copy of each QP's READ cursor (next PSN, epoch, held) and a bit per QP set by any READ
+//! response are read by the completer (`s_rpk_qpn` in, `m_rpk_data` out, `s_rpk_clr` clears
+//! the bit). A response past the held READ's next PSN is dropped and counted in the cursor;
+//! the third such tells the completer (`RX_ACK` with `gap`, once until the expected one
+//! lands). Counters `reads`
 //! (READ requests accepted), `bad_resp` (READ responses dropped: a PSN or opcode no READ
 //! expects, a QP not in RTS; or ending their READ in error).
 //!
@@ -179,6 +186,14 @@ const RCUR_W: usize = 529;
 /// response in progress.
 const RL_EXP: usize = 448;
 const RL_EPOCH: usize = 480;
+/// The READ cursor as the completer reads it (`m_rpk_data`): the next response PSN 0/24, the
+/// QP's epoch when the READ began 24/8, a response in progress 32; and 33: a READ response
+/// for the QP has come (landed or not) since the completer last cleared the bit
+/// (`s_rpk_clr`).
+pub const RPK_W: usize = 34;
+/// Out-of-sequence responses of the READ in progress at its expected PSN (2 bits, at 3 the
+/// requester is told: `RX_ACK.gap`), in the READ cursor.
+const RL_GAPS: usize = 488;
 /// Receive WQE SGE counts, 0 to `MAX_SGE` (a kernel loop bound: rust-hdl emits `a..=b` as
 /// `a..b`).
 const SGE_N: usize = MAX_SGE + 1;
@@ -251,6 +266,20 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_rq: Signal<Out, Bits<49>>,
+    pub s_rpk_qpn: Signal<In, Bits<QA>>,
+    pub m_rpk_data: Signal<Out, Bits<RPK_W>>,
+    rx_ram: RAM<Bits<RPK_W>, QA>,
+    rs_resume: Signal<Local, Bit>,
+    pub s_rpk_clr: Signal<In, Bit>,
+    seen: DFF<Bits<256>>,
+    seen_rd: DFF<Bit>,
+    seen_keep: Signal<Local, Bits<256>>,
+    rs_gaps: Signal<Local, Bits<2>>,
+    rs_gaps1: Signal<Local, Bits<2>>,
+    rs_after: Signal<Local, Bit>,
+    rs_gapd: Signal<Local, Bits<24>>,
+    rk_gap: DFF<Bit>,
+    a_gap: Constant<Bits<7>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<MR_W>>,
@@ -753,6 +782,20 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rda_ack: RAM::default(),
             rdf_ram: RAM::default(),
             rslot: RAM::default(),
+            s_rpk_qpn: Default::default(),
+            m_rpk_data: Default::default(),
+            rx_ram: RAM::default(),
+            rs_resume: Default::default(),
+            s_rpk_clr: Default::default(),
+            seen: Default::default(),
+            seen_rd: Default::default(),
+            seen_keep: Default::default(),
+            rs_gaps: Default::default(),
+            rs_gaps1: Default::default(),
+            rs_after: Default::default(),
+            rs_gapd: Default::default(),
+            rk_gap: Default::default(),
+            a_gap: field_at(&RX_ACK, "gap"),
             rl_q: Fifo::new(),
             npk: Default::default(),
             req_sq: Default::default(),
@@ -790,6 +833,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rl_mask: Constant::new(crate::util::bits_from_bools(&{
                 let mut b = vec![false; RCUR_W];
                 b[RL_EXP..RL_EPOCH + 8].fill(true);
+                b[RL_GAPS..RL_GAPS + 2].fill(true);
                 b[RCUR_W - 1] = true;
                 b
             })),
@@ -1221,6 +1265,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         dff_setup!(
             self,
             clk,
+            seen,
+            seen_rd,
+            rk_gap,
             state,
             m,
             dirty,
@@ -1892,6 +1939,37 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.sl_epoch.next = self.rslot.read_data.val().get_bits::<8>(40);
         self.sl_at.next = self.rslot.read_data.val().get_bit(48);
         self.rs_epoch.next = self.rcv.q.val().get_bits::<8>(480);
+        // A FIRST or ONLY at the next PSN of the READ in progress: the requester asked for
+        // the rest of it (the responses after one that was lost).
+        self.rs_resume.next = self.rcv.q.val().get_bit(528)
+            & (self.f_psn.val() == self.rs_exp.val())
+            & (self.rs_epoch.val() == self.r_epoch.val())
+            & !self.is_aack.val();
+        // A response past the expected one of the READ in progress (one was lost or comes
+        // late): counted in the cursor; the third tells the completer (once, until the
+        // expected one lands).
+        self.rs_gaps.next = self.rcv.q.val().get_bits::<2>(488);
+        self.rs_gaps1.next = self.rs_gaps.val() + bits::<2>(1);
+        self.rs_gapd.next = self.f_psn.val() - self.rs_exp.val();
+        self.rs_after.next = self.rcv.q.val().get_bit(528)
+            & (self.rs_epoch.val() == self.r_epoch.val())
+            & (self.rs_gapd.val() != bits::<24>(0))
+            & (self.rs_gapd.val() < bits::<24>(0x80_0000));
+        // A copy of each QP's READ cursor (its PSN, epoch and held bit) for the completer,
+        // which resumes a READ at its first missing response: the same writes, read at
+        // `s_rpk_qpn`.
+        self.rx_ram.read_clock.next = self.clk.val();
+        self.rx_ram.write_clock.next = self.clk.val();
+        self.rx_ram.read_address.next = self.s_rpk_qpn.val();
+        self.m_rpk_data.next = self.rx_ram.read_data.val();
+        if self.seen_rd.q.val() {
+            self.m_rpk_data.next = self.rx_ram.read_data.val() | (bits::<RPK_W>(1) << 33);
+        }
+        self.rx_ram.write_address.next = self.f_q8.val();
+        self.rx_ram.write_data.next = bit_cast::<RPK_W, 24>(self.rcv.q.val().get_bits::<24>(448))
+            | (bit_cast::<RPK_W, 8>(self.rcv.q.val().get_bits::<8>(480)) << 24)
+            | (bit_cast::<RPK_W, 1>(self.rcv.q.val().get_bits::<1>(528)) << 32);
+        self.rx_ram.write_enable.next = false;
         // After this packet: the next PSN, and at the READ's end (or when it fails) one more
         // landed and nothing in progress.
         self.f_psn1.next = self.f_psn.val() + bits::<24>(1);
@@ -2024,6 +2102,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
             | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())
             | (bit_cast::<RACK_W, 24>(self.f_amsn.val()) << self.a_msn.val());
+        if self.rk_gap.q.val() {
+            // A READ's responses went past the one expected (`RX_ACK.gap`): its PSN.
+            self.rack.next = (bit_cast::<RACK_W, 24>(self.f_qpn.val()) << self.a_qpn.val())
+                | (bit_cast::<RACK_W, 8>(self.syn_seq.val()) << self.a_syn.val())
+                | (bit_cast::<RACK_W, 24>(self.rs_exp.val()) << self.a_psn.val())
+                | (bit_cast::<RACK_W, 1>(bits::<1>(1)) << self.a_gap.val());
+        }
         // ACKs and NAKs owed, one entry per QP: the latest record for a QP replaces the one
         // not yet sent (ACKs are cumulative), so the responder never waits for the TX path.
         // The sender pops a QP, reads its record (one cycle), and puts it out.
@@ -2083,6 +2168,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         self.head_bit.next = self.one256.val() << self.ack_qps.m_tdata.val();
         self.q_bit.next = self.one256.val() << self.f_qpn.val().get_bits::<QA>(0);
+        // Each QP's READ responses seen (landed or not) since the completer cleared its bit:
+        // a READ whose peer is still sending is not timed out. A response sets (in RSlot),
+        // the completer clears; a set in the same cycle wins.
+        self.seen_keep.next = self.seen.q.val();
+        if self.s_rpk_clr.val() {
+            self.seen_keep.next = self.seen.q.val() & !(self.one256.val() << self.s_rpk_qpn.val());
+        }
+        self.seen.d.next = self.seen_keep.val();
+        self.seen_rd.d.next = self.seen.q.val().get_bit(self.s_rpk_qpn.val().index());
         self.pend_after.next = self.ack_pend.q.val();
         if self.snd_pop.val() {
             self.pend_after.next = self.ack_pend.q.val() & !self.head_bit.val();
@@ -2260,6 +2354,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::Check => {
                 self.do_ack.d.next = false;
                 self.do_rack.d.next = false;
+                self.rk_gap.d.next = false;
                 self.do_rcv.d.next = false;
                 self.rcv_st.d.next = bits::<8>(0);
                 self.wb_ctx.d.next = false;
@@ -2435,16 +2530,33 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // MIDDLE or LAST goes on from the READ in progress. Anything else is a stray
                 // (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;
+                self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
                 if self.r_state.val() != self.st_rts.val() {
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                } else if self.rs_after.val() & (self.rs_gaps.val() != bits::<2>(3)) {
+                    // Past the expected response: dropped, counted in the cursor; the third
+                    // asks the completer to have the rest of the READ sent again now.
+                    self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                    self.wb_rcur.d.next = true;
+                    self.rcv.d.next = (self.rcv.q.val() & !(bits::<RCUR_W>(3) << 488))
+                        | (bit_cast::<RCUR_W, 2>(self.rs_gaps1.val()) << 488);
+                    if self.rs_gaps.val() == bits::<2>(2) {
+                        self.do_rack.d.next = true;
+                        self.rk_gap.d.next = true;
+                    }
                 } else if self.rs_start.val() {
-                    if (self.f_psn.val() != self.sl_psn.val())
-                        | (self.sl_epoch.val() != self.r_epoch.val())
-                        | (self.sl_at.val() != self.is_aack.val())
+                    if (!self.rs_resume.val()
+                        & ((self.f_psn.val() != self.sl_psn.val())
+                            | (self.sl_epoch.val() != self.r_epoch.val())
+                            | (self.sl_at.val() != self.is_aack.val())))
                         | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
                         | (self.f_len32.val() > self.pmtu.val())
                     {
                         self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                    } else if self.rs_resume.val() {
+                        // The READ resumed at its first missing response (a READ request
+                        // for the rest): this FIRST goes on as a MIDDLE, an ONLY as a LAST.
+                        self.state.d.next = RespState::Room;
                     } else {
                         self.req_v.d.next = true;
                         self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2653,6 +2765,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         }
                         self.rcur_ram.write_data.next = self.rcv.q.val();
                         self.rcur_ram.write_enable.next = true;
+                        self.rx_ram.write_enable.next = self.is_resp.val();
                     }
                     self.rcv_q.s_tvalid.next = self.do_rcv.q.val() & !self.dirty.q.val();
                     self.state.d.next = RespState::Idle;
