@@ -154,7 +154,13 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
 
 #[test]
 fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut r = rng(seed("requester_64_rust_hdl_matches_verilator"));
+    let s = seed("requester_64_rust_hdl_matches_verilator");
+    let mut r = rng(s);
+    // The completer's rewinds (go back N, or a READ resumed past its first responses) from
+    // a stream of their own: the rest of the stimulus is what it was before them.
+    let mut r_rew = rng(s ^ 0x5245_5721);
+    let mut rew: Option<(u64, u64, u64, u64)> = None;
+    let mut rews = 0usize;
     let mut hdl = Requester::<64, 8>::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_requester_64", &BuildOptions::default())?;
@@ -326,7 +332,23 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_meta_tready.next = meta_ready;
         hdl.m_pay_tready.next = pay_ready;
         hdl.m_sent_tready.next = sent_ready;
+        if rew.is_none() && r_rew.gen_ratio(1, 300) {
+            let q = r_rew.gen_range(0..8usize);
+            rew = Some((
+                q as u64,
+                pis[q].wrapping_sub(r_rew.gen_range(0..3)).into(),
+                r_rew.gen_range(0..1 << 24),
+                r_rew.gen_range(0..4),
+            ));
+        }
+        let (rew_v, (rew_q, rew_ci, rew_psn, rew_pkts)) = (rew.is_some(), rew.unwrap_or_default());
+        hdl.s_rew_valid.next = rew_v;
+        hdl.s_rew_qpn.next = bits_from_u64(rew_q);
+        hdl.s_rew_ci.next = bits_from_u64(rew_ci);
+        hdl.s_rew_psn.next = bits_from_u64(rew_psn);
+        hdl.s_rew_pkts.next = bits_from_u64(rew_pkts);
         assert!(simulate(&mut hdl, 200));
+        let rew_taken = rew_v && hdl.s_rew_ready.val();
         let cmd = (hdl.m_rd_tvalid.val() && rd_ready).then(|| hdl.m_rd_len.val().to_u64());
         let beat_taken = rd_valid && hdl.s_rd_tready.val();
         packets += usize::from(hdl.m_meta_tvalid.val() && meta_ready);
@@ -373,9 +395,18 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_retire", retire.into())?;
         tb.set("s_rl_qpn", rl_qpn)?;
         tb.set("s_rl_cnt", rl_cnt)?;
+        tb.set("s_rew_valid", rew_v.into())?;
+        tb.set("s_rew_qpn", rew_q)?;
+        tb.set("s_rew_ci", rew_ci)?;
+        tb.set("s_rew_psn", rew_psn)?;
+        tb.set("s_rew_pkts", rew_pkts)?;
         tb.rising_edge()?;
         if job_taken {
             job = None;
+        }
+        if rew_taken {
+            rew = None;
+            rews += 1;
         }
 
         if let Some(len) = cmd {
@@ -387,7 +418,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
     let counters: Vec<u64> = [
-        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads",
+        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads", "retrans",
     ]
     .iter()
     .map(|c| tb.get(c))
@@ -398,12 +429,14 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             && records > 40
             && jobs > 10
             && jobs_done > 10
+            && rews > 20
             && counters.iter().all(|&c| c > 0),
         "too little traffic: {doorbells} doorbells, {packets} packets, {records} SENT, {jobs} \
-         READ jobs, {jobs_done} sent, {atomics} atomic packets, counters {counters:?}"
+         READ jobs, {jobs_done} sent, {atomics} atomic packets, {rews} rewinds, counters \
+         {counters:?}"
     );
     println!(
-        "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets ({atomics} atomic), {records} SENT, counters {counters:?}, all {} outputs equal", outs.len()
+        "requester_64: {cycles} cycles, {doorbells} doorbells, {packets} packets ({atomics} atomic), {records} SENT, {rews} rewinds, counters {counters:?}, all {} outputs equal", outs.len()
     );
     Ok(())
 }
