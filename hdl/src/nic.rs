@@ -33,7 +33,8 @@
 //! - `req_yields`: QPs the requester set aside mid-message for want of transmit credit;
 //!   `mac_tx_used`: per priority, the transmit queue beats reserved and not yet sent (16 bits
 //!   each, priority p at 16p; zero when the NIC is idle); `mac_tx_held`: cycles the transmit
-//!   queues' input waited for a full queue (stays zero: the credits' promise).
+//!   queues' input waited for a full queue (stays zero: the credits' promise); `req_cuts`:
+//!   READ response streams cut short (stale: the peer asked again from an earlier PSN).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -180,6 +181,7 @@ pub struct Nic<
     pub cpl_rnr_naks: Signal<Out, Bits<32>>,
     pub cpl_retry_exc: Signal<Out, Bits<32>>,
     pub req_retrans: Signal<Out, Bits<32>>,
+    pub req_cuts: Signal<Out, Bits<32>>,
     pub wr_bad_len: Signal<Out, Bits<32>>,
     pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
@@ -359,6 +361,7 @@ impl<
             cpl_rnr_naks: Default::default(),
             cpl_retry_exc: Default::default(),
             req_retrans: Default::default(),
+            req_cuts: Default::default(),
             wr_bad_len: Default::default(),
             cqe_bad_len: Default::default(),
             live_pfc_rx0: live("PFC_RX0"),
@@ -813,6 +816,7 @@ impl<
         self.cpl_rnr_naks.next = self.cpl.rnr_naks.val();
         self.cpl_retry_exc.next = self.cpl.retry_exc.val();
         self.req_retrans.next = self.req.retrans.val();
+        self.req_cuts.next = self.req.cuts.val();
         self.wr_bad_len.next = self.wr_resp.bad_len.val();
         self.cqe_bad_len.next = self.wr_cpl.bad_len.val();
     }

@@ -381,6 +381,14 @@ pub const READ_JOB: Layout = Layout::host(
              as its original data, no payload (`len` 0)",
         ),
         f(
+            "dup",
+            113,
+            1,
+            "for a request taken before (a duplicate READ request served again, an atomic \
+             replayed): the peer went back to its PSN, so the QP's READ responses sent or \
+             queued before this one are stale and are cut short",
+        ),
+        f(
             "va",
             128,
             64,

@@ -289,12 +289,6 @@ pub fn guarded(
     })
 }
 
-/// The longest READ the lossy tests post: 64 KiB (256 responses at PMTU 256). A READ goes on
-/// from its first missing response, but the peer sends a stream a retry made stale to its end
-/// before the retry's (rxe's responder cuts it short), so each lost response of a READ costs
-/// the rest of its stream, and a READ of thousands of packets at 1 % loss hardly ends.
-pub const LOSSY_READ_MAX: usize = 64 << 10;
-
 /// Two hosts joined by links that lose `loss` of the frames, corrupt 0.5 %, duplicate 1 % and
 /// reorder 2 %, both ways (from `seed`, which also interleaves PCIe completions); their QPs'
 /// ACK timeout 4.096 us x 2^6, 262 us: about three times the slowest round trip of a 16 KiB
@@ -382,6 +376,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "cpl_rnr_naks",
         "cpl_retry_exc",
         "req_retrans",
+        "req_cuts",
         "wr_bad_len",
         "cqe_bad_len",
     ]

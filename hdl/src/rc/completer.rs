@@ -124,10 +124,9 @@ const QST_W: usize = 32;
 /// Per QP, as this block keeps it: those, the epoch 32/8, `rd_una` 40/24 (the PSN after
 /// the last READ response landed), and the retry counts: timeouts and sequence NAKs 64/3,
 /// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs; 71/24: the PSN the last
-/// resumed READ went on from (a READ that lands more between two retries makes progress);
-/// 95: a retry at once for a READ's skipped response (`RX_ACK.gap`) was made since a READ
-/// last landed (one only: later ones wait for the timer, so retries never pile up).
-const QS_W: usize = 96;
+/// resumed READ went on from (a READ that lands more between two retries makes progress;
+/// a READ's skipped response, `RX_ACK.gap`, at another PSN is retried at once).
+const QS_W: usize = 95;
 const CNT_W: usize = 7;
 /// Per QP, from its context: `retry_cnt` 0/3, `rnr_retry` 3/3.
 const PRM_W: usize = 6;
@@ -228,9 +227,6 @@ pub struct Completer<const DW: usize> {
     a_gap: Signal<Local, Bit>,
     r_gap: Constant<Bits<7>>,
     rd_head: Signal<Local, Bit>,
-    fast: Signal<Local, Bit>,
-    new_fast: Signal<Local, Bits<1>>,
-    fast1: Signal<Local, Bits<1>>,
     gap_go: Signal<Local, Bit>,
     rx_exp: Signal<Local, Bits<24>>,
     rx_off: Signal<Local, Bits<24>>,
@@ -525,9 +521,6 @@ impl<const DW: usize> Completer<DW> {
             a_gap: Default::default(),
             r_gap: field_at(&RX_ACK, "gap"),
             rd_head: Default::default(),
-            fast: Default::default(),
-            new_fast: Default::default(),
-            fast1: Default::default(),
             gap_go: Default::default(),
             rx_exp: Default::default(),
             rx_off: Default::default(),
@@ -1072,8 +1065,6 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.rd_una.next = self.qst_ram.read_data.val().get_bits::<24>(40);
         self.cnt.next = self.qst_ram.read_data.val().get_bits::<CNT_W>(64);
         self.rd_res.next = self.qst_ram.read_data.val().get_bits::<24>(71);
-        self.fast.next = self.qst_ram.read_data.val().get_bit(95);
-        self.fast1.next = self.qst_ram.read_data.val().get_bits::<1>(95);
         self.retries.next = self.cnt.val().get_bits::<3>(0);
         self.rnr_wait.next = self.cnt.val().get_bit(6);
         // The counts with the RNR wait over, and with a retry more.
@@ -1155,23 +1146,18 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.new_cnt.next = ((self.new_cnt.val() + bits::<CNT_W>(8)) & bits::<CNT_W>(0x3F))
                 | bits::<CNT_W>(0x40);
         }
-        // A READ's skipped response: a retry at once, if none was made since a READ last
-        // landed.
-        self.gap_go.next = self.a_gap.val() & !self.fast.val();
-        self.new_fast.next = bits::<1>(0);
-        if (self.fast.val() & (self.new_rd.val() == self.rd_una.val())) | self.gap_go.val() {
-            self.new_fast.next = bits::<1>(1);
-        }
-        self.qst_w.next = (bit_cast::<QS_W, 1>(self.new_fast.val()) << 95)
-            | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+        // A READ's skipped response: a retry at once, unless the last retry went on from
+        // that PSN already (the responder tells once per missing response; a stream made
+        // stale by a retry skips the same one).
+        self.gap_go.next = self.a_gap.val() & (self.a_psn.val() != self.rd_res.val());
+        self.qst_w.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
             | (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
             | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | (bit_cast::<QS_W, 8>(self.new_err.val()) << 24)
             | bit_cast::<QS_W, 24>(self.una.val());
         if (self.adv.val() != bits::<24>(0)) & (self.adv.val().get_bits::<1>(23) == bits::<1>(0)) {
-            self.qst_w.next = (bit_cast::<QS_W, 1>(self.new_fast.val()) << 95)
-                | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+            self.qst_w.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
                 | (bit_cast::<QS_W, CNT_W>(self.new_cnt.val()) << 64)
                 | (bit_cast::<QS_W, 24>(self.new_rd.val()) << 40)
                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
@@ -1179,8 +1165,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                 | bit_cast::<QS_W, 24>(self.new_una.val());
         }
         // The state as it is, retry counts and error aside (the retry states' writes).
-        self.qst_keep.next = (bit_cast::<QS_W, 1>(self.fast1.val()) << 95)
-            | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+        self.qst_keep.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
             | (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
             | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
             | bit_cast::<QS_W, 24>(self.una.val());
@@ -1210,7 +1195,8 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.rx_exp.next = self.s_rpk_data.val().get_bits::<24>(0);
         self.rx_off.next = self.rx_exp.val() - self.s_first.val();
         self.s_span.next = self.s_last.val() - self.s_first.val();
-        self.rx_ok.next = (self.s_wr_op.val() == self.wr_rd.val())
+        self.rd_head.next = self.s_wr_op.val() == self.wr_rd.val();
+        self.rx_ok.next = self.rd_head.val()
             & self.s_rpk_data.val().get_bit(32)
             & (self.s_rpk_data.val().get_bits::<8>(24) == self.q_epoch.val())
             & (self.rx_off.val() != bits::<24>(0))
@@ -1220,10 +1206,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         }
         // ... and one that landed more since the last retry has made progress.
         self.rx_prog.next = self.rx_ok.val() & (self.rx_exp.val() != self.rd_res.val());
-        // The head is a READ: its responses coming (landed or not, `s_rpk_data` bit 33) keep
-        // its ACK timer from timing out (the peer is still sending, perhaps a stream a
-        // retry has made stale; the retry's is queued behind it).
-        self.rd_head.next = self.s_wr_op.val() == self.wr_rd.val();
+        // READ responses of the QP coming (landed or not, `s_rpk_data` bit 33) keep its ACK
+        // timer from timing out (the peer is still sending, perhaps a stream a retry has
+        // made stale and it has not cut yet, or READs ahead of the head's ACK).
         self.m_rpk_clr.next = false;
         self.status.next = self.s_status.val();
         if self.s_status.val() == bits::<8>(0) {
@@ -1486,8 +1471,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // A failed request flushes the QP's later ones.
                         if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
                             self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
-                            self.qw_data.next = (bit_cast::<QS_W, 1>(self.fast1.val()) << 95)
-                                | (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
+                            self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
                                 | (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)
                                 | (bit_cast::<QS_W, 24>(self.rd_una.val()) << 40)
                                 | (bit_cast::<QS_W, 8>(self.q_epoch.val()) << 32)
@@ -1555,11 +1539,12 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // The requester has not taken the last rewind: again at the next scan.
                         self.tmr.s_set_mode.next = self.md_now.val();
                     } else if (self.t_mode.q.val() == self.md_ack.val())
-                        & self.rd_head.val()
                         & self.s_rpk_data.val().get_bit(33)
                     {
-                        // A READ whose responses still come: not a timeout; the timer again,
-                        // the responses counted from now.
+                        // READ responses of the QP still come: not a timeout (a head READ's
+                        // are coming, or the peer holds the head's ACK until the READ
+                        // responses before it have gone); the timer again, the responses
+                        // counted from now.
                         self.m_rpk_clr.next = true;
                     } else if (self.t_mode.q.val() != self.md_rnr.val())
                         & (self.retries.val() >= self.p_retry.val())

@@ -18,7 +18,10 @@
 //! from the responder (`s_rj_*`, `spec::meta::READ_JOB`: a READ request it accepted) are
 //! served in turn with the QPs: READ RESPONSE FIRST/MIDDLE/LAST/ONLY packets cut at the PMTU
 //! from host memory, AETH on the first and last, through the same record queue, DMA reads,
-//! `Gather` and credits; `m_rdone_*` says when a job's last record has left. See
+//! `Gather` and credits; `m_rdone_*` says when a job's last record has left. A job marked
+//! `dup` (a request the responder had taken before) makes the QP's jobs ahead of it stale:
+//! the one being sent ends at its next packet unless the duplicate asks for a later PSN or
+//! for the same READ whole, those queued send one packet each (counter `cuts`). See
 //! docs/ARCHITECTURE.md, "RDMA READ".
 //!
 //! Ports:
@@ -276,6 +279,21 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rew_psn: Signal<In, Bits<24>>,
     pub s_rew_pkts: Signal<In, Bits<24>>,
     pub retrans: Signal<Out, Bits<32>>,
+    /// READ response jobs cut short (stale: the peer asked again from an earlier PSN).
+    pub cuts: Signal<Out, Bits<32>>,
+    x_j_dup: Constant<Bits<8>>,
+    j_dup: Signal<Local, Bit>,
+    in_dup: Signal<Local, Bit>,
+    in_bit: Signal<Local, Bits<256>>,
+    in_psn: Signal<Local, Bits<24>>,
+    p_now: Signal<Local, Bits<24>>,
+    p_gap: Signal<Local, Bits<24>>,
+    cq_hit: Signal<Local, Bit>,
+    cq_clr: Signal<Local, Bits<256>>,
+    cutq: DFF<Bits<256>>,
+    cut: DFF<Bit>,
+    end_now: Signal<Local, Bit>,
+    n_cuts: DFF<Bits<32>>,
     take_rew: Signal<Local, Bit>,
     hi_ram: RAM<Bits<HI_W>, QA>,
     hw_addr: Signal<Local, Bits<QA>>,
@@ -751,6 +769,20 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rew_psn: Default::default(),
             s_rew_pkts: Default::default(),
             retrans: Default::default(),
+            cuts: Default::default(),
+            x_j_dup: field_at(&READ_JOB, "dup"),
+            j_dup: Default::default(),
+            in_dup: Default::default(),
+            in_bit: Default::default(),
+            in_psn: Default::default(),
+            p_now: Default::default(),
+            p_gap: Default::default(),
+            cq_hit: Default::default(),
+            cq_clr: Default::default(),
+            cutq: Default::default(),
+            cut: Default::default(),
+            end_now: Default::default(),
+            n_cuts: Default::default(),
             take_rew: Default::default(),
             hi_ram: RAM::default(),
             hw_addr: Default::default(),
@@ -1107,11 +1139,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
             n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr,
             rslot_data, rdone_v, rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp,
-            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx
+            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts
         );
         self.hi_ram.read_clock.next = self.clk.val();
         self.hi_ram.write_clock.next = self.clk.val();
         self.retrans.next = self.n_retx.q.val();
+        self.cuts.next = self.n_cuts.q.val();
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
         self.rdi_ram.read_clock.next = self.clk.val();
@@ -1360,6 +1393,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
 
         // The next packet of the work request.
         self.last.next = self.rem.q.val() <= self.pmtu_r.q.val();
+        // A job's packet that ends it: its last, or the next of a cut job.
+        self.end_now.next = self.last.val() | (self.rsp.q.val() & self.cut.q.val());
         self.plen.next = self.pmtu_r.q.val().get_bits::<13>(0);
         if self.last.val() {
             self.plen.next = self.rem.q.val().get_bits::<13>(0);
@@ -1556,7 +1591,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<META_W, 16>(self.c_vgrp.val()) << self.m_vlan.val());
         // The last packet of a READ response is marked, with its QP (masked off at m_meta).
         self.mark.next = bits::<META_W>(0);
-        if self.rsp.q.val() & self.last.val() {
+        if self.rsp.q.val() & self.end_now.val() {
             self.mark.next = self.mark_one.val()
                 | (bit_cast::<META_W, QA>(self.qpn.q.val()) << self.mark_at.val())
                 | (bit_cast::<META_W, RDC_W>(self.j_seq.val()) << self.mark_seq.val());
@@ -1652,6 +1687,56 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.head_bit.next = self.one256.val() << self.ready.m_tdata.val();
         self.db_bit.next = self.one256.val() << self.s_db_qpn.val().get_bits::<QA>(0);
         self.cur_bit.next = self.one256.val() << self.qpn.q.val();
+        self.j_dup.next = self.job.q.val().get_bit(self.x_j_dup.val().index());
+        // Stale READ streams are cut short (as rxe's responder does): a job for a request the
+        // responder had taken before (`dup`: a READ asked again, an atomic replayed) says the
+        // peer went back to its PSN. The QP's jobs queued ahead of it are stale: each is
+        // marked in `cutq` and sends one packet only. The job in hand is stale when the
+        // duplicate's PSN is not after the response it sends next (a later READ of the
+        // same retry leaves it alone) and is not its own first (the same READ asked again
+        // whole: going on serves it as well): it ends at its next packet. A cut job's packet keeps
+        // its opcode (a MIDDLE stays a MIDDLE, so the peer never takes it for a READ's end)
+        // and carries the job's mark, so `m_rdone` still says when it has gone.
+        self.in_dup.next = self.s_rj_tvalid.val()
+            & self.rj_q.s_tready.val()
+            & self.s_rj_tdata.val().get_bit(self.x_j_dup.val().index());
+        self.in_bit.next = self.one256.val()
+            << self
+                .s_rj_tdata
+                .val()
+                .get_bits::<QA>(self.x_j_qpn.val().index());
+        self.in_psn.next = self
+            .s_rj_tdata
+            .val()
+            .get_bits::<24>(self.x_j_psn.val().index());
+        self.p_now.next = self.j_psn.val();
+        if self.state.q.val() == ReqState::Seg {
+            self.p_now.next = self.psn.q.val();
+        }
+        self.p_gap.next = self.p_now.val() - self.in_psn.val();
+        self.cq_hit.next = (self.cutq.q.val() & self.cur_bit.val()) != bits::<256>(0);
+        self.cq_clr.next = bits::<256>(0);
+        if (self.state.q.val() == ReqState::Look) & self.rsp.q.val() & self.j_dup.val() {
+            self.cq_clr.next = self.cur_bit.val();
+        }
+        self.cutq.d.next = self.cutq.q.val() & !self.cq_clr.val();
+        if self.in_dup.val() {
+            self.cutq.d.next = (self.cutq.q.val() & !self.cq_clr.val()) | self.in_bit.val();
+        }
+        if (self.state.q.val() == ReqState::Look) & self.rsp.q.val() {
+            self.cut.d.next = self.cq_hit.val() & !self.j_dup.val();
+        }
+        if self.in_dup.val()
+            & self.rsp.q.val()
+            & ((self.in_bit.val() & self.cur_bit.val()) != bits::<256>(0))
+            & ((self.state.q.val() == ReqState::Look)
+                | (self.state.q.val() == ReqState::RJob)
+                | (self.state.q.val() == ReqState::Seg))
+            & (self.p_gap.val() < bits::<24>(0x80_0000))
+            & (self.in_psn.val() != self.j_psn.val())
+        {
+            self.cut.d.next = true;
+        }
         self.q_after_pop.next = self.queued.q.val();
         if self.pop.val() {
             self.q_after_pop.next = self.queued.q.val() & !self.head_bit.val();
@@ -1785,6 +1870,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         match self.state.q.val() {
             ReqState::Idle => {
                 self.rsp.d.next = false;
+                self.cut.d.next = false;
                 if self.take_rew.val() {
                     self.qpn.d.next = self.s_rew_qpn.val();
                     self.rw_ci.d.next = self.s_rew_ci.val();
@@ -2001,7 +2087,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.laddr.d.next = self.laddr.q.val() + bit_cast::<64, 13>(self.piece.val());
                     self.s_rem.d.next = self.s_rem.q.val() - bit_cast::<32, 13>(self.piece.val());
                     self.pk_rem.d.next = self.pk_left.val();
-                    self.lastpk.d.next = self.last.val();
+                    self.lastpk.d.next = self.end_now.val();
+                    if self.rsp.q.val() & self.cut.q.val() & !self.last.val() {
+                        self.n_cuts.d.next = self.n_cuts.q.val() + bits::<32>(1);
+                    }
                     if self.rp.q.val()
                         & !self.rsp.q.val()
                         & (self.retx.val() >= bits::<24>(0x80_0000))
@@ -2013,7 +2102,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.psn.d.next = self.psn.q.val() + self.npk_rest.val();
                     }
                     self.first.d.next = false;
-                    if self.last.val() & (self.pk_left.val() == bits::<13>(0)) {
+                    if self.end_now.val() & (self.pk_left.val() == bits::<13>(0)) {
                         self.state.d.next = ReqState::Done;
                     }
                 } else if !self.fits.val()
@@ -2184,6 +2273,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.sent_out.d.next = bits::<6>(0);
             self.n_retx.d.next = bits::<32>(0);
             self.rp.d.next = false;
+            self.cutq.d.next = bits::<256>(0);
+            self.cut.d.next = false;
+            self.n_cuts.d.next = bits::<32>(0);
         }
     }
 }

@@ -85,7 +85,8 @@
 //!   invalidate, UD),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again; a
 //!   READ request is served again, as a new READ job at its own PSNs; an atomic is answered
-//!   with its saved original),
+//!   with its saved original; both jobs marked `dup`, so the requester cuts the QP's stale
+//!   READ streams short),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
 //!   until the expected PSN arrives; `seq_naks` counts those NAKs), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
@@ -408,6 +409,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     x_cmp: Constant<Bits<9>>,
     x_orig: Constant<Bits<9>>,
     j_atomic: Constant<Bits<8>>,
+    j_dup_at: Constant<Bits<8>>,
+    job_dup: DFF<Bits<1>>,
     // The atomic replay cache (`AC_W`): a duplicate atomic is answered from it, never done
     // again. Searched an entry a cycle (`ac_i`), the compare registered (`ac_hit`, `ac_val`).
     ac_ram: RAM<Bits<AC_W>, SLOT_A>,
@@ -904,6 +907,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             x_cmp: ext_at(0, &ATOMIC_ETH, "compare"),
             x_orig: ext_at(AETH.len, &ATOMIC_ACK_ETH, "orig"),
             j_atomic: field_at(&READ_JOB, "atomic"),
+            j_dup_at: field_at(&READ_JOB, "dup"),
+            job_dup: Default::default(),
             op_rreq: k(RC_RDMA_READ_REQUEST.into()),
             op_rfirst: k(RC_RDMA_READ_RESPONSE_FIRST.into()),
             op_rmiddle: k(RC_RDMA_READ_RESPONSE_MIDDLE.into()),
@@ -1268,6 +1273,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             seen,
             seen_rd,
             rk_gap,
+            job_dup,
             state,
             m,
             dirty,
@@ -2007,6 +2013,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<JOB_W, 32>(self.j_len_v.val()) << self.j_len.val())
             | (bit_cast::<JOB_W, 64>(self.j_va_v.val()) << self.j_va.val())
             | (bit_cast::<JOB_W, 1>(self.j_at.val()) << self.j_atomic.val())
+            | (bit_cast::<JOB_W, 1>(self.job_dup.q.val()) << self.j_dup_at.val())
             | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val());
         self.rj_q.s_tdata.next = self.job_rec.val();
         self.rj_q.s_tvalid.next = false;
@@ -2361,6 +2368,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.wb_cur.d.next = false;
                 self.wb_rcur.d.next = false;
                 self.do_job.d.next = false;
+                self.job_dup.d.next = bits::<1>(0);
                 self.do_rl.d.next = false;
                 self.rl_st.d.next = bits::<8>(0);
                 self.req_at.d.next = false;
@@ -2394,6 +2402,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
                     // A retransmission of a packet already taken: acknowledge again.
                     self.n_dup.d.next = self.n_dup.q.val() + bits::<32>(1);
+                    self.job_dup.d.next = bits::<1>(1);
                     self.do_ack.d.next = !self.is_rdreq.val() & !self.is_atomic.val();
                     self.ack_syn.d.next = self.syn_ack.val();
                     self.ack_psn.d.next = self.r_epsn.val() - bits::<24>(1);

@@ -103,8 +103,8 @@ fn wqe_bytes(r: &mut impl Rng, regions: &[Region]) -> Vec<u8> {
     put(
         "opcode",
         match r.gen_range(0..22) {
-            0..=15 => 0,
-            16 | 17 => 4,
+            0..=13 => 0,
+            14..=17 => 4,
             18 | 19 => r.gen_range(5..7),
             _ => r.gen_range(1..9),
         },
@@ -193,7 +193,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     let (mut packets, mut records, mut doorbells) = (0, 0, 0);
     let (mut jobs, mut jobs_done, mut atomics) = (0, 0, 0usize);
     let rj_data = tb.model_ref().port("s_rj_tdata")?;
-    let mut job: Option<Vec<u8>> = None;
+    let mut job: VecDeque<Vec<u8>> = VecDeque::new();
     let mut pending_sent = 0usize;
     let cycles = soak(36_000);
     for cycle in 0..cycles {
@@ -251,27 +251,46 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             }
         }
         // READ jobs from the responder now and then, and READs landing (their counts).
-        if job.is_none() && r.gen_ratio(1, 300) {
+        if job.is_empty() && r.gen_ratio(1, 300) {
             let l = &ferroce_spec::meta::READ_JOB;
             let mut img = vec![0u8; l.len];
             // An atomic's job (its ATOMIC ACKNOWLEDGE) reads nothing.
             let atomic = r.gen_ratio(1, 4);
             let len = [0, 1, 255, 256, 257, 1000, 3000][r.gen_range(0..7)];
             for (n, v) in [
-                ("qpn", r.gen_range(0..8)),
+                // (QPs 0-3: jobs of one QP meet often enough to cut each other.)
+                ("qpn", r.gen_range(0..4)),
                 ("psn", r.gen_range(0..1 << 24)),
                 ("msn", r.gen_range(0..1 << 24)),
                 ("len", if atomic { 0 } else { len }),
                 ("atomic", u128::from(atomic)),
                 ("va", r.gen::<u64>().into()),
                 ("seq", r.gen_range(0..32)),
+                // A duplicate's job: the QP's jobs ahead of it are cut short.
+                ("dup", u128::from(r.gen_bool(0.5))),
             ] {
                 l.set(&l.field(n), &mut img, v);
             }
-            job = Some(img);
+            // Now and then a duplicate right behind it for the same QP, a few PSNs around
+            // its first (the peer went back: the job is cut short, in hand or queued).
+            if r.gen_ratio(1, 3) {
+                // (The first a READ's of 4 packets at PMTU 256, so the cut ends it early.)
+                l.set(&l.field("atomic"), &mut img, 0);
+                l.set(&l.field("len"), &mut img, 1000);
+                let mut d = img.clone();
+                let psn =
+                    l.get(&l.field("psn"), &img) as i64 + [-2i64, -1, 1, 2, 3][r.gen_range(0..5)];
+                l.set(&l.field("psn"), &mut d, (psn & 0xFF_FFFF) as u128);
+                l.set(&l.field("dup"), &mut d, 1);
+                l.set(&l.field("seq"), &mut d, r.gen_range(0..32));
+                job.push_back(img);
+                job.push_back(d);
+            } else {
+                job.push_back(img);
+            }
         }
-        let rj_valid = job.is_some() && r.gen_bool(0.7);
-        let rj_bytes = job.clone().unwrap_or(vec![0; 24]);
+        let rj_valid = !job.is_empty() && r.gen_bool(0.7);
+        let rj_bytes = job.front().cloned().unwrap_or(vec![0; 24]);
         // The completer takes SENT records off its queue some time after they are handed
         // over (one a cycle at most).
         let retire = pending_sent > 0 && r.gen_ratio(1, 4);
@@ -402,7 +421,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_rew_pkts", rew_pkts)?;
         tb.rising_edge()?;
         if job_taken {
-            job = None;
+            job.pop_front();
         }
         if rew_taken {
             rew = None;
@@ -418,7 +437,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
     }
     let counters: Vec<u64> = [
-        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads", "retrans",
+        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads", "retrans", "cuts",
     ]
     .iter()
     .map(|c| tb.get(c))

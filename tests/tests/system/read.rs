@@ -23,6 +23,13 @@ const SRC_LEN: usize = 2 << 20;
 /// a's area: a round's READs (one of 1 MiB at most, the rest 64 KiB at most) fit in it.
 const AREA: usize = 4 << 20;
 const GUARD: usize = 4096;
+/// The longest READ the lossy test posts. Each lost response costs a resume, every later
+/// request of the QP sent again (go-back-N) and the packets of the streams it made stale
+/// until the peer cuts them; the peer tells a rewind's first duplicate from a later one of
+/// the same rewind only by PSN order, so a stream of an earlier rewind queued behind one
+/// may still run to its end. A READ of thousands of packets at the test's 3.5 % of faults
+/// takes longer than the test's patience (1 MiB at PMTU 256: about 140 losses).
+const LOSSY_READ_MAX: usize = 64 << 10;
 
 /// Run until `n` completions have come on host a's CQ.
 fn reap(w: &mut World, n: usize, s: u64, what: &str) -> Result<Vec<WorkCompletion>> {
@@ -68,7 +75,8 @@ fn reads_land_in_local_sges_in_order_with_writes_between() -> Result<()> {
 /// The same over links that lose, corrupt, duplicate and reorder frames both ways: a READ
 /// whose request or responses are lost is sent again and served again (the peer answers a
 /// duplicate READ request from memory; a READ goes on from its first missing response), and
-/// every byte still lands exactly, every completion once and in order; READs up to 64 KiB.
+/// every byte still lands exactly, every completion once and in order; READs up to 64 KiB
+/// (`LOSSY_READ_MAX`), streams a retry made stale cut short by the peer.
 #[test]
 fn reads_with_writes_between_survive_a_lossy_link() -> Result<()> {
     let s = seed("reads_with_writes_between_survive_a_lossy_link");
@@ -134,10 +142,7 @@ fn reads_with_writes_between(s: u64, mut w: World, rounds: usize, lossy: bool) -
                 }
                 // A READ: `len` bytes of b's source into 1-4 local SGEs of a's area.
                 let len = if lossy {
-                    // (At most 64 KiB: the peer sends a READ's responses to the end even when
-                    // one was lost, so a lossy link costs a READ of thousands of packets a
-                    // whole stream per lost response; see `LOSSY_READ_MAX`.)
-                    read_len(&mut r, *pmtu).min(ferroce_tests::LOSSY_READ_MAX)
+                    read_len(&mut r, *pmtu).min(LOSSY_READ_MAX)
                 } else if !big && r.gen_ratio(1, 20) {
                     big = true;
                     1 << 20
@@ -229,8 +234,9 @@ fn reads_with_writes_between(s: u64, mut w: World, rounds: usize, lossy: bool) -
     );
     println!(
         "seed {s}: {nreads} READs, {bytes} bytes, with WRITEs between: exact ({again} packets \
-         sent again, {} duplicate requests served again or ACKed)",
-        w.b.counter("resp_dup")?
+         sent again, {} duplicate requests served again or ACKed, {} stale streams cut)",
+        w.b.counter("resp_dup")?,
+        w.b.counter("req_cuts")?
     );
     Ok(())
 }
@@ -238,18 +244,23 @@ fn reads_with_writes_between(s: u64, mut w: World, rounds: usize, lossy: bool) -
 /// A 1 MiB READ (256 responses at PMTU 4096) whose responses are lost goes on from its first
 /// missing response (IBA 9.7.4.1.4, as rxe): a's requester asks for the rest only (a READ
 /// REQUEST at the missing PSN, its RETH's address and length past the responses landed), b
-/// serves it as a duplicate READ, a takes that stream's FIRST as a MIDDLE (an ONLY as a LAST),
-/// and every byte lands exactly in the READ's four SGEs (cut at odd offsets, so the resume
-/// points fall inside SGEs). Response PSNs +50, +120 and +200 are dropped the first time they
-/// pass, +120 the second time too, and the last one (+255) the first three times:
-/// - +50 is asked for again at once, after three later responses (no timeout);
-/// - +120, lost again in the stream that went on from +50, after an ACK timeout: one retry
-///   at once per READ landed, so retries never pile up on a READ's every loss;
-/// - +255, lost at the end of a stream, after an ACK timeout (the responses still coming
-///   before it kept the timer from firing);
-/// - with `retry_cnt` 1, the QP does not give up: each retry of the READ landed more.
+/// serves it as a duplicate READ and cuts the stream it was sending short, a takes the new
+/// stream's FIRST as a MIDDLE (an ONLY as a LAST), and every byte lands exactly in the READ's
+/// four SGEs (cut at odd offsets, so the resume points fall inside SGEs). b's response
+/// streams, each named by the PSN of its FIRST (ONLY), lose by plan:
+/// - the first (+0) loses +50: asked for again at once, after three later responses (no
+///   timeout), and b ends the first stream within 40 packets of +50 (not at +255);
+/// - the one from +50 loses +120: asked for at once too (another PSN than the last retry's);
+/// - the one from +120 loses its own FIRST: the same PSN as the last retry's, so its skips
+///   ask nothing more (no pile-up of streams) and it runs to its end; then an ACK timeout
+///   (the responses still coming kept the timer from firing before) asks for +120 again;
+/// - the next from +120 loses +200: at once; the one from +200 loses +255, the last, which
+///   leaves nothing to skip: an ACK timeout;
+/// - with `retry_cnt` 2, the QP does not give up: each retry of the READ landed more, but
+///   the two at +120.
 ///
-/// The requests are at +0, +50, +120 and +255, and nothing else.
+/// The requests are at +0, +50, +120, +120, +200 and +255, and nothing else; b cut three
+/// streams short.
 #[test]
 fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
     use ferroce_sim::Fault;
@@ -259,7 +270,7 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     w.retry.timeout = Some(6);
-    w.retry.retry_cnt = Some(1);
+    w.retry.retry_cnt = Some(2);
     let len = 1usize << 20;
     let g = guarded(
         &mut r,
@@ -269,8 +280,8 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
         access::LOCAL_WRITE,
     )?;
     let (mut qa, _qb) = w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    // a's READ requests as they pass (PSN, RETH address, RETH length); b's responses dropped
-    // by plan, relative to the first request's PSN.
+    // a's READ requests as they pass (PSN, RETH address, RETH length); b's response streams
+    // (first PSN, last PSN seen, relative to the first request's), and what each loses.
     let reqs: Rc<RefCell<Vec<(u32, u64, u32)>>> = Rc::default();
     let log = reqs.clone();
     w.ab.set_fault_hook(move |_, f| {
@@ -282,7 +293,16 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
         }
         Fault::Pass
     })?;
-    let (first, seen) = (reqs.clone(), Rc::new(RefCell::new([0u32; 256])));
+    const PLAN: [(u32, u32); 6] = [
+        (0, 50),
+        (50, 120),
+        (120, 120),
+        (120, 200),
+        (200, 255),
+        (255, 256),
+    ];
+    let streams: Rc<RefCell<Vec<(u32, u32)>>> = Rc::default();
+    let (first, seen) = (reqs.clone(), streams.clone());
     w.ba.set_fault_hook(move |_, f| {
         let Some(&(p0, _, _)) = first.borrow().first() else {
             return Fault::Pass;
@@ -291,14 +311,16 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
             return Fault::Pass;
         }
         let off = u32::from_be_bytes([0, f[51], f[52], f[53]]).wrapping_sub(p0) & 0xFF_FFFF;
-        let Some(n) = seen.borrow_mut().get_mut(off as usize).map(|n| {
-            *n += 1;
-            *n
-        }) else {
-            return Fault::Pass;
-        };
-        match (off, n) {
-            (50 | 120 | 200, 1) | (120, 2) | (255, 1..=3) => Fault::Drop,
+        let mut st = seen.borrow_mut();
+        if f[42] == 0x0D || f[42] == 0x10 {
+            st.push((off, off));
+        }
+        let k = st.len().saturating_sub(1);
+        if let Some(e) = st.last_mut() {
+            e.1 = off;
+        }
+        match PLAN.get(k) {
+            Some(&(_, lose)) if lose == off => Fault::Drop,
             _ => Fault::Pass,
         }
     })?;
@@ -354,7 +376,7 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
     }
     let reqs = reqs.borrow().clone();
     let p0 = reqs.first().context("a READ request")?.0;
-    let want_reqs: Vec<(u32, u64, u32)> = [0u32, 50, 120, 255]
+    let want_reqs: Vec<(u32, u64, u32)> = [0u32, 50, 120, 120, 200, 255]
         .iter()
         .map(|&k| {
             (
@@ -368,20 +390,40 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
         reqs == want_reqs,
         "seed {s}: READ requests {reqs:?}, want {want_reqs:?}"
     );
+    // The streams: each from where the plan says; the stale ones cut short, the one
+    // that lost its own FIRST (nothing asked for it) and the last ones to the end.
+    let streams = streams.borrow().clone();
+    let starts: Vec<u32> = streams.iter().map(|t| t.0).collect();
+    let plan: Vec<u32> = PLAN.iter().map(|p| p.0).collect();
+    ensure!(
+        starts == plan,
+        "seed {s}: streams {streams:?}, want from {plan:?}"
+    );
+    for (k, (&(from, to), &(_, lose))) in streams.iter().zip(PLAN.iter()).enumerate() {
+        let cut = matches!(k, 0 | 1 | 3);
+        ensure!(
+            if cut { to < lose + 40 } else { to == 255 },
+            "seed {s}: stream {k} from +{from} went to +{to}"
+        );
+    }
+    ensure!(
+        w.b.counter("req_cuts")? == 3,
+        "seed {s}: b cut three streams"
+    );
     let st = w.a.dev.rc_stats()?;
     ensure!(
-        st.timeouts == 2 && st.retrans == 3 && st.seq_nak_rx == 0 && st.retry_exc == 0,
+        st.timeouts == 2 && st.retrans == 5 && st.seq_nak_rx == 0 && st.retry_exc == 0,
         "seed {s}: {st:?}"
     );
     ensure!(w.a.counter("req_reads")? == 1 && w.b.counter("resp_reads")? == 1);
     ensure!(
-        w.b.counter("resp_dup")? == 3,
-        "seed {s}: three duplicate READs served"
+        w.b.counter("resp_dup")? == 5,
+        "seed {s}: five duplicate READs served"
     );
     ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
     println!(
-        "seed {s}: 1 MiB READ, 6 responses dropped: went on at +50, +120 and +255; {} \
-         responses past a lost one dropped",
+        "seed {s}: 1 MiB READ, 5 responses dropped: went on at +50, +120 (twice), +200 and \
+         +255; streams {streams:?}; {} responses past a lost one dropped",
         w.a.counter("resp_bad_resp")?
     );
     Ok(())
