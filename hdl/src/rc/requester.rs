@@ -284,6 +284,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     x_j_dup: Constant<Bits<8>>,
     j_dup: Signal<Local, Bit>,
     in_dup: Signal<Local, Bit>,
+    in_q: Signal<Local, Bits<QA>>,
     in_bit: Signal<Local, Bits<256>>,
     in_psn: Signal<Local, Bits<24>>,
     p_now: Signal<Local, Bits<24>>,
@@ -773,6 +774,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             x_j_dup: field_at(&READ_JOB, "dup"),
             j_dup: Default::default(),
             in_dup: Default::default(),
+            in_q: Default::default(),
             in_bit: Default::default(),
             in_psn: Default::default(),
             p_now: Default::default(),
@@ -1688,23 +1690,23 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.db_bit.next = self.one256.val() << self.s_db_qpn.val().get_bits::<QA>(0);
         self.cur_bit.next = self.one256.val() << self.qpn.q.val();
         self.j_dup.next = self.job.q.val().get_bit(self.x_j_dup.val().index());
-        // Stale READ streams are cut short (as rxe's responder does): a job for a request the
-        // responder had taken before (`dup`: a READ asked again, an atomic replayed) says the
-        // peer went back to its PSN. The QP's jobs queued ahead of it are stale: each is
-        // marked in `cutq` and sends one packet only. The job in hand is stale when the
-        // duplicate's PSN is not after the response it sends next (a later READ of the
-        // same retry leaves it alone) and is not its own first (the same READ asked again
-        // whole: going on serves it as well): it ends at its next packet. A cut job's packet keeps
-        // its opcode (a MIDDLE stays a MIDDLE, so the peer never takes it for a READ's end)
-        // and carries the job's mark, so `m_rdone` still says when it has gone.
+        // Stale READ streams are cut short: a job for a request the responder had taken
+        // before (`dup`: a READ asked again, an atomic replayed) says the peer went back to
+        // its PSN. The QP's jobs queued ahead of it are stale: each is marked in `cutq` and
+        // sends one packet only. The job in hand is stale when the duplicate's PSN is not
+        // after the response it sends next (a later READ of the same retry leaves it alone)
+        // and is not its own first (the same READ asked again whole: going on serves it as
+        // well): it ends at its next packet. A cut job's packet keeps its opcode (a MIDDLE
+        // stays a MIDDLE, so the peer never takes it for a READ's end) and carries the job's
+        // mark, so `m_rdone` still says when it has gone.
         self.in_dup.next = self.s_rj_tvalid.val()
             & self.rj_q.s_tready.val()
             & self.s_rj_tdata.val().get_bit(self.x_j_dup.val().index());
-        self.in_bit.next = self.one256.val()
-            << self
-                .s_rj_tdata
-                .val()
-                .get_bits::<QA>(self.x_j_qpn.val().index());
+        self.in_q.next = self
+            .s_rj_tdata
+            .val()
+            .get_bits::<QA>(self.x_j_qpn.val().index());
+        self.in_bit.next = self.one256.val() << self.in_q.val();
         self.in_psn.next = self
             .s_rj_tdata
             .val()
@@ -1728,7 +1730,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         if self.in_dup.val()
             & self.rsp.q.val()
-            & ((self.in_bit.val() & self.cur_bit.val()) != bits::<256>(0))
+            & (self.in_q.val() == self.qpn.q.val())
             & ((self.state.q.val() == ReqState::Look)
                 | (self.state.q.val() == ReqState::RJob)
                 | (self.state.q.val() == ReqState::Seg))
