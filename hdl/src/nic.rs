@@ -34,7 +34,8 @@
 //!   `mac_tx_used`: per priority, the transmit queue beats reserved and not yet sent (16 bits
 //!   each, priority p at 16p; zero when the NIC is idle); `mac_tx_held`: cycles the transmit
 //!   queues' input waited for a full queue (stays zero: the credits' promise); `req_cuts`:
-//!   READ response streams cut short (stale: the peer asked again from an earlier PSN).
+//!   READ response streams cut short (stale: the peer asked again from an earlier PSN);
+//!   `req_win_stops`: times a QP stopped mid-message with `MAX_UNACKED_PSNS` PSNs out.
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -182,6 +183,7 @@ pub struct Nic<
     pub cpl_retry_exc: Signal<Out, Bits<32>>,
     pub req_retrans: Signal<Out, Bits<32>>,
     pub req_cuts: Signal<Out, Bits<32>>,
+    pub req_win_stops: Signal<Out, Bits<32>>,
     pub wr_bad_len: Signal<Out, Bits<32>>,
     pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
@@ -362,6 +364,7 @@ impl<
             cpl_retry_exc: Default::default(),
             req_retrans: Default::default(),
             req_cuts: Default::default(),
+            req_win_stops: Default::default(),
             wr_bad_len: Default::default(),
             cqe_bad_len: Default::default(),
             live_pfc_rx0: live("PFC_RX0"),
@@ -526,6 +529,9 @@ impl<
         self.req.s_rew_ci.next = self.cpl.m_rew_ci.val();
         self.req.s_rew_psn.next = self.cpl.m_rew_psn.val();
         self.req.s_rew_pkts.next = self.cpl.m_rew_pkts.val();
+        self.req.s_una_en.next = self.cpl.m_una_en.val();
+        self.req.s_una_qpn.next = self.cpl.m_una_qpn.val();
+        self.req.s_una_psn.next = self.cpl.m_una_psn.val();
         self.resp.s_rpk_qpn.next = self.cpl.m_rpk_qpn.val();
         self.cpl.s_rpk_data.next = self.resp.m_rpk_data.val();
         self.resp.s_rpk_clr.next = self.cpl.m_rpk_clr.val();
@@ -817,6 +823,7 @@ impl<
         self.cpl_retry_exc.next = self.cpl.retry_exc.val();
         self.req_retrans.next = self.req.retrans.val();
         self.req_cuts.next = self.req.cuts.val();
+        self.req_win_stops.next = self.req.win_stops.val();
         self.wr_bad_len.next = self.wr_resp.bad_len.val();
         self.cqe_bad_len.next = self.wr_cpl.bad_len.val();
     }

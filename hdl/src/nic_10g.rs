@@ -118,6 +118,7 @@ crate::net::xgmii_face::xgmii_face! {
         cpl_retry_exc: Bits<32>,
         req_retrans: Bits<32>,
         req_cuts: Bits<32>,
+        req_win_stops: Bits<32>,
         wr_bad_len: Bits<32>,
         cqe_bad_len: Bits<32>,
     }

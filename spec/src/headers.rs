@@ -180,6 +180,12 @@ pub const RNR_TIMER_US: [f64; 32] = [
 /// inside long messages and a timeout goes back to there, not to the message's start
 /// (Linux's rxe asks every 64 packets too).
 pub const ACKREQ_PSN_MASK: u32 = 63;
+/// The requester's window: a QP sends a request packet only while fewer than this many of its
+/// PSNs past the oldest unacknowledged one (`una`) are out, so a message of any length (up to
+/// 2^23 packets at PMTU 256) never has more than this outstanding, and a PSN is never
+/// ambiguous at the responder (IBA 9.7.1 allows 2^23). A power of two, well above the AckReq
+/// interval, so a window's worth of ACKs is always on its way (Linux's rxe allows 128).
+pub const MAX_UNACKED_PSNS: u32 = 1024;
 /// The NIC's timers count in units of 256 ns, 1/16 of IBA's 4.096 us timeout unit: a local ACK
 /// timeout `t` (1..31) is `2^(t + 4)` units.
 pub const TIMER_UNIT_NS: u64 = 256;

@@ -16,6 +16,8 @@
 //! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write with `init_sq`
 //!   sets the QP's `una` from `una_psn` and clears its error, any other leaves them; a CQ
 //!   write sets the ring and its index).
+//! - `m_una_{en,qpn,psn}`: every write of a QP's state, with its `una` (the requester's
+//!   window follows it).
 //! - `s_peek_index` in, `m_peek_cpl` out: a QP's `una` (bits 0..24) and error status (24..32,
 //!   0: none), for BAR0's QUERY (a copy of the per-QP state RAM with the same writes, read at
 //!   BAR0's command index every cycle; a QP with an error reads as ERR).
@@ -195,6 +197,13 @@ pub struct Completer<const DW: usize> {
     pub s_qpw_data: Signal<In, Bits<QP_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_cpl: Signal<Out, Bits<QST_W>>,
+    /// Every write of a QP's state, its `una` (the requester's window follows it).
+    pub m_una_en: Signal<Out, Bit>,
+    pub m_una_qpn: Signal<Out, Bits<QA>>,
+    pub m_una_psn: Signal<Out, Bits<24>>,
+    una_v: DFF<Bit>,
+    una_q: DFF<Bits<QA>>,
+    una_p: DFF<Bits<24>>,
     pub m_qerr_valid: Signal<Out, Bit>,
     pub m_qerr_qpn: Signal<Out, Bits<QA>>,
     pub m_retire: Signal<Out, Bit>,
@@ -256,6 +265,7 @@ pub struct Completer<const DW: usize> {
     cnt1: Signal<Local, Bits<CNT_W>>,
     cnt0: Signal<Local, Bits<CNT_W>>,
     rnr_wait: Signal<Local, Bit>,
+    rnr_exp: Signal<Local, Bit>,
     retries: Signal<Local, Bits<3>>,
     rnrs: Signal<Local, Bits<3>>,
     p_retry: Signal<Local, Bits<3>>,
@@ -495,6 +505,12 @@ impl<const DW: usize> Completer<DW> {
             s_qpw_data: Default::default(),
             s_peek_index: Default::default(),
             m_peek_cpl: Default::default(),
+            m_una_en: Default::default(),
+            m_una_qpn: Default::default(),
+            m_una_psn: Default::default(),
+            una_v: Default::default(),
+            una_q: Default::default(),
+            una_p: Default::default(),
             m_qerr_valid: Default::default(),
             m_qerr_qpn: Default::default(),
             s_cqw_en: Default::default(),
@@ -551,6 +567,7 @@ impl<const DW: usize> Completer<DW> {
             cnt0: Default::default(),
             rnr_wait: Default::default(),
             retries: Default::default(),
+            rnr_exp: Default::default(),
             rnrs: Default::default(),
             p_retry: Default::default(),
             p_rnr: Default::default(),
@@ -745,7 +762,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
             n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, fresh, sched, cur,
             cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale, rew_v, rew_q,
-            rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc
+            rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc, una_v, una_q, una_p
         );
         // The timers: the QP table's timeouts; sets from the states below.
         self.tmr.clk.next = self.clk.val();
@@ -1067,6 +1084,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.rd_res.next = self.qst_ram.read_data.val().get_bits::<24>(71);
         self.retries.next = self.cnt.val().get_bits::<3>(0);
         self.rnr_wait.next = self.cnt.val().get_bit(6);
+        // An expiry that ends an RNR wait: the RNR timer's, or one at once that stands in for
+        // it (put off while a rewind waited, or after the head retired).
+        self.rnr_exp.next = (self.t_mode.q.val() == self.md_rnr.val())
+            | ((self.t_mode.q.val() == self.md_now.val()) & self.rnr_wait.val());
         // The counts with the RNR wait over, and with a retry more.
         self.cnt0.next = self.cnt.val() & bits::<CNT_W>(0x3F);
         self.cnt1.next = self.cnt0.val() + bits::<CNT_W>(1);
@@ -1533,7 +1554,11 @@ impl<const DW: usize> Logic for Completer<DW> {
                         self.tmr.s_set_mode.next = self.md_off.val();
                         self.state.d.next = CplState::Kick;
                     } else if self.stale.val() | self.acked.val() {
-                        // Done, or of the QP's last life: it retires; the timer goes on.
+                        // Done, or of the QP's last life: it retires; the timer goes on. A
+                        // retry at once or an RNR wait over is for the next head: at once.
+                        if self.t_mode.q.val() != self.md_ack.val() {
+                            self.tmr.s_set_mode.next = self.md_now.val();
+                        }
                         self.state.d.next = CplState::Kick;
                     } else if self.rew_v.q.val() {
                         // The requester has not taken the last rewind: again at the next scan.
@@ -1546,7 +1571,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // responses before it have gone); the timer again, the responses
                         // counted from now.
                         self.m_rpk_clr.next = true;
-                    } else if (self.t_mode.q.val() != self.md_rnr.val())
+                    } else if !self.rnr_exp.val()
                         & (self.retries.val() >= self.p_retry.val())
                         & !self.rx_prog.val()
                     {
@@ -1577,7 +1602,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                         self.qw_addr.next = self.cur_q.q.val();
                         self.qw_data.next =
                             self.qst_keep.val() | (bit_cast::<QS_W, CNT_W>(self.cnt0.val()) << 64);
-                        if self.t_mode.q.val() != self.md_rnr.val() {
+                        if !self.rnr_exp.val() {
                             self.qw_data.next = self.qst_keep.val()
                                 | (bit_cast::<QS_W, CNT_W>(self.cnt1.val()) << 64);
                         }
@@ -1651,7 +1676,14 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.qst_peek.write_enable.next = self.qw_en.val();
         self.qst_peek.read_address.next = self.s_peek_index.val();
         self.m_peek_cpl.next = self.qst_peek.read_data.val();
+        self.una_v.d.next = self.qw_en.val();
+        self.una_q.d.next = self.qw_addr.val();
+        self.una_p.d.next = self.qw_data.val().get_bits::<24>(0);
+        self.m_una_en.next = self.una_v.q.val();
+        self.m_una_qpn.next = self.una_q.q.val();
+        self.m_una_psn.next = self.una_p.q.val();
         if self.rst.val() {
+            self.una_v.d.next = false;
             self.state.d.next = CplState::Init;
             self.swp.d.next = bits::<9>(0);
             self.fresh.d.next = bits::<6>(0);

@@ -7,7 +7,17 @@
 //! and one DMA read per SGE piece of its payload, joined again by a `Gather`. The payload
 //! reads are issued ahead of the wire, as far as the DMA read engine's tags and a 16-record
 //! queue allow, so the read latency is hidden.
-//! Every work request, sent or refused, leaves a `SENT` record for the completer.
+//! Every work request, sent or refused, leaves one `SENT` record for the completer, in Done
+//! (so the completer's ACK timer covers a message from its last packet, whatever this NIC's
+//! own scheduling held it back before), or earlier if its window stops it; `rec_ci` in the
+//! send state (the first WQE without a record) keeps a WQE fetched again, after a yield or in
+//! a retry, from sending a second.
+//!
+//! Window: a QP sends a request packet only while fewer than `MAX_UNACKED_PSNS` of its PSNs
+//! past `una` (the completer's oldest unacknowledged PSN, copied per QP from `s_una_*`) are
+//! out: Check passes over a QP a window ahead (queued again, no WQE fetch), and one that
+//! reaches the window's end mid-message yields (`win_stops`), its `SENT` record handed over
+//! then so the completer times the message (the peer holds it, not this NIC).
 //!
 //! RDMA READ: a READ WQE (its SGEs checked for local write) is one READ REQUEST packet (RETH,
 //! no payload) taking a PSN per response packet; when done, its send-queue index and first
@@ -39,6 +49,8 @@
 //! - `s_rj_*` (READ jobs in), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
 //!   sequence number), `m_rslot_{en,addr,data}` (READ slots, `READ_SLOT`), `s_rl_*` (a READ
 //!   landed: the QP's new count); counter `reads` (READ requests sent).
+//! - `s_una_{en,qpn,psn}`: the completer's QP state writes, for the window; counter
+//!   `win_stops` (a QP stopped mid-message at its window).
 //! - `s_retire`: the completer took a `SENT` record off its pool. At most `SENT_CAP` records
 //!   are out: a WQE is started only with room for its record, so Done never waits long and
 //!   READ jobs are always served.
@@ -62,7 +74,8 @@
 //!       KeyCheck, one per cycle; their lengths added up] -> [Seek: the SGE and offset to start]
 //!    -> [Seg: a packet: record -> meta FIFO and its first piece's read -> m_rd; one more
 //!       read per cycle for each further SGE piece of the packet (Seek between SGEs)]
-//!    -> [Done: SENT record, write back sq_psn/sq_ci, requeue]
+//!    -> [Done: SENT record (unless the window's stop sent it), write back sq_psn/sq_ci,
+//!       requeue]
 //!  s_rd --> payload (while payload reads are outstanding) -> Gather (join bits in read
 //!       order) -> m_pay
 //!       \-> WQE capture (otherwise)
@@ -101,7 +114,7 @@
 //! payload reads are outstanding, WQE bytes otherwise.
 //!
 //! The context copy: the host's fields in `ctx_ram`, the send state (`sq_psn`, `sq_ci`,
-//! `sq_pkts`) in `sq_ram`, which only `init_sq` writes (RTR -> RTS, RESET) and this block
+//! `sq_pkts`, and `rec_ci`, set to `sq_ci` by the host's writes) in `sq_ram`, which only `init_sq` writes (RTR -> RTS, RESET) and this block
 //! write; any other context write (RTS -> RTS, -> ERR) leaves the send state running. A context
 //! write to the QP being served marks it dirty: the request in flight finishes and the QP is
 //! queued again so the next visit reads the new context; after an `init_sq` write the host's
@@ -116,7 +129,8 @@ use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{
-    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, RETH, VLAN_TAG_LEN,
+    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, MAX_UNACKED_PSNS, RETH,
+    VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -165,6 +179,9 @@ const MARK_SEQ: usize = 624;
 const HI_W: usize = 41;
 /// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
 pub const RDC_W: usize = 5;
+/// Per QP, the send state (`sq_ram`): `sq_psn` 0/24, `sq_ci` 24/16, `sq_pkts` 40/24 (as
+/// QUERY reads them), and `rec_ci` 64/16, the first WQE without a `SENT` record.
+const SQ_W: usize = 80;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum ReqState {
@@ -281,6 +298,30 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub retrans: Signal<Out, Bits<32>>,
     /// READ response jobs cut short (stale: the peer asked again from an earlier PSN).
     pub cuts: Signal<Out, Bits<32>>,
+    /// The completer's QP state writes: the QP's oldest unacknowledged PSN (`una`).
+    pub s_una_en: Signal<In, Bit>,
+    pub s_una_qpn: Signal<In, Bits<QA>>,
+    pub s_una_psn: Signal<In, Bits<24>>,
+    /// Times a QP stopped mid-message at its window (`MAX_UNACKED_PSNS` past `una`).
+    pub win_stops: Signal<Out, Bits<32>>,
+    una_ram: RAM<Bits<24>, QA>,
+    ue_v: DFF<Bit>,
+    ue_q: DFF<Bits<QA>>,
+    ue_p: DFF<Bits<24>>,
+    una_r: DFF<Bits<24>>,
+    win: DFF<Bit>,
+    d_una: Signal<Local, Bits<24>>,
+    open0: Signal<Local, Bit>,
+    open1: Signal<Local, Bit>,
+    win_lim: Constant<Bits<24>>,
+    win_lim1: Constant<Bits<24>>,
+    pk_go: Signal<Local, Bit>,
+    n_win: DFF<Bits<32>>,
+    rec_ci: DFF<Bits<16>>,
+    rec_need: Signal<Local, Bit>,
+    rec_next: Signal<Local, Bits<16>>,
+    sent_free: Signal<Local, Bit>,
+    sent_img: Signal<Local, Bits<SENT_W>>,
     x_j_dup: Constant<Bits<8>>,
     j_dup: Signal<Local, Bit>,
     in_dup: Signal<Local, Bit>,
@@ -391,7 +432,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     rd_max: Constant<Bits<RDC_W>>,
     // Doorbells and the scheduler.
     ctx_ram: RAM<Bits<CTX_W>, QA>,
-    sq_ram: RAM<Bits<64>, QA>,
+    sq_ram: RAM<Bits<SQ_W>, QA>,
     sq_peek: RAM<Bits<64>, QA>,
     dirty_sq: DFF<Bit>,
     failed: DFF<Bits<256>>,
@@ -403,7 +444,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     f_shift: Signal<Local, Bits<256>>,
     pkts0: DFF<Bits<24>>,
     sw_addr: Signal<Local, Bits<QA>>,
-    sw_data: Signal<Local, Bits<64>>,
+    sw_data: Signal<Local, Bits<SQ_W>>,
     sw_en: Signal<Local, Bit>,
     qpw_init: Signal<Local, Bit>,
     pi_ram: RAM<Bits<16>, QA>,
@@ -523,8 +564,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pay_done: Signal<Local, Bit>,
     ci_next: Signal<Local, Bits<16>>,
     last_psn: Signal<Local, Bits<24>>,
-    wb: Signal<Local, Bits<64>>,
-    wb_park: Signal<Local, Bits<64>>,
+    wb: Signal<Local, Bits<SQ_W>>,
+    wb_park: Signal<Local, Bits<SQ_W>>,
     c_pkts: Signal<Local, Bits<24>>,
     off40: Signal<Local, Bits<40>>,
     off: Signal<Local, Bits<32>>,
@@ -647,6 +688,14 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             "ring slots are shifted, not multiplied"
         );
         const { assert!(MAX_SGE < 8, "SGE indices are 3 bits") };
+        // The window: a power of two, several AckReq intervals wide, far below 2^23.
+        const {
+            assert!(
+                MAX_UNACKED_PSNS.is_power_of_two()
+                    && MAX_UNACKED_PSNS >= 4 * (ACKREQ_PSN_MASK + 1)
+                    && MAX_UNACKED_PSNS < 1 << 22
+            )
+        };
         // The opcode is computed: the WRITE opcodes' codes, less `send_delta` for a SEND, plus
         // one for the immediate variant of a LAST or ONLY (IBA table 38, checked here); the
         // work request opcodes the block sends are 0 ..= `wr_max`.
@@ -771,6 +820,28 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rew_pkts: Default::default(),
             retrans: Default::default(),
             cuts: Default::default(),
+            s_una_en: Default::default(),
+            s_una_qpn: Default::default(),
+            s_una_psn: Default::default(),
+            win_stops: Default::default(),
+            una_ram: RAM::default(),
+            ue_v: Default::default(),
+            ue_q: Default::default(),
+            ue_p: Default::default(),
+            una_r: Default::default(),
+            win: Default::default(),
+            d_una: Default::default(),
+            open0: Default::default(),
+            open1: Default::default(),
+            win_lim: k(MAX_UNACKED_PSNS.into()),
+            win_lim1: k((MAX_UNACKED_PSNS - 1).into()),
+            pk_go: Default::default(),
+            n_win: Default::default(),
+            rec_ci: Default::default(),
+            rec_need: Default::default(),
+            rec_next: Default::default(),
+            sent_free: Default::default(),
+            sent_img: Default::default(),
             x_j_dup: field_at(&READ_JOB, "dup"),
             j_dup: Default::default(),
             in_dup: Default::default(),
@@ -1141,8 +1212,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
             n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr,
             rslot_data, rdone_v, rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp,
-            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts
+            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v, ue_q, ue_p,
+            una_r, win, n_win, rec_ci
         );
+        self.una_ram.read_clock.next = self.clk.val();
+        self.una_ram.write_clock.next = self.clk.val();
+        self.win_stops.next = self.n_win.q.val();
         self.hi_ram.read_clock.next = self.clk.val();
         self.hi_ram.write_clock.next = self.clk.val();
         self.retrans.next = self.n_retx.q.val();
@@ -1807,20 +1882,26 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .get_bits::<1>(self.x_init.val().index())
             == bits::<1>(1);
         self.sw_addr.next = self.s_qpw_index.val();
-        self.sw_data.next = bit_cast::<64, 24>(
+        // (The host's `sq_ci` is also the first WQE without a `SENT` record.)
+        self.sw_data.next = bit_cast::<SQ_W, 24>(
             self.s_qpw_data
                 .val()
                 .get_bits::<24>(self.x_psn.val().index()),
-        ) | (bit_cast::<64, 16>(
+        ) | (bit_cast::<SQ_W, 16>(
             self.s_qpw_data
                 .val()
                 .get_bits::<16>(self.x_ci.val().index()),
         ) << 24)
-            | (bit_cast::<64, 24>(
+            | (bit_cast::<SQ_W, 24>(
                 self.s_qpw_data
                     .val()
                     .get_bits::<24>(self.x_pkts.val().index()),
-            ) << 40);
+            ) << 40)
+            | (bit_cast::<SQ_W, 16>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<16>(self.x_ci.val().index()),
+            ) << 64);
         self.sw_en.next = self.s_qpw_en.val() & self.qpw_init.val();
         // A retry in progress ends with an init_sq write (or when the replay catches up).
         self.hw_addr.next = self.s_qpw_index.val();
@@ -1862,13 +1943,54 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.sup.next = self.rp.q.val() & (self.ci.q.val() != self.hi_ci.q.val());
         // A packet before the point sending had reached: a retransmission.
         self.retx.next = self.psn.q.val() - self.hi_psn.q.val();
+        // `SENT` records: one per work request, in Done (the ACK timer covers a message from
+        // its last packet), or earlier when the window stops it (in Seg: its last PSN from its
+        // packet count).
+        self.rec_need.next = self.ci.q.val() == self.rec_ci.q.val();
+        self.sent_free.next = !self.sent_valid.q.val() | self.m_sent_tready.val();
         self.last_psn.next = self.psn.q.val() - bits::<24>(1);
-        self.wb.next =
-            bit_cast::<64, 24>(self.psn.q.val()) | (bit_cast::<64, 16>(self.ci_next.val()) << 24);
+        if self.state.q.val() == ReqState::Seg {
+            self.last_psn.next = self.first_psn.q.val() + self.npk.q.val() - bits::<24>(1);
+        }
+        self.sent_img.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val()) << self.s_qpn.val())
+            | (bit_cast::<SENT_W, 8>(self.status.q.val()) << self.s_status.val())
+            | (bit_cast::<SENT_W, 8>(self.w_flags.val()) << self.s_flags.val())
+            | (bit_cast::<SENT_W, 8>(self.w_opcode.val()) << self.s_wr_opcode.val())
+            | (bit_cast::<SENT_W, 16>(self.c_cqn.val()) << self.s_cqn.val())
+            | (bit_cast::<SENT_W, 64>(self.w_wrid.val()) << self.s_wr_id.val())
+            | (bit_cast::<SENT_W, 32>(self.tot.q.val().get_bits::<32>(0)) << self.s_byte_len.val())
+            | (bit_cast::<SENT_W, 24>(self.first_psn.q.val()) << self.s_first_psn.val())
+            | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val())
+            | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val())
+            | (bit_cast::<SENT_W, 16>(self.ci.q.val()) << self.s_sq_index.val());
+        self.rec_next.next = self.rec_ci.q.val();
+        if self.rec_need.val() {
+            self.rec_next.next = self.ci_next.val();
+        }
+        self.wb.next = bit_cast::<SQ_W, 24>(self.psn.q.val())
+            | (bit_cast::<SQ_W, 16>(self.ci_next.val()) << 24)
+            | (bit_cast::<SQ_W, 16>(self.rec_next.val()) << 64);
         self.pkts_now.next = self.psn.q.val() - self.first_psn.q.val();
-        self.wb_park.next = bit_cast::<64, 24>(self.psn.q.val())
-            | (bit_cast::<64, 16>(self.ci.q.val()) << 24)
-            | (bit_cast::<64, 24>(self.pkts_now.val()) << 40);
+        self.wb_park.next = bit_cast::<SQ_W, 24>(self.psn.q.val())
+            | (bit_cast::<SQ_W, 16>(self.ci.q.val()) << 24)
+            | (bit_cast::<SQ_W, 24>(self.pkts_now.val()) << 40)
+            | (bit_cast::<SQ_W, 16>(self.rec_ci.q.val()) << 64);
+        // The window: the completer's `una` per QP (a copy of its state writes, one caught
+        // in the register `ue` while the RAM is read), the served QP's in `una_r` (loaded in
+        // Look, then followed). A packet may go at `psn` while `psn - una` is below the
+        // window (or negative: a retry behind `una`); `win` says so for the next cycle, from
+        // the PSN after this cycle's packet if one goes (`open1`), else this one (`open0`).
+        self.una_ram.write_address.next = self.s_una_qpn.val();
+        self.una_ram.write_data.next = self.s_una_psn.val();
+        self.una_ram.write_enable.next = self.s_una_en.val();
+        self.una_ram.read_address.next = self.ready.m_tdata.val();
+        self.ue_v.d.next = self.s_una_en.val();
+        self.ue_q.d.next = self.s_una_qpn.val();
+        self.ue_p.d.next = self.s_una_psn.val();
+        self.d_una.next = self.psn.q.val() - self.una_r.q.val();
+        self.open0.next = (self.d_una.val() < self.win_lim.val()) | self.d_una.val().get_bit(23);
+        self.open1.next = (self.d_una.val() < self.win_lim1.val()) | self.d_una.val().get_bit(23);
+        self.pk_go.next = false;
         match self.state.q.val() {
             ReqState::Idle => {
                 self.rsp.d.next = false;
@@ -1912,6 +2034,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.rp.d.next = self.hi_ram.read_data.val().get_bit(0);
                 self.hi_ci.d.next = self.hi_ram.read_data.val().get_bits::<16>(1);
                 self.hi_psn.d.next = self.hi_ram.read_data.val().get_bits::<24>(17);
+                self.rec_ci.d.next = self.sq_ram.read_data.val().get_bits::<16>(64);
+                self.una_r.d.next = self.una_ram.read_data.val();
+                if self.ue_v.q.val() & (self.ue_q.q.val() == self.qpn.q.val()) {
+                    self.una_r.d.next = self.ue_p.q.val();
+                }
                 self.state.d.next = ReqState::Check;
                 if self.rsp.q.val() {
                     self.state.d.next = ReqState::RJob;
@@ -1941,10 +2068,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
                 } else if (self.rd_full.val() & !self.flush.val() & !self.sup.val())
-                    | (self.sent_full.val() & !self.sup.val())
+                    | (self.sent_full.val() & self.rec_need.val())
+                    | (!self.open0.val() & !self.flush.val())
                 {
                     // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; the
-                    // completer's pool full: every QP waits for a request to retire.
+                    // completer's pool full: every QP waits for a request to retire (unless
+                    // its record is there already); its window full: the QP waits for ACKs.
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
@@ -2075,8 +2204,23 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // A rewind waits: the QP yields between packets so that Idle takes it
                     // now, not after the rest of a long message the peer would drop.
                     self.state.d.next = ReqState::Park;
+                } else if !self.win.q.val() & !self.rsp.q.val() {
+                    // The window is full: the QP yields (READ jobs and rewinds go on in Idle)
+                    // and comes back as ACKs open the window. Its message's `SENT` record
+                    // goes now, so the completer times it: the peer, not this NIC, holds it.
+                    if !self.rec_need.val() | self.sent_free.val() {
+                        if self.rec_need.val() {
+                            self.sent.d.next = self.sent_img.val();
+                            self.sent_valid.d.next = true;
+                            self.sent_push.next = true;
+                            self.rec_ci.d.next = self.ci_next.val();
+                        }
+                        self.n_win.d.next = self.n_win.q.val() + bits::<32>(1);
+                        self.state.d.next = ReqState::Park;
+                    }
                 } else if self.can_issue.val() & self.fits.val() {
                     // A packet: its record, its credits and its first piece.
+                    self.pk_go.next = true;
                     self.issue_pay.next = true;
                     self.jq.s_tvalid.next = true;
                     self.rsv.d.next = bit_cast::<RSV_W, 16>(self.f_beats.val())
@@ -2123,7 +2267,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.sw_data.next = self.wb_park.val();
                         self.sw_en.next = true;
                     }
-                    self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
+                    if self.win.q.val() {
+                        self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
+                    }
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 }
@@ -2135,9 +2281,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 if !self.s_qpw_en.val() {
                     if !self.dirty_sq.q.val() {
                         self.sw_addr.next = self.qpn.q.val();
-                        self.sw_data.next = bit_cast::<64, 24>(self.rw_psn.q.val())
-                            | (bit_cast::<64, 16>(self.rw_ci.q.val()) << 24)
-                            | (bit_cast::<64, 24>(self.rw_pkts.q.val()) << 40);
+                        self.sw_data.next = bit_cast::<SQ_W, 24>(self.rw_psn.q.val())
+                            | (bit_cast::<SQ_W, 16>(self.rw_ci.q.val()) << 24)
+                            | (bit_cast::<SQ_W, 24>(self.rw_pkts.q.val()) << 40)
+                            | (bit_cast::<SQ_W, 16>(
+                                self.sq_ram.read_data.val().get_bits::<16>(64),
+                            ) << 64);
                         self.sw_en.next = true;
                         if !self.hi_ram.read_data.val().get_bit(0) {
                             self.hw_addr.next = self.qpn.q.val();
@@ -2184,29 +2333,18 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
                         }
                     }
-                    // A work request sent again in a retry has its record already.
-                    self.sent_valid.d.next = !self.sup.val();
-                    self.sent_push.next = !self.sup.val();
+                    // The work request's record, unless it has one already (its window
+                    // stopped it, or it is sent again in a retry).
+                    self.sent_valid.d.next = self.rec_need.val();
+                    self.sent_push.next = self.rec_need.val();
+                    self.sent.d.next = self.sent_img.val();
+                    self.rec_ci.d.next = self.rec_next.val();
                     if self.rp.q.val() & (self.ci.q.val() == self.hi_ci.q.val()) {
                         // The replay has caught up: this one is new.
                         self.hw_addr.next = self.qpn.q.val();
                         self.hw_data.next = bits::<HI_W>(0);
                         self.hw_en.next = true;
                     }
-                    self.sent.d.next = (bit_cast::<SENT_W, QA>(self.qpn.q.val())
-                        << self.s_qpn.val())
-                        | (bit_cast::<SENT_W, 8>(self.status.q.val()) << self.s_status.val())
-                        | (bit_cast::<SENT_W, 8>(self.w_flags.val()) << self.s_flags.val())
-                        | (bit_cast::<SENT_W, 8>(self.w_opcode.val()) << self.s_wr_opcode.val())
-                        | (bit_cast::<SENT_W, 16>(self.c_cqn.val()) << self.s_cqn.val())
-                        | (bit_cast::<SENT_W, 64>(self.w_wrid.val()) << self.s_wr_id.val())
-                        | (bit_cast::<SENT_W, 32>(self.tot.q.val().get_bits::<32>(0))
-                            << self.s_byte_len.val())
-                        | (bit_cast::<SENT_W, 24>(self.first_psn.q.val())
-                            << self.s_first_psn.val())
-                        | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val())
-                        | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val())
-                        | (bit_cast::<SENT_W, 16>(self.ci.q.val()) << self.s_sq_index.val());
                     self.ci.d.next = self.ci_next.val();
                     if !self.dirty_sq.q.val() {
                         self.sw_addr.next = self.qpn.q.val();
@@ -2218,6 +2356,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.state.d.next = ReqState::Idle;
                 }
             }
+        }
+        // The served QP's `una` as the completer moves it; the window for the next cycle.
+        if self.s_una_en.val() & (self.s_una_qpn.val() == self.qpn.q.val()) {
+            self.una_r.d.next = self.s_una_psn.val();
+        }
+        self.win.d.next = self.open0.val();
+        if self.pk_go.val() {
+            self.win.d.next = self.open1.val();
         }
         // A requeue has the ready queue's write port (doorbells wait in Check and Done); the
         // QP is not in the queue (popped, and a doorbell since then would have queued it).
@@ -2244,7 +2390,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.sq_ram.write_data.next = self.sw_data.val();
         self.sq_ram.write_enable.next = self.sw_en.val();
         self.sq_peek.write_address.next = self.sw_addr.val();
-        self.sq_peek.write_data.next = self.sw_data.val();
+        self.sq_peek.write_data.next = self.sw_data.val().get_bits::<64>(0);
         self.sq_peek.write_enable.next = self.sw_en.val();
         self.sq_peek.read_address.next = self.s_peek_index.val();
         self.hi_ram.write_address.next = self.hw_addr.val();
@@ -2278,6 +2424,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.cutq.d.next = bits::<256>(0);
             self.cut.d.next = false;
             self.n_cuts.d.next = bits::<32>(0);
+            self.n_win.d.next = bits::<32>(0);
+            self.ue_v.d.next = false;
         }
     }
 }

@@ -712,3 +712,140 @@ impl Bench {
         Ok(())
     }
 }
+
+/// An RNR wait that ends while the requester has not yet taken the QP's last rewind is put
+/// off to the next scan (a retry at once standing in for it): it is still the end of an RNR
+/// wait, not a retry. With `retry_cnt` 0 the QP goes on (the stand-in once counted as a
+/// retry and failed the QP with RETRY_EXC_ERR), and the WRITE completes on its ACK.
+#[test]
+fn an_rnr_wait_put_off_behind_a_rewind_is_not_a_retry() -> Result<()> {
+    use ferroce_spec::headers::{rnr_wait_units, TIMER_UNIT_NS};
+    let mut tb = open_tb("ferroce_completer_64", &BuildOptions::default())?;
+    tb.reset("rst", 3)?;
+    // (After reset the block clears its lists, one QP a cycle.)
+    for _ in 0..300 {
+        tb.rising_edge()?;
+    }
+    tb.set("m_wr_tready", 1)?;
+    tb.set("m_wd_tready", 1)?;
+    tb.set("m_rew_ready", 0)?;
+    let cq = layout_img(&CQ_CTX, &[("base", 1 << 20), ("log_size", 4)]);
+    let p = tb.model_ref().port("s_cqw_data")?;
+    tb.model().set_bytes(p, &cq)?;
+    tb.set("s_cqw_index", 0)?;
+    tb.set("s_cqw_en", 1)?;
+    tb.rising_edge()?;
+    tb.set("s_cqw_en", 0)?;
+    let psn: u32 = 0x00AB_CDEF;
+    let qp = layout_img(
+        &QP_CTX,
+        &[
+            ("state", QP_STATE_RTS.into()),
+            ("init_sq", 1),
+            ("una_psn", psn.into()),
+            ("retry_cnt", 0),
+            ("rnr_retry", 7),
+            ("timeout", 31),
+        ],
+    );
+    let p = tb.model_ref().port("s_qpw_data")?;
+    tb.model().set_bytes(p, &qp[..80])?;
+    tb.set("s_qpw_index", 0)?;
+    tb.set("s_qpw_en", 1)?;
+    tb.rising_edge()?;
+    tb.set("s_qpw_en", 0)?;
+    for _ in 0..4 {
+        tb.rising_edge()?;
+    }
+    // Offers a record on `port` until it is taken.
+    let offer = |tb: &mut Tb, port: &str, img: &[u8]| -> Result<()> {
+        let p = tb.model_ref().port(&format!("{port}_tdata"))?;
+        tb.model().set_bytes(p, img)?;
+        tb.set(&format!("{port}_tvalid"), 1)?;
+        for _ in 0..100 {
+            tb.model().eval();
+            let taken = tb.get(&format!("{port}_tready"))? == 1;
+            tb.rising_edge()?;
+            if taken {
+                tb.set(&format!("{port}_tvalid"), 0)?;
+                return Ok(());
+            }
+        }
+        anyhow::bail!("{port}: not taken")
+    };
+    let req = Req {
+        wr_id: 77,
+        op: WR_RDMA_WRITE,
+        len: 100,
+        first: psn,
+        last: psn,
+        signaled: true,
+        status: 0,
+        fate: None,
+    };
+    offer(&mut tb, "s_sent", &sent_img(0, &req, 0, 0))?;
+    // (Answers go before new records: the record first into the QP's list.)
+    for _ in 0..20 {
+        tb.rising_edge()?;
+    }
+    let rnr = ack_img(0, AETH_RNR_NAK | 1, psn, false, 0);
+    // Cycles until a pending rewind shows (and stays: nobody takes it).
+    let rewind_within = |tb: &mut Tb, cycles: u64| -> Result<bool> {
+        for _ in 0..cycles {
+            tb.model().eval();
+            ensure!(tb.get("m_qerr_valid")? == 0, "the QP failed");
+            if tb.get("m_rew_valid")? == 1 {
+                return Ok(true);
+            }
+            tb.rising_edge()?;
+        }
+        Ok(false)
+    };
+    let wait = rnr_wait_units(1) * TIMER_UNIT_NS * 10 / 64 + 2 * 256 + 100;
+    offer(&mut tb, "s_rack", &rnr)?;
+    let got = rewind_within(&mut tb, wait)?;
+    ensure!(got, "no rewind after the first RNR wait");
+    // A second RNR NAK; its wait ends while the first rewind still waits.
+    offer(&mut tb, "s_rack", &rnr)?;
+    for _ in 0..wait + 3 * 256 {
+        tb.model().eval();
+        ensure!(tb.get("m_qerr_valid")? == 0, "the QP failed");
+        tb.rising_edge()?;
+    }
+    // The first rewind taken: the put-off end of the wait brings the second, not a failure.
+    tb.set("m_rew_ready", 1)?;
+    tb.rising_edge()?;
+    tb.set("m_rew_ready", 0)?;
+    ensure!(
+        rewind_within(&mut tb, 3 * 256 + 100)?,
+        "no rewind after the second RNR wait"
+    );
+    tb.set("m_rew_ready", 1)?;
+    tb.rising_edge()?;
+    tb.set("m_rew_ready", 0)?;
+    offer(&mut tb, "s_rack", &ack_img(0, AETH_ACK, psn, false, 0))?;
+    let mut cqe = Vec::new();
+    for _ in 0..500 {
+        tb.model().eval();
+        ensure!(tb.get("m_qerr_valid")? == 0, "the QP failed");
+        if tb.get("m_wd_tvalid")? == 1 {
+            let p = tb.model_ref().port("m_wd_tdata")?;
+            cqe.extend(tb.model_ref().get_bytes(p));
+        }
+        tb.rising_edge()?;
+    }
+    ensure!(cqe.len() == 32, "{} CQE bytes", cqe.len());
+    let st = CQE.get(&CQE.field("status"), &cqe);
+    let id = CQE.get(&CQE.field("wr_id"), &cqe);
+    ensure!(
+        (id, st) == (77, WC_SUCCESS.into()),
+        "CQE wr_id {id} status {st}"
+    );
+    ensure!(
+        (tb.get("retry_exc")?, tb.get("rnr_naks")?) == (0, 2),
+        "retry_exc {}, rnr_naks {}",
+        tb.get("retry_exc")?,
+        tb.get("rnr_naks")?
+    );
+    Ok(())
+}

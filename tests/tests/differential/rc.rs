@@ -161,6 +161,11 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r_rew = rng(s ^ 0x5245_5721);
     let mut rew: Option<(u64, u64, u64, u64)> = None;
     let mut rews = 0usize;
+    // The completer's `una` writes, from a stream of their own: a QP's `una` a little behind
+    // its send state as QUERY shows it, now and then about a window behind (just open or just
+    // shut), rarely anywhere.
+    let mut r_una = rng(s ^ 0x554e_4121);
+    let mut peeked = (0u64, 0u64);
     let mut hdl = Requester::<64, 8>::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_requester_64", &BuildOptions::default())?;
@@ -326,6 +331,20 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_qpw_data.next = wide(&qpw_bytes);
         let peek = r.gen_range(0..8u64);
         hdl.s_peek_index.next = bits_from_u64(peek);
+        let una_en = r_una.gen_ratio(1, 40);
+        let back = match r_una.gen_range(0..20) {
+            0 => r_una.gen_range(0..1 << 24),
+            1..=4 => r_una.gen_range(1000..1030),
+            5..=11 => r_una.gen_range(1018..1024),
+            _ => r_una.gen_range(0..200),
+        };
+        let (una_q, una_psn) = (
+            peeked.0,
+            (peeked.1 & 0xFF_FFFF).wrapping_sub(back) & 0xFF_FFFF,
+        );
+        hdl.s_una_en.next = una_en;
+        hdl.s_una_qpn.next = bits_from_u64(una_q);
+        hdl.s_una_psn.next = bits_from_u64(una_psn);
         // Now and then the completer fails a QP (a fatal NAK): it flushes from then on.
         let qerr = r.gen_ratio(1, 3000);
         let qerr_qpn = r.gen_range(0..8u64);
@@ -388,6 +407,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_qpw_index", qpw_index)?;
         tb.model().set_bytes(qpw_data, &qpw_bytes)?;
         tb.set("s_peek_index", peek)?;
+        tb.set("s_una_en", una_en.into())?;
+        tb.set("s_una_qpn", una_q)?;
+        tb.set("s_una_psn", una_psn)?;
         tb.set("s_qerr_valid", qerr.into())?;
         tb.set("s_qerr_qpn", qerr_qpn)?;
         tb.set("s_rerr_valid", rerr.into())?;
@@ -435,9 +457,19 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             beats.pop_front();
         }
         outs.check(&hdl, tb.model_ref(), cycle as u64)?;
+        peeked = (peek, hdl.m_peek_sq.val().to_u64());
     }
     let counters: Vec<u64> = [
-        "bad_db", "bad_qp", "bad_wqe", "dma_err", "prot_err", "yields", "reads", "retrans", "cuts",
+        "bad_db",
+        "bad_qp",
+        "bad_wqe",
+        "dma_err",
+        "prot_err",
+        "yields",
+        "reads",
+        "retrans",
+        "cuts",
+        "win_stops",
     ]
     .iter()
     .map(|c| tb.get(c))
