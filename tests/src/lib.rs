@@ -308,7 +308,8 @@ pub fn lossy_world(seed: u64, loss: f64) -> Result<ferroce_sim::world::World> {
 }
 
 /// Two hosts joined by links with the given `faults`, PCIe completions interleaved from
-/// `seed`, the QPs' ACK timeout 6 (262 us).
+/// `seed` and each NIC's memory requests held back at random (as in [`lossless_world`]), the
+/// QPs' ACK timeout 6 (262 us).
 pub fn faulty_world(
     seed: u64,
     faults: ferroce_sim::RandomFaults,
@@ -316,6 +317,7 @@ pub fn faulty_world(
     use ferroce_sim::world::{World, WorldConfig};
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(seed),
+        rq_pause: 0.2,
         faults,
         ..WorldConfig::default()
     })?;
@@ -377,6 +379,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "cpl_retry_exc",
         "req_retrans",
         "req_cuts",
+        "req_win_stops",
         "wr_bad_len",
         "cqe_bad_len",
     ]
