@@ -35,9 +35,11 @@
 //! empty payload, and once that write is ordered too the original value goes to the requester
 //! as a `READ_JOB` with `atomic` set (its ATOMIC ACKNOWLEDGE). An ATOMIC ACKNOWLEDGE for this
 //! NIC's own atomic lands like a one-packet READ response of 8 bytes, its AtomicAckETH's
-//! value in place of the payload. Counter `atomics` (atomics done). A duplicate atomic is
-//! answered from a replay cache (the QP's last `MAX_RD_ATOMIC` originals, searched by PSN
-//! in `AtDup`), never done twice; one not found there is dropped.
+//! value in place of the payload; one whose record says it carries a payload too (the parser
+//! drops such a frame; a record from elsewhere might not) is a bad response, drained.
+//! Counter `atomics` (atomics done). A duplicate atomic is answered from a replay cache (the
+//! QP's last `MAX_RD_ATOMIC` originals, searched by PSN in `AtDup`), never done twice; one not
+//! found there is dropped.
 //!
 //! A fatal NAK sent (invalid request, remote access or operational error) moves the QP to
 //! ERR (IBA 9.9.3): requests for it are dropped (`bad_qp`) until an `init_rq` write, the
@@ -531,6 +533,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     f_psn: Signal<Local, Bits<24>>,
     f_qpn: Signal<Local, Bits<24>>,
     f_len: Signal<Local, Bits<13>>,
+    /// An ATOMIC ACKNOWLEDGE with a payload after its AtomicAckETH (malformed: dropped).
+    aack_pay: Signal<Local, Bit>,
     f_len32: Signal<Local, Bits<32>>,
     f_ackreq: Signal<Local, Bits<1>>,
     f_srcip: Signal<Local, Bits<32>>,
@@ -1035,6 +1039,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             f_psn: Default::default(),
             f_qpn: Default::default(),
             f_len: Default::default(),
+            aack_pay: Default::default(),
             f_len32: Default::default(),
             f_ackreq: Default::default(),
             f_srcip: Default::default(),
@@ -1501,7 +1506,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rf_hit.next = self.rfail.q.val().get_bit(self.f_q8.val().index());
         self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
         // An ATOMIC ACKNOWLEDGE lands its 8 bytes of original data as a READ response would.
+        self.aack_pay.next = false;
         if self.is_aack.val() {
+            // (The record's own field: `f_len` is reassigned just below.)
+            self.aack_pay.next =
+                self.m.q.val().get_bits::<13>(self.x_len.val().index()) != bits::<13>(0);
             self.f_len.next = bits::<13>(8);
         }
         self.f_len32.next = bit_cast::<32, 13>(self.f_len.val());
@@ -2560,6 +2569,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                             | (self.sl_at.val() != self.is_aack.val())))
                         | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
                         | (self.f_len32.val() > self.pmtu.val())
+                        | self.aack_pay.val()
                     {
                         self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
                     } else if self.rs_resume.val() {

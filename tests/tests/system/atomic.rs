@@ -6,19 +6,23 @@
 //! original value checked), contend for a lock word with CMP_AND_SWP (never two holders), and
 //! each refusal gets its NAK, its status and its counter, and writes nothing.
 
-use anyhow::{bail, ensure, Result};
+use anyhow::{bail, ensure, Context, Result};
 use ferroce_driver::{
     access, DmaMemory, MemoryRegion, QueuePair, SendWr, Sge, WorkCompletion, WrOpcode,
 };
 use ferroce_sim::world::{Host, World, WorldConfig};
+use ferroce_sim::Fault;
 use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_FETCH_ADD};
 use ferroce_spec::queues::{
     WC_COMP_SWAP, WC_FETCH_ADD, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR,
     WC_REM_INV_REQ_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR, WQE_LEN,
 };
+use ferroce_tests::tx::TxPacket;
 use ferroce_tests::wire::check_pcap;
 use ferroce_tests::{budget, lossless_world, nonzero_counters, rng, seed, soak};
 use rand::Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 const GUARD: usize = 64;
 
@@ -570,6 +574,151 @@ fn atomic_refusals_complete_with_their_status_and_write_nothing() -> Result<()> 
         ensure!(mine == local, "seed {s}: case {case}: a's buffer changed");
         ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
     }
+    Ok(())
+}
+
+/// An ATOMIC ACKNOWLEDGE that carries a payload after its AtomicAckETH (IBA 9.4.6: it has
+/// none) is malformed: a's NIC drops it whole and counts it (the parser's `rx_bad_len`: bytes
+/// left for an opcode without payload), writes nothing to the atomic's buffer, and takes the
+/// next packet. Here b's real answer to a FETCH_AND_ADD
+/// is caught on the wire and a copy with 1-64 bytes of payload (built by etherparse, the ICRC
+/// from `spec`) arrives in its place; a's ACK timer sends the request again, b answers it from
+/// its replay cache (the add is not done twice) and the atomic completes with the word's
+/// original value; a second FETCH_AND_ADD then goes through as usual.
+#[test]
+fn an_atomic_acknowledge_with_a_payload_is_dropped_and_the_atomic_is_answered_again() -> Result<()>
+{
+    let s =
+        seed("an_atomic_acknowledge_with_a_payload_is_dropped_and_the_atomic_is_answered_again");
+    let mut r = rng(s);
+    let mut w = lossless_world(s)?;
+    w.retry.timeout = Some(3);
+    let (mut qa, _qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let img: Vec<u8> = (0..64).map(|_| r.gen()).collect();
+    let tgt = w.b.buffer(64, &img)?;
+    let fill: Vec<u8> = (0..64).map(|_| r.gen()).collect();
+    let dst = w.a.buffer(64, &fill)?;
+    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let (c, mut once) = (caught.clone(), true);
+    w.ba.set_fault_hook(move |_, f| {
+        let f = &f[..f.len() - 4];
+        let aack = ferroce_spec::icrc::parse(f)
+            .is_ok_and(|(l, _)| f[l.bth_offset()] == RC_ATOMIC_ACKNOWLEDGE);
+        if aack && once {
+            once = false;
+            *c.borrow_mut() = Some(f.to_vec());
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let (add1, add2) = (r.gen_range(1..1u64 << 40), r.gen_range(1..1u64 << 40));
+    let orig = u64::from_le_bytes(img[8..16].try_into()?);
+    let fa = |id: u64, at: u64, add: u64| {
+        atomic(
+            WrOpcode::AtomicFetchAndAdd,
+            id,
+            (dst.addr + at, dst.lkey),
+            (tgt.addr + 8, tgt.rkey),
+            add,
+            0,
+        )
+    };
+    w.a.dev.post_send(&mut qa, &[fa(1, 16, add1)])?;
+    w.run_until(100_000, "b's ATOMIC ACKNOWLEDGE on the wire", || {
+        caught.borrow().is_some()
+    })?;
+    let frame = caught.borrow_mut().take().context("caught")?;
+    let (l, _) = ferroce_spec::icrc::parse(&frame)?;
+    let (ip, bth) = (l.ip_offset(), l.bth_offset());
+    let tci = u16::from_be_bytes([frame[14], frame[15]]);
+    let build = |payload: Vec<u8>| -> Result<Vec<u8>> {
+        let p = TxPacket {
+            dst_mac: frame[0..6].try_into()?,
+            src_mac: frame[6..12].try_into()?,
+            src_ip: frame[ip + 12..ip + 16].try_into()?,
+            dst_ip: frame[ip + 16..ip + 20].try_into()?,
+            src_port: u16::from_be_bytes([frame[ip + 20], frame[ip + 21]]),
+            dscp: frame[ip + 1] >> 2,
+            ecn: frame[ip + 1] & 3,
+            ttl: frame[ip + 8],
+            opcode: frame[bth],
+            se: frame[bth + 1] >> 7 == 1,
+            ack_req: frame[bth + 8] >> 7 == 1,
+            pkey: u16::from_be_bytes([frame[bth + 2], frame[bth + 3]]),
+            dest_qp: u32::from_be_bytes([0, frame[bth + 5], frame[bth + 6], frame[bth + 7]]),
+            psn: u32::from_be_bytes([0, frame[bth + 9], frame[bth + 10], frame[bth + 11]]),
+            vlan: l.vlan.then_some(((tci >> 13) as u8, tci & 0xFFF)),
+            ext: frame[bth + 12..bth + 24].to_vec(),
+            payload,
+        };
+        let mut f = p.frame_without_icrc();
+        let (_, end) = ferroce_spec::icrc::parse(&f)?;
+        let ic = ferroce_spec::icrc::icrc(&f)?;
+        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+        Ok(f)
+    };
+    ensure!(
+        build(Vec::new())? == frame,
+        "seed {s}: the frame rebuilt without a payload differs from b's"
+    );
+    let extra = r.gen_range(1..=64usize);
+    w.ba.inject(0, &build((0..extra).map(|_| r.gen()).collect())?);
+    w.run_until(20_000, "a's NIC to count the malformed answer", || {
+        w.a.counter("rx_bad_len").is_ok_and(|n| n == 1)
+    })?;
+    let mut mine = vec![0u8; 64];
+    w.a.dev.mem.read(dst.addr, &mut mine)?;
+    ensure!(
+        mine == fill,
+        "seed {s}: the malformed answer ({extra} bytes of payload) wrote a's buffer"
+    );
+    let got = reap_both(&mut w, [1, 0], s, "the atomic answered again")?;
+    let want = WorkCompletion {
+        wr_id: 1,
+        status: WC_SUCCESS,
+        opcode: WC_FETCH_ADD,
+        byte_len: 8,
+        qpn: qa.qpn,
+        ..Default::default()
+    };
+    ensure!(got[0] == [want], "seed {s}: {:?}", got[0]);
+    w.a.dev.post_send(&mut qa, &[fa(2, 32, add2)])?;
+    let got = reap_both(&mut w, [1, 0], s, "the next atomic")?;
+    ensure!(
+        got[0] == [WorkCompletion { wr_id: 2, ..want }],
+        "seed {s}: {:?}",
+        got[0]
+    );
+    let mut expect = fill.clone();
+    expect[16..24].copy_from_slice(&orig.to_le_bytes());
+    expect[32..40].copy_from_slice(&orig.wrapping_add(add1).to_le_bytes());
+    w.a.dev.mem.read(dst.addr, &mut mine)?;
+    ensure!(mine == expect, "seed {s}: a's result words");
+    let mut now = vec![0u8; 64];
+    w.b.dev.mem.read(tgt.addr, &mut now)?;
+    let mut peer = img.clone();
+    peer[8..16].copy_from_slice(&orig.wrapping_add(add1).wrapping_add(add2).to_le_bytes());
+    ensure!(
+        now == peer,
+        "seed {s}: b's word is not the sum of the two adds"
+    );
+    let st = w.a.dev.rc_stats()?;
+    ensure!(
+        w.a.counter("rx_bad_len")? == 1
+            && w.a.counter("resp_bad_resp")? == 0
+            && st.timeouts == 1
+            && w.b.counter("resp_atomics")? == 2
+            && w.b.counter("resp_dup")? == 1,
+        "seed {s}: a {st:?}; a: {}; b: {}",
+        nonzero_counters(&w.a),
+        nonzero_counters(&w.b)
+    );
+    ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
+    println!(
+        "seed {s}: an ATOMIC ACKNOWLEDGE with {extra} bytes of payload dropped and counted; \
+         the add answered again from b's replay cache, done once"
+    );
     Ok(())
 }
 
