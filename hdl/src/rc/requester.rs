@@ -317,6 +317,9 @@ pub struct Requester<const DW: usize, const KW: usize> {
     win_lim1: Constant<Bits<24>>,
     pk_go: Signal<Local, Bit>,
     n_win: DFF<Bits<32>>,
+    /// The QP in Park was set aside for want of credit (counted in `yields`), not by the
+    /// window or a rewind.
+    park_cr: DFF<Bit>,
     rec_ci: DFF<Bits<16>>,
     rec_need: Signal<Local, Bit>,
     rec_next: Signal<Local, Bits<16>>,
@@ -837,6 +840,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             win_lim1: k((MAX_UNACKED_PSNS - 1).into()),
             pk_go: Default::default(),
             n_win: Default::default(),
+            park_cr: Default::default(),
             rec_ci: Default::default(),
             rec_need: Default::default(),
             rec_next: Default::default(),
@@ -1213,7 +1217,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr,
             rslot_data, rdone_v, rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp,
             hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v, ue_q, ue_p,
-            una_r, win, n_win, rec_ci
+            una_r, win, n_win, rec_ci, park_cr
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -2203,6 +2207,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 } else if self.s_rew_valid.val() & !self.rsp.q.val() & !self.first.q.val() {
                     // A rewind waits: the QP yields between packets so that Idle takes it
                     // now, not after the rest of a long message the peer would drop.
+                    self.park_cr.d.next = false;
                     self.state.d.next = ReqState::Park;
                 } else if !self.win.q.val() & !self.rsp.q.val() {
                     // The window is full: the QP yields (READ jobs and rewinds go on in Idle)
@@ -2216,6 +2221,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.rec_ci.d.next = self.ci_next.val();
                         }
                         self.n_win.d.next = self.n_win.q.val() + bits::<32>(1);
+                        self.park_cr.d.next = false;
                         self.state.d.next = ReqState::Park;
                     }
                 } else if self.can_issue.val() & self.fits.val() {
@@ -2255,6 +2261,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     & (self.ready.m_tvalid.val() | self.dirty.q.val())
                     & !self.rsp.q.val()
                 {
+                    self.park_cr.d.next = true;
                     self.state.d.next = ReqState::Park;
                 }
             }
@@ -2267,7 +2274,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.sw_data.next = self.wb_park.val();
                         self.sw_en.next = true;
                     }
-                    if self.win.q.val() {
+                    if self.park_cr.q.val() {
                         self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
                     }
                     self.requeue.next = true;
