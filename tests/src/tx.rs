@@ -171,6 +171,16 @@ impl TxPacket {
         frame
     }
 
+    /// The frame with its ICRC (`spec`'s) in place: what a conforming sender puts on the wire,
+    /// FCS aside.
+    pub fn frame(&self) -> Result<Vec<u8>, ferroce_spec::icrc::IcrcError> {
+        let mut f = self.frame_without_icrc();
+        let (_, end) = ferroce_spec::icrc::parse(&f)?;
+        let ic = ferroce_spec::icrc::icrc(&f)?;
+        f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+        Ok(f)
+    }
+
     /// Where the IPv4 header starts in the frame (after the 802.1Q tag, if any).
     pub fn l3_offset(&self) -> usize {
         14 + if self.vlan.is_some() { 4 } else { 0 }
