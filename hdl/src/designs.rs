@@ -14,7 +14,7 @@ use crate::net::{
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
 use crate::rc::timers::timer_unit_cycles;
-use crate::rc::{Completer, KeyCheck, RecvQueue, Requester, Responder, Timers};
+use crate::rc::{Completer, KeyCheck, QpFail, RecvQueue, Requester, Responder, Timers};
 use crate::stream::{Gather, Scatter};
 
 /// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
@@ -265,6 +265,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "RC completer: ACKs retire sent work requests in order per QP (a QP never waits for another), fatal NAKs fail them, CQEs by DMA with owner bits",
     },
     Design {
+        name: "ferroce_qp_fail",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "QP failure: one ERR for the whole QP; the engines' reports to a bit per QP every engine reads, flushes handed to the completer and the responder",
+    },
+    Design {
         name: "ferroce_timers",
         config: Config::TenG,
         scope: Scope::Block,
@@ -347,6 +353,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
             &mut Completer::<64>::new(timer_unit_cycles(Config::TenG.clock_khz())),
             name,
         ),
+        "ferroce_qp_fail" => emit(&mut QpFail::new(), name),
         "ferroce_timers" => emit(
             &mut Timers::new(timer_unit_cycles(Config::TenG.clock_khz())),
             name,

@@ -35,7 +35,10 @@
 //!   each, priority p at 16p; zero when the NIC is idle); `mac_tx_held`: cycles the transmit
 //!   queues' input waited for a full queue (stays zero: the credits' promise); `req_cuts`:
 //!   READ response streams cut short (stale: the peer asked again from an earlier PSN);
-//!   `req_win_stops`: times a QP stopped mid-message with `MAX_UNACKED_PSNS` PSNs out.
+//!   `req_win_stops`: times a QP stopped mid-message with `MAX_UNACKED_PSNS` PSNs out;
+//!   `fail_local`: QPs a local error failed (a WQE refused, a fetch that failed: `QpFail`);
+//!   `cpl_ghosts`: ACKs and NAKs dropped for a PSN never sent (or a NAK behind `una`);
+//!   `req_pool_waits`: times a QP waited for its share of the completer's pool.
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -57,7 +60,7 @@ use crate::net::tx_queues::USED_W;
 use crate::net::{RxFrame, TxArb, TxFrame};
 use crate::prelude::*;
 use crate::rc::timers::timer_unit_cycles;
-use crate::rc::{Completer, RecvQueue, Requester, Responder};
+use crate::rc::{Completer, QpFail, RecvQueue, Requester, Responder};
 use ferroce_spec::headers::{AETH, IMMDT, RETH};
 use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
 use ferroce_spec::regs;
@@ -184,6 +187,9 @@ pub struct Nic<
     pub req_retrans: Signal<Out, Bits<32>>,
     pub req_cuts: Signal<Out, Bits<32>>,
     pub req_win_stops: Signal<Out, Bits<32>>,
+    pub fail_local: Signal<Out, Bits<32>>,
+    pub cpl_ghosts: Signal<Out, Bits<32>>,
+    pub req_pool_waits: Signal<Out, Bits<32>>,
     pub wr_bad_len: Signal<Out, Bits<32>>,
     pub cqe_bad_len: Signal<Out, Bits<32>>,
     bar0: Bar0<DW, KW>,
@@ -210,6 +216,9 @@ pub struct Nic<
     live_rnr_nak_tx: Constant<Bits<16>>,
     live_dup_rx: Constant<Bits<16>>,
     live_retry_exc: Constant<Bits<16>>,
+    live_ghost_rx: Constant<Bits<16>>,
+    live_local_fail: Constant<Bits<16>>,
+    live_pool_wait: Constant<Bits<16>>,
     cap_req: Constant<Bits<16>>,
     cap_resp: Constant<Bits<16>>,
     req: Requester<DW, KW>,
@@ -221,6 +230,7 @@ pub struct Nic<
     rx: RxFrame<DW, KW, SW, AW, RW>,
     resp: Responder<DW, KW>,
     cpl: Completer<DW>,
+    fail: QpFail,
     wr_resp: DmaWrite<DW, KW>,
     wr_cpl: DmaWrite<DW, KW>,
     wr_mux: RqMux<DW, KW>,
@@ -365,6 +375,9 @@ impl<
             req_retrans: Default::default(),
             req_cuts: Default::default(),
             req_win_stops: Default::default(),
+            fail_local: Default::default(),
+            cpl_ghosts: Default::default(),
+            req_pool_waits: Default::default(),
             wr_bad_len: Default::default(),
             cqe_bad_len: Default::default(),
             live_pfc_rx0: live("PFC_RX0"),
@@ -390,6 +403,9 @@ impl<
             live_rnr_nak_tx: live("RNR_NAK_TX"),
             live_dup_rx: live("DUP_RX"),
             live_retry_exc: live("RETRY_EXC"),
+            live_ghost_rx: live("GHOST_RX"),
+            live_local_fail: live("LOCAL_FAIL"),
+            live_pool_wait: live("POOL_WAIT"),
             bar0: Bar0::new(params),
             cap_req: k(cap_req as u64),
             cap_resp: k(1 << QA),
@@ -402,6 +418,7 @@ impl<
             rx: RxFrame::new(),
             resp: Responder::new(),
             cpl: Completer::new(timer_unit_cycles(params.clock_khz)),
+            fail: QpFail::new(),
             wr_resp: DmaWrite::new(),
             wr_cpl: DmaWrite::new(),
             wr_mux: RqMux::new(),
@@ -521,7 +538,10 @@ impl<
         self.req.s_rl_valid.next = self.resp.m_rl_valid.val();
         self.req.s_rl_qpn.next = self.resp.m_rl_qpn.val();
         self.req.s_rl_cnt.next = self.resp.m_rl_cnt.val();
-        self.req.s_retire.next = self.cpl.m_retire.val();
+        self.req.s_ret_valid.next = self.cpl.m_ret_valid.val();
+        self.req.s_ret_qpn.next = self.cpl.m_ret_qpn.val();
+        self.req.s_ret_count.next = self.cpl.m_ret_count.val();
+        self.req.s_ret_shared.next = self.cpl.m_ret_shared.val();
         // Retries: the completer's rewinds to the requester.
         self.req.s_rew_valid.next = self.cpl.m_rew_valid.val();
         self.cpl.m_rew_ready.next = self.req.s_rew_ready.val();
@@ -561,10 +581,27 @@ impl<
         self.bar0.s_peek_rq.next = self.resp.m_peek_rq.val();
         self.bar0.s_peek_cpl.next = self.cpl.m_peek_cpl.val();
         // A QP a fatal NAK failed: the requester stops sending for it.
-        self.req.s_qerr_valid.next = self.cpl.m_qerr_valid.val();
-        self.req.s_qerr_qpn.next = self.cpl.m_qerr_qpn.val();
-        self.req.s_rerr_valid.next = self.resp.m_qerr_valid.val();
-        self.req.s_rerr_qpn.next = self.resp.m_qerr_qpn.val();
+        // One ERR for the whole QP: each engine's reports to `QpFail`, its bits to all.
+        self.fail.clk.next = self.clk.val();
+        self.fail.rst.next = self.rst.val();
+        self.fail.s_req_valid.next = self.req.m_fail_valid.val();
+        self.fail.s_req_qpn.next = self.req.m_fail_qpn.val();
+        self.fail.s_cpl_valid.next = self.cpl.m_qerr_valid.val();
+        self.fail.s_cpl_qpn.next = self.cpl.m_qerr_qpn.val();
+        self.fail.s_resp_valid.next = self.resp.m_qerr_valid.val();
+        self.fail.s_resp_qpn.next = self.resp.m_qerr_qpn.val();
+        self.fail.s_qpw_en.next = self.bar0.m_qpw_en.val();
+        self.fail.s_qpw_index.next = self.bar0.m_qpw_index.val();
+        self.fail.s_qpw_data.next = self.bar0.m_qpw_data.val();
+        self.req.s_failed.next = self.fail.failed.val();
+        self.cpl.s_failed.next = self.fail.failed.val();
+        self.resp.s_failed.next = self.fail.failed.val();
+        self.cpl.s_fail_valid.next = self.fail.m_cpl_valid.val();
+        self.cpl.s_fail_qpn.next = self.fail.m_cpl_qpn.val();
+        self.fail.m_cpl_ready.next = self.cpl.s_fail_ready.val();
+        self.resp.s_fail_valid.next = self.fail.m_resp_valid.val();
+        self.resp.s_fail_qpn.next = self.fail.m_resp_qpn.val();
+        self.fail.m_resp_ready.next = self.resp.s_fail_ready.val();
         self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
         self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();
@@ -782,7 +819,10 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.cpl.rnr_naks.val()) << self.live_rnr_nak_rx.val())
             | (bit_cast::<LIVE_W, 32>(self.resp.rnr.val()) << self.live_rnr_nak_tx.val())
             | (bit_cast::<LIVE_W, 32>(self.resp.dup.val()) << self.live_dup_rx.val())
-            | (bit_cast::<LIVE_W, 32>(self.cpl.retry_exc.val()) << self.live_retry_exc.val());
+            | (bit_cast::<LIVE_W, 32>(self.cpl.retry_exc.val()) << self.live_retry_exc.val())
+            | (bit_cast::<LIVE_W, 32>(self.cpl.ghosts.val()) << self.live_ghost_rx.val())
+            | (bit_cast::<LIVE_W, 32>(self.fail.local_fails.val()) << self.live_local_fail.val())
+            | (bit_cast::<LIVE_W, 32>(self.req.pool_waits.val()) << self.live_pool_wait.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.
@@ -824,6 +864,13 @@ impl<
         self.req_retrans.next = self.req.retrans.val();
         self.req_cuts.next = self.req.cuts.val();
         self.req_win_stops.next = self.req.win_stops.val();
+        self.fail_local.next = self.fail.local_fails.val();
+        self.cpl_ghosts.next = self.cpl.ghosts.val();
+        self.req_pool_waits.next = self.req.pool_waits.val();
+        self.cpl.s_snd_en.next = self.req.m_snd_en.val();
+        self.cpl.s_snd_qpn.next = self.req.m_snd_qpn.val();
+        self.cpl.s_snd_psn.next = self.req.m_snd_psn.val();
+        self.cpl.s_snd_epoch.next = self.req.m_snd_epoch.val();
         self.wr_bad_len.next = self.wr_resp.bad_len.val();
         self.cqe_bad_len.next = self.wr_cpl.bad_len.val();
     }

@@ -205,11 +205,17 @@ pub struct RcStats {
     pub dup_rx: u32,
     /// QPs failed because their retries ran out.
     pub retry_exc: u32,
+    /// ACKs and NAKs dropped: a PSN never sent, or a NAK behind the oldest unacknowledged PSN.
+    pub ghost_rx: u32,
+    /// QPs failed by a local error (a WQE refused, its fetch failed).
+    pub local_fail: u32,
+    /// Times a QP waited for its share of the completion pool.
+    pub pool_wait: u32,
 }
 
 impl RcStats {
     /// `(name, value)` in BAR0's order, the names as the driver's fields.
-    pub fn fields(&self) -> [(&'static str, u32); 8] {
+    pub fn fields(&self) -> [(&'static str, u32); 11] {
         [
             ("retrans", self.retrans),
             ("timeouts", self.timeouts),
@@ -219,6 +225,9 @@ impl RcStats {
             ("rnr_nak_tx", self.rnr_nak_tx),
             ("dup_rx", self.dup_rx),
             ("retry_exc", self.retry_exc),
+            ("ghost_rx", self.ghost_rx),
+            ("local_fail", self.local_fail),
+            ("pool_wait", self.pool_wait),
         ]
     }
 }
@@ -1177,6 +1186,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             rnr_nak_tx: rd("RNR_NAK_TX")?,
             dup_rx: rd("DUP_RX")?,
             retry_exc: rd("RETRY_EXC")?,
+            ghost_rx: rd("GHOST_RX")?,
+            local_fail: rd("LOCAL_FAIL")?,
+            pool_wait: rd("POOL_WAIT")?,
         })
     }
 

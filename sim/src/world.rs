@@ -531,6 +531,8 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "cpl_seq_naks",
     "cpl_rnr_naks",
     "cpl_retry_exc",
+    "cpl_ghosts",
+    "fail_local",
     "req_retrans",
     "wr_bad_len",
     "cqe_bad_len",

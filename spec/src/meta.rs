@@ -242,9 +242,26 @@ pub const SENT: Layout = Layout::host(
             16,
             "its index in the send queue (sq_ci when it was fetched): where a retry resumes",
         ),
+        f(
+            "shared",
+            240,
+            1,
+            "it takes an entry of the pool's shared part (its QP had records out already; the first one out takes the QP's own entry)",
+        ),
     ],
     "A work request the requester has sent, in send order (`hdl::rc::Requester` to the completer).",
 );
+
+/// The completer's pool of `SENT` records (one per work request handed over and not yet
+/// completed): an entry reserved for each QP, so every QP can always hand over a work request
+/// whatever the others hold, and as many again shared, of which one QP takes at most
+/// `SENT_PER_QP - 1` (its share: a QP whose peer never answers holds no more).
+pub const SENT_POOL: usize = 512;
+/// Entries reserved, one per QP (the NIC's 256 QPs).
+pub const SENT_RESERVED: usize = 256;
+/// `SENT` records one QP holds at most: its reserved entry and its share of the rest.
+pub const SENT_PER_QP: usize = 16;
+const _: () = assert!(SENT_RESERVED < SENT_POOL && SENT_PER_QP <= SENT_POOL - SENT_RESERVED);
 
 /// A receive work request done (a SEND, or a WRITE with immediate, landed in it, or it was
 /// consumed in error), for the completer: it writes a CQE to CQ `cqn` (the QP's receive CQ).

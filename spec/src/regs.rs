@@ -306,7 +306,7 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
 
 const MAC_STATS_REGS: [Reg; MAC_LIVE] = mac_stats_regs();
 
-const RC_LIVE: usize = 8;
+const RC_LIVE: usize = 11;
 const RC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The RC transport's reliability statistics, each a live 32-bit counter (wrapping).
@@ -337,6 +337,18 @@ const fn rc_stats_regs() -> [Reg; RC_LIVE] {
         (
             "RETRY_EXC",
             "QPs failed because retries ran out (RETRY_EXC_ERR or RNR_RETRY_EXC_ERR)",
+        ),
+        (
+            "GHOST_RX",
+            "ACKs and NAKs dropped: a PSN never sent in the QP's epoch, or a NAK behind the oldest unacknowledged PSN (stale)",
+        ),
+        (
+            "LOCAL_FAIL",
+            "QPs failed by a local error: a WQE refused (opcode, SGEs, length, keys) or its fetch failed",
+        ),
+        (
+            "POOL_WAIT",
+            "times a QP waited for its share of the completion pool (its own records out, or the shared part full)",
         ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); RC_LIVE];
@@ -495,7 +507,7 @@ pub const BLOCKS: &[Block] = &[
         version: VERSION_1_0,
         base: 0x0600,
         regs: &RC_STATS_REGS,
-        doc: "The RC transport's reliability statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries. Live 32-bit counters, wrapping.",
+        doc: "The RC transport's reliability and isolation statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries and by local errors, answers to nothing sent, waits for a QP's share of the completion pool. Live 32-bit counters, wrapping.",
     },
 ];
 

@@ -414,6 +414,8 @@ def test_writes_over_a_lossy_link_land_exactly_once_by_retransmission():
     assert st["timeouts"] == a.counter("cpl_timeouts")
     assert st["seq_nak_rx"] == a.counter("cpl_seq_naks")
     assert st["retry_exc"] == 0
+    assert st["ghost_rx"] == a.counter("cpl_ghosts")
+    assert st["local_fail"] == 0 and st["pool_wait"] == a.counter("req_pool_waits")
     assert world.b.rc_stats()["dup_rx"] == world.b.counter("resp_dup")
 
 

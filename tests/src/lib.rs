@@ -380,6 +380,9 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "req_retrans",
         "req_cuts",
         "req_win_stops",
+        "fail_local",
+        "cpl_ghosts",
+        "req_pool_waits",
         "wr_bad_len",
         "cqe_bad_len",
     ]
@@ -400,4 +403,39 @@ pub fn layout_img(l: &ferroce_spec::layout::Layout, fields: &[(&str, u128)]) -> 
         l.set(&l.field(n), &mut img, *v);
     }
     img
+}
+
+/// A RoCEv2 frame's BTH as the tests read it from the wire (etherparse for Ethernet, 802.1Q,
+/// IPv4 and UDP; IBA 9.2 for the BTH): opcode, destination QP, PSN, and the AETH syndrome of
+/// an acknowledgement (opcodes 0x0D..0x12), if any.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bth {
+    pub opcode: u8,
+    pub dqpn: u32,
+    pub psn: u32,
+    pub syndrome: Option<u8>,
+}
+
+/// The BTH of `frame` (with or without its FCS), or `None` if it is not RoCEv2.
+pub fn bth(frame: &[u8]) -> Option<Bth> {
+    use etherparse::{SlicedPacket, TransportSlice};
+    let p = SlicedPacket::from_ethernet(frame).ok()?;
+    let Some(TransportSlice::Udp(udp)) = &p.transport else {
+        return None;
+    };
+    if udp.destination_port() != 4791 {
+        return None;
+    }
+    let b = udp.payload();
+    if b.len() < 12 {
+        return None;
+    }
+    let opcode = b[0];
+    let syndrome = ((0x0D..=0x12).contains(&opcode) && b.len() >= 13).then(|| b[12]);
+    Some(Bth {
+        opcode,
+        dqpn: u32::from_be_bytes([0, b[5], b[6], b[7]]),
+        psn: u32::from_be_bytes([0, b[9], b[10], b[11]]),
+        syndrome,
+    })
 }

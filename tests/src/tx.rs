@@ -181,6 +181,37 @@ impl TxPacket {
         Ok(f)
     }
 
+    /// The packet a RoCEv2 frame (IPv4, without its FCS) carries: every field read back from
+    /// the frame, so a test can change one and build the frame again (`frame`).
+    pub fn parse(frame: &[u8]) -> Result<TxPacket, ferroce_spec::icrc::IcrcError> {
+        let (l, end) = ferroce_spec::icrc::parse(frame)?;
+        let (ip, bth) = (l.ip_offset(), l.bth_offset());
+        let tci = u16::from_be_bytes([frame[14], frame[15]]);
+        let b4 = |o: usize| [frame[o], frame[o + 1], frame[o + 2], frame[o + 3]];
+        let opcode = frame[bth];
+        let ext = bth + 12 + ext_len(opcode);
+        let pad = usize::from((frame[bth + 1] >> 4) & 3);
+        Ok(TxPacket {
+            dst_mac: frame[0..6].try_into().unwrap_or_default(),
+            src_mac: frame[6..12].try_into().unwrap_or_default(),
+            src_ip: b4(ip + 12),
+            dst_ip: b4(ip + 16),
+            src_port: u16::from_be_bytes([frame[ip + 20], frame[ip + 21]]),
+            dscp: frame[ip + 1] >> 2,
+            ecn: frame[ip + 1] & 3,
+            ttl: frame[ip + 8],
+            opcode,
+            se: frame[bth + 1] >> 7 == 1,
+            ack_req: frame[bth + 8] >> 7 == 1,
+            pkey: u16::from_be_bytes([frame[bth + 2], frame[bth + 3]]),
+            dest_qp: u32::from_be_bytes([0, frame[bth + 5], frame[bth + 6], frame[bth + 7]]),
+            psn: u32::from_be_bytes([0, frame[bth + 9], frame[bth + 10], frame[bth + 11]]),
+            vlan: l.vlan.then_some(((tci >> 13) as u8, tci & 0xFFF)),
+            ext: frame[bth + 12..ext].to_vec(),
+            payload: frame[ext..end - pad].to_vec(),
+        })
+    }
+
     /// Where the IPv4 header starts in the frame (after the 802.1Q tag, if any).
     pub fn l3_offset(&self) -> usize {
         14 + if self.vlan.is_some() { 4 } else { 0 }

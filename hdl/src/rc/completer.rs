@@ -22,18 +22,30 @@
 //!   0: none), for BAR0's QUERY (a copy of the per-QP state RAM with the same writes, read at
 //!   BAR0's command index every cycle; a QP with an error reads as ERR).
 //! - `m_wr_*`, `m_wd_*`: CQE writes (address, 32 bytes) and their bytes, to a `DmaWrite`.
-//! - `m_qerr_{valid,qpn}`: a pulse (a register) when a fatal NAK fails a QP, so the requester
-//!   stops sending for it and flushes its queued work requests.
-//! - `m_retire`: a pulse (a register) per request taken off, so the requester never hands over
-//!   more requests than the pool holds (and never waits to).
+//! - `m_qerr_{valid,qpn}`: a pulse (a register) when this block fails a QP (a fatal NAK,
+//!   retries run out, a READ's local error), to `QpFail`: the requester stops sending for it
+//!   and flushes its queued work requests, the responder flushes its receive WQEs.
+//! - `s_failed`: a bit per QP any engine failed (`QpFail`): its requests not yet done flush;
+//!   `s_fail_{valid,ready,qpn}`: a QP another engine failed, taken in Idle (after ACKs and
+//!   landings): its timer stops and its head is looked at, so its requests flush at once.
+//! - `s_snd_{en,qpn,psn,epoch}`: the requester's new request packets; an ACK or NAK for a
+//!   PSN past the QP's last one sent in its epoch, or a NAK behind `una`, is dropped
+//!   (`ghosts`).
+//! - `m_ret_{valid,qpn,count,shared}`: a request taken off the pool (registers): its QP, the
+//!   QP's requests retired so far (mod 2^8) and whether it held a shared entry, so the
+//!   requester keeps every QP within its share and never hands over more than the pool holds.
 //! - counters: `naks` (NAKs and RNR NAKs received), `bad_cq` (a request whose CQ number is not
-//!   in the table: retired without a CQE), `cqes` (CQEs written).
+//!   in the table: retired without a CQE), `cqes` (CQEs written), `ghosts` (ACKs and NAKs
+//!   dropped: a PSN never sent, a NAK behind `una`).
 //!
-//! Outstanding work, per QP: a pool of `POOL` (32) entries in block RAM holds the `SENT`
-//! records; each QP's entries form a list in send order (`lst`: head, tail and a not-empty bit
-//! per QP; `nxt`: the entry after each entry); entries never used are handed out by a counter
-//! (`fresh`), entries given back go through a free list (`free_q`). The requester keeps at
-//! most `SENT_CAP` (30) records out, so an entry is always there for the next one. A queue of
+//! Outstanding work, per QP: a pool of `POOL` (512, `spec::meta::SENT_POOL`) entries in block
+//! RAM holds the `SENT` records; each QP's entries form a list in send order (`lst`: head, tail,
+//! a not-empty bit and the count of requests retired per QP; `nxt`: the entry after each
+//! entry); entries never used are handed out by a counter (`fresh`), entries given back go
+//! through a free list (`free_q`). The requester hands a QP's record over only within the
+//! QP's share (an entry reserved for each QP, and at most `SENT_PER_QP` in all from the
+//! shared half), so an entry is always there for the next one and a QP whose peer never
+//! answers holds only its share. A queue of
 //! QPs whose head may now retire (`rdy_q`, each QP in it at most once: `sched`) says which
 //! head to look at: a QP goes in when a request lands at the head of its empty list, when an
 //! ACK or a landing for it is taken and it has requests, when its head retired and more
@@ -50,7 +62,11 @@
 //! ```
 //!
 //! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means
-//! every PSN before p did (`una` = p); `una` only moves forward. A NAK with a fatal code
+//! every PSN before p did (`una` = p); `una` only moves forward. An answer must name a PSN
+//! the requester has sent in the QP's epoch (IBA 9.7.5.1, rxe's `check_psn`): one past the
+//! last PSN sent (a stale ACK of the QP's last connection, a bogus peer) would complete work
+//! never delivered, and a NAK behind `una` (reordered, duplicated, stale) would start an RNR
+//! wait or fail the QP for nothing; both are dropped and counted. A NAK with a fatal code
 //! (invalid request, remote access or remote operational error) fails the request it names
 //! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
 //! WR_FLUSH_ERR.
@@ -95,9 +111,6 @@
 //! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
 //! Received ACKs are taken before sent requests, and those before heads to look at.
 //!
-//! Limit: the pool is shared. A QP whose peer never answers keeps its entries until its
-//! retries run out (or the host moves it to ERR or RESET), and while it holds many of the 30,
-//! the others send with what is left.
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
@@ -107,7 +120,7 @@ use crate::stream::Fifo;
 use ferroce_spec::headers::{
     AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
 };
-use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
+use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT, SENT_PER_QP, SENT_POOL, SENT_RESERVED};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
     WC_REM_OP_ERR, WC_RETRY_EXC_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED,
@@ -135,14 +148,19 @@ const PRM_W: usize = 6;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
-/// The pool of outstanding requests: `POOL` entries, `PA` address bits. The requester keeps
-/// at most `SENT_CAP` (< `POOL`) records out, so an entry is always free for one handed over.
-pub const PA: usize = 5;
+/// The pool of outstanding requests: `POOL` (`spec::meta::SENT_POOL`) entries, `PA` address
+/// bits. The requester hands a record over only within its QP's share (its reserved entry,
+/// and its part of the shared ones: `SENT_PER_QP`), so an entry is always free for one.
+pub const PA: usize = 9;
 pub const POOL: usize = 1 << PA;
-/// Per QP, its list in the pool: head 0/5, tail 5/5, not empty 10 (the kernel spells the
-/// positions out).
-const LST_W: usize = 2 * PA + 1;
-const _: () = assert!(PA == 5 && LST_W == 11);
+const _: () = assert!(POOL == SENT_POOL && SENT_RESERVED == 1 << QA);
+/// Records retired per QP, counted (mod 2^`RC_W`) for the requester's share.
+pub const RC_W: usize = 8;
+const _: () = assert!(SENT_PER_QP < 1 << (RC_W - 1));
+/// Per QP, its list in the pool: head 0/9, tail 9/9, not empty 18, records retired 19/8 (the
+/// kernel spells the positions out).
+const LST_W: usize = 2 * PA + 1 + RC_W;
+const _: () = assert!(PA == 9 && LST_W == 27);
 
 /// Work request opcodes with a completion opcode (`WR_TO_WC`).
 const WR_N: usize = WR_TO_WC.len();
@@ -206,8 +224,42 @@ pub struct Completer<const DW: usize> {
     una_p: DFF<Bits<24>>,
     pub m_qerr_valid: Signal<Out, Bit>,
     pub m_qerr_qpn: Signal<Out, Bits<QA>>,
-    pub m_retire: Signal<Out, Bit>,
+    /// QPs failed (`QpFail::failed`), and those another engine failed, to flush.
+    pub s_failed: Signal<In, Bits<256>>,
+    pub s_fail_valid: Signal<In, Bit>,
+    pub s_fail_ready: Signal<Out, Bit>,
+    pub s_fail_qpn: Signal<In, Bits<QA>>,
+    take_fail: Signal<Local, Bit>,
+    f_err: Signal<Local, Bit>,
+    f_still: Signal<Local, Bit>,
+    /// The requester's new request packets (`Requester::m_snd_*`): per QP, the PSN after the
+    /// last one sent and the epoch it was sent in.
+    pub s_snd_en: Signal<In, Bit>,
+    pub s_snd_qpn: Signal<In, Bits<QA>>,
+    pub s_snd_psn: Signal<In, Bits<24>>,
+    pub s_snd_epoch: Signal<In, Bits<8>>,
+    /// ACKs and NAKs dropped: a PSN never sent, or a NAK behind `una` (stale).
+    pub ghosts: Signal<Out, Bits<32>>,
+    snd_ram: RAM<Bits<32>, QA>,
+    n_ghost: DFF<Bits<32>>,
+    snd_lim: Signal<Local, Bits<24>>,
+    ghost_gap: Signal<Local, Bits<24>>,
+    nak_back: Signal<Local, Bits<24>>,
+    ghost: Signal<Local, Bit>,
+    /// A record taken off the pool: its QP, the QP's records retired so far (mod 2^`RC_W`)
+    /// and whether it held a shared entry, so the requester keeps each QP within its share.
+    pub m_ret_valid: Signal<Out, Bit>,
+    pub m_ret_qpn: Signal<Out, Bits<QA>>,
+    pub m_ret_count: Signal<Out, Bits<RC_W>>,
+    pub m_ret_shared: Signal<Out, Bit>,
     retire_v: DFF<Bit>,
+    ret_q: DFF<Bits<QA>>,
+    ret_n: DFF<Bits<RC_W>>,
+    ret_s: DFF<Bit>,
+    l_ret: Signal<Local, Bits<RC_W>>,
+    l_ret1: Signal<Local, Bits<RC_W>>,
+    s_shared: Signal<Local, Bit>,
+    x_shared: Constant<Bits<8>>,
     rd_pass: Signal<Local, Bit>,
     qst_pass: Signal<Local, Bits<QS_W>>,
     last1: Signal<Local, Bits<24>>,
@@ -291,8 +343,8 @@ pub struct Completer<const DW: usize> {
     pool: RAM<Bits<SENT_W>, PA>,
     nxt: RAM<Bits<PA>, PA>,
     lst: RAM<Bits<LST_W>, QA>,
-    free_q: Fifo<PA, PA, 6>,
-    fresh: DFF<Bits<6>>,
+    free_q: Fifo<PA, PA, 10>,
+    fresh: DFF<Bits<10>>,
     rdy_q: Fifo<QA, QA, 9>,
     sched: DFF<Bits<256>>,
     cur: DFF<Bits<SENT_W>>,
@@ -451,7 +503,7 @@ pub struct Completer<const DW: usize> {
     n_beats: Constant<Bits<4>>,
     dw_shift: Constant<Bits<9>>,
     pi_clear: Constant<Bits<CQS_W>>,
-    pool_n: Constant<Bits<6>>,
+    pool_n: Constant<Bits<10>>,
 }
 
 impl<const DW: usize> Completer<DW> {
@@ -476,8 +528,36 @@ impl<const DW: usize> Completer<DW> {
             s_rack_tdata: Default::default(),
             s_rack_tvalid: Default::default(),
             s_rack_tready: Default::default(),
-            m_retire: Default::default(),
+            s_failed: Default::default(),
+            s_fail_valid: Default::default(),
+            s_fail_ready: Default::default(),
+            s_fail_qpn: Default::default(),
+            take_fail: Default::default(),
+            f_err: Default::default(),
+            f_still: Default::default(),
+            s_snd_en: Default::default(),
+            s_snd_qpn: Default::default(),
+            s_snd_psn: Default::default(),
+            s_snd_epoch: Default::default(),
+            ghosts: Default::default(),
+            snd_ram: RAM::default(),
+            n_ghost: Default::default(),
+            snd_lim: Default::default(),
+            ghost_gap: Default::default(),
+            nak_back: Default::default(),
+            ghost: Default::default(),
+            m_ret_valid: Default::default(),
+            m_ret_qpn: Default::default(),
+            m_ret_count: Default::default(),
+            m_ret_shared: Default::default(),
             retire_v: Default::default(),
+            ret_q: Default::default(),
+            ret_n: Default::default(),
+            ret_s: Default::default(),
+            l_ret: Default::default(),
+            l_ret1: Default::default(),
+            s_shared: Default::default(),
+            x_shared: field_at(&SENT, "shared"),
             rd_pass: Default::default(),
             qst_pass: Default::default(),
             last1: Default::default(),
@@ -760,9 +840,10 @@ impl<const DW: usize> Logic for Completer<DW> {
     fn update(&mut self) {
         dff_setup!(
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
-            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, fresh, sched, cur,
-            cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale, rew_v, rew_q,
-            rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc, una_v, una_q, una_p
+            n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, ret_q, ret_n, ret_s,
+            fresh, sched, cur, cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale,
+            rew_v, rew_q, rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc, una_v,
+            una_q, una_p, n_ghost
         );
         // The timers: the QP table's timeouts; sets from the states below.
         self.tmr.clk.next = self.clk.val();
@@ -891,6 +972,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.s_len.next = self.cur.q.val().get_bits::<32>(self.x_len.val().index());
         self.s_last.next = self.cur.q.val().get_bits::<24>(self.x_last.val().index());
         self.s_epoch.next = self.cur.q.val().get_bits::<8>(self.x_epoch.val().index());
+        self.s_shared.next = self.cur.q.val().get_bit(self.x_shared.val().index());
 
         // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
         // ACK's or the head request's QP (and CQ), the address held while it is worked on.
@@ -925,19 +1007,31 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.take_rland.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & self.s_rland_tvalid.val();
+        // A QP another engine failed: its requests flush (the Kick state waits for BAR0's
+        // writes; a kick of a QP reset meanwhile finds nothing to flush).
+        self.take_fail.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & self.s_fail_valid.val();
+        self.s_fail_ready.next = self.take_fail.val();
+        self.f_still.next =
+            (self.s_failed.val() & (self.one256.val() << self.s_fail_qpn.val())) != bits::<256>(0);
         self.take_tmo.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_fail.val()
             & self.tmr.m_exp_valid.val()
             & !self.s_qpw_en.val();
         self.take_rcv.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_fail.val()
             & !self.take_tmo.val()
             & self.rcv_q.m_tvalid.val();
         self.take_sent.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_fail.val()
             & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
             & self.sent_q.m_tvalid.val()
@@ -945,6 +1039,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.take_rdy.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.take_fail.val()
             & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
             & !(self.sent_q.m_tvalid.val() & self.can_alloc.val())
@@ -997,9 +1092,20 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.lst.read_address.next = self.rdy_q.m_tdata.val();
         }
         self.prm.read_address.next = self.qst_ram.read_address.val();
+        // What the requester has sent, per QP: read beside the QP's state.
+        self.snd_ram.read_clock.next = self.clk.val();
+        self.snd_ram.write_clock.next = self.clk.val();
+        self.snd_ram.write_address.next = self.s_snd_qpn.val();
+        self.snd_ram.write_data.next = bit_cast::<32, 24>(self.s_snd_psn.val())
+            | (bit_cast::<32, 8>(self.s_snd_epoch.val()) << 24);
+        self.snd_ram.write_enable.next = self.s_snd_en.val();
+        self.snd_ram.read_address.next = self.qst_ram.read_address.val();
+        self.ghosts.next = self.n_ghost.q.val();
         self.l_head.next = self.lst.read_data.val().get_bits::<PA>(0);
-        self.l_tail.next = self.lst.read_data.val().get_bits::<PA>(5);
-        self.l_ne.next = self.lst.read_data.val().get_bit(10);
+        self.l_tail.next = self.lst.read_data.val().get_bits::<PA>(9);
+        self.l_ne.next = self.lst.read_data.val().get_bit(18);
+        self.l_ret.next = self.lst.read_data.val().get_bits::<RC_W>(19);
+        self.l_ret1.next = self.l_ret.val() + bits::<RC_W>(1);
         // The head entry: read at the list's head in HeadA, held after.
         self.pool.read_address.next = self.cur_head.q.val();
         self.nxt.read_address.next = self.cur_head.q.val();
@@ -1102,8 +1208,9 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.stale.next = self.s_epoch.val() != self.q_epoch.val();
         self.h_shift.next = self.one256.val() << self.s_qpn.val().get_bits::<QA>(0);
         self.h_err.next = (self.herr.q.val() & self.h_shift.val()) != bits::<256>(0);
+        self.f_err.next = (self.s_failed.val() & self.h_shift.val()) != bits::<256>(0);
         self.q_err.next = self.err.val();
-        if (self.err.val() == bits::<8>(0)) & self.h_err.val() {
+        if (self.err.val() == bits::<8>(0)) & (self.h_err.val() | self.f_err.val()) {
             self.q_err.next = self.wc_flush.val();
         }
         self.cq_base.next = self.cq_ram.read_data.val().get_bits::<64>(0);
@@ -1144,6 +1251,22 @@ impl<const DW: usize> Logic for Completer<DW> {
                 self.new_err.next = self.wc_rnr.val();
             }
         }
+        // An answer that names no request sent (IBA 9.7.5.1: a response's PSN must be that of
+        // an outstanding request; rxe's `check_psn`): past the last PSN sent in the QP's epoch
+        // (nothing sent in it: past `una`), a ghost (a stale ACK of the QP's last connection,
+        // a bogus peer); a NAK behind `una`, stale (a reordered or duplicated one). Dropped
+        // and counted: neither moves `una`, starts an RNR wait or fails the QP.
+        self.snd_lim.next = self.una.val();
+        if self.snd_ram.read_data.val().get_bits::<8>(24) == self.q_epoch.val() {
+            self.snd_lim.next = self.snd_ram.read_data.val().get_bits::<24>(0);
+        }
+        self.ghost_gap.next = self.snd_lim.val() - bits::<24>(1) - self.a_psn.val();
+        self.nak_back.next = self.a_psn.val() - self.una.val();
+        self.ghost.next = !self.a_read.val()
+            & !self.a_gap.val()
+            & ((self.ghost_gap.val() >= bits::<24>(0x80_0000))
+                | ((self.a_syn.val().get_bits::<3>(5) != bits::<3>(0))
+                    & (self.nak_back.val() >= bits::<24>(0x80_0000))));
         // A READ landed: `rd_una` past it too (forward only).
         self.new_rd.next = self.rd_una.val();
         self.rd_adv.next = self.a_psn.val() - self.rd_una.val();
@@ -1313,6 +1436,16 @@ impl<const DW: usize> Logic for Completer<DW> {
                 } else if self.take_rland.val() {
                     self.rack.d.next = self.s_rland_tdata.val();
                     self.state.d.next = CplState::Ack;
+                } else if self.take_fail.val() {
+                    // Failed by another engine (and not reset since): the timer stops, the
+                    // head is looked at (it flushes, and the rest after it).
+                    if self.f_still.val() {
+                        self.tmr.s_set_en.next = true;
+                        self.tmr.s_set_qpn.next = self.s_fail_qpn.val();
+                        self.tmr.s_set_mode.next = self.md_off.val();
+                        self.kq.d.next = self.s_fail_qpn.val();
+                        self.state.d.next = CplState::Kick;
+                    }
                 } else if self.take_tmo.val() {
                     self.tmr.s_exp_ready.next = true;
                     self.cur_q.d.next = self.tmr.m_exp_qpn.val();
@@ -1354,6 +1487,9 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
                 // (Not in the cycle after a BAR0 write either: the state read may predate it.)
                 if self.a_stale.q.val() & !self.s_qpw_en.val() {
+                    self.state.d.next = CplState::Idle;
+                } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() & self.ghost.val() {
+                    self.n_ghost.d.next = self.n_ghost.q.val() + bits::<32>(1);
                     self.state.d.next = CplState::Idle;
                 } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() {
                     if (self.a_syn.val().get_bits::<3>(5) != bits::<3>(0)) & !self.a_gap.val() {
@@ -1417,18 +1553,20 @@ impl<const DW: usize> Logic for Completer<DW> {
                 // The request to the pool, at the tail of its QP's list.
                 self.sent_q.m_tready.next = true;
                 if self.fresh.q.val() != self.pool_n.val() {
-                    self.fresh.d.next = self.fresh.q.val() + bits::<6>(1);
+                    self.fresh.d.next = self.fresh.q.val() + bits::<10>(1);
                 }
                 self.lw_addr.next = self.n_qpn.val();
                 self.lw_en.next = true;
-                self.lw_data.next = bits::<LST_W>(0x400)
-                    | (bit_cast::<LST_W, PA>(self.alloc.val()) << 5)
+                self.lw_data.next = (bit_cast::<LST_W, RC_W>(self.l_ret.val()) << 19)
+                    | bits::<LST_W>(0x40000)
+                    | (bit_cast::<LST_W, PA>(self.alloc.val()) << 9)
                     | bit_cast::<LST_W, PA>(self.l_head.val());
                 self.state.d.next = CplState::Idle;
                 if !self.l_ne.val() {
                     // A new head: look at it.
-                    self.lw_data.next = bits::<LST_W>(0x400)
-                        | (bit_cast::<LST_W, PA>(self.alloc.val()) << 5)
+                    self.lw_data.next = (bit_cast::<LST_W, RC_W>(self.l_ret.val()) << 19)
+                        | bits::<LST_W>(0x40000)
+                        | (bit_cast::<LST_W, PA>(self.alloc.val()) << 9)
                         | bit_cast::<LST_W, PA>(self.alloc.val());
                     self.kq.d.next = self.n_qpn.val();
                     self.state.d.next = CplState::Kick;
@@ -1506,11 +1644,16 @@ impl<const DW: usize> Logic for Completer<DW> {
                         // Off the QP's list, the entry given back; the QP's next request is
                         // looked at after this one's CQE.
                         self.lw_en.next = true;
+                        self.lw_data.next = bit_cast::<LST_W, RC_W>(self.l_ret1.val()) << 19;
                         if self.more_now.val() {
-                            self.lw_data.next = bits::<LST_W>(0x400)
-                                | (bit_cast::<LST_W, PA>(self.cur_tail.q.val()) << 5)
+                            self.lw_data.next = (bit_cast::<LST_W, RC_W>(self.l_ret1.val()) << 19)
+                                | bits::<LST_W>(0x40000)
+                                | (bit_cast::<LST_W, PA>(self.cur_tail.q.val()) << 9)
                                 | bit_cast::<LST_W, PA>(self.cur_next.q.val());
                         }
+                        self.ret_q.d.next = self.cur_q.q.val();
+                        self.ret_n.d.next = self.l_ret1.val();
+                        self.ret_s.d.next = self.s_shared.val();
                         self.more.d.next = self.more_now.val();
                         self.kq.d.next = self.cur_q.q.val();
                         // Nothing out any more: the QP's timer stops.
@@ -1665,7 +1808,10 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.lst.write_data.next = self.lw_data.val();
         self.lst.write_enable.next = self.lw_en.val();
         self.retire_v.d.next = self.retire.val();
-        self.m_retire.next = self.retire_v.q.val();
+        self.m_ret_valid.next = self.retire_v.q.val();
+        self.m_ret_qpn.next = self.ret_q.q.val();
+        self.m_ret_count.next = self.ret_n.q.val();
+        self.m_ret_shared.next = self.ret_s.q.val();
         // The per-QP state and its copy for QUERY take the same writes.
         self.qst_ram.write_address.next = self.qw_addr.val();
         self.qst_ram.write_data.next = self.qw_data.val();
@@ -1686,7 +1832,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.una_v.d.next = false;
             self.state.d.next = CplState::Init;
             self.swp.d.next = bits::<9>(0);
-            self.fresh.d.next = bits::<6>(0);
+            self.fresh.d.next = bits::<10>(0);
             self.sched.d.next = bits::<256>(0);
             self.qerr_v.d.next = false;
             self.retire_v.d.next = false;
@@ -1701,6 +1847,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.n_seq.d.next = bits::<32>(0);
             self.n_rnr.d.next = bits::<32>(0);
             self.n_rexc.d.next = bits::<32>(0);
+            self.n_ghost.d.next = bits::<32>(0);
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod completer;
 pub mod key_check;
+pub mod qp_fail;
 pub mod recv_queue;
 pub mod requester;
 pub mod responder;
@@ -12,6 +13,7 @@ pub mod timers;
 
 pub use completer::Completer;
 pub use key_check::KeyCheck;
+pub use qp_fail::QpFail;
 pub use recv_queue::RecvQueue;
 pub use requester::Requester;
 pub use responder::Responder;

@@ -39,8 +39,11 @@
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
 //! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
-//! - `s_qerr_{valid,qpn}`: the completer's word that a fatal NAK failed a QP;
-//!   `s_rerr_{valid,qpn}`: the responder's, that a fatal NAK it sent did.
+//! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn}`: this
+//!   block's reports, a pulse when a local error (a WQE refused, its fetch failed) fails a
+//!   QP.
+//! - `m_snd_{en,qpn,psn,epoch}`: every new request packet (not one sent again in a retry):
+//!   the PSN after it and the QP's epoch, so the completer drops answers to PSNs never sent.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
 //! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
 //!   (in command order, `tuser` on a last beat = the read failed).
@@ -51,9 +54,13 @@
 //!   landed: the QP's new count); counter `reads` (READ requests sent).
 //! - `s_una_{en,qpn,psn}`: the completer's QP state writes, for the window; counter
 //!   `win_stops` (a QP stopped mid-message at its window).
-//! - `s_retire`: the completer took a `SENT` record off its pool. At most `SENT_CAP` records
-//!   are out: a WQE is started only with room for its record, so Done never waits long and
-//!   READ jobs are always served.
+//! - `s_ret_{valid,qpn,count,shared}`: the completer took a `SENT` record off its pool (the
+//!   QP's count of records retired, and whether the record held a shared entry). Each QP
+//!   has its share of the pool: the entry reserved for it when it has no record out, and up to
+//!   `SENT_PER_QP` in all while the pool's shared half has room. A WQE is started only with
+//!   room in its QP's share for its record (`pool_waits` counts the QPs passed over for want of
+//!   it), so Done never waits long, READ jobs are always served, and a QP whose peer never
+//!   answers holds only its share: every other QP can always hand over a work request.
 //! - `tx_used` in (`TxQueues::used`), `tx_cap` in (the beats of each transmit queue this block
 //!   may fill), `m_rsv` out (`TxQueues::rsv_a`): credits, below.
 //! - counters `yields` (a QP set aside mid-message for want of credit), `bad_db` (doorbell for
@@ -89,7 +96,9 @@
 //! written back and it goes to the back of the queue, and its next visit fetches the WQE
 //! again and goes on from that packet (MIDDLE or LAST). A QP whose priority has no room for a
 //! full packet when it is visited and others wait is passed over without a fetch. So one
-//! paused priority never stops the QPs of the others.
+//! paused priority never stops the QPs of the others. A QP that has sent `QUANTUM` (16 KiB)
+//! in one visit while other QPs or READ jobs wait yields the same way, so no message holds the
+//! others for long; a QP in ERR flushes up to `FLUSH_RUN` WQEs in one visit.
 //!
 //! Retries (`s_rew_{valid,ready,qpn,ci,psn,pkts}` from the completer, taken in Idle before
 //! anything else; a QP in Seg yields between packets while one waits): the QP's send state
@@ -99,9 +108,12 @@
 //! completer and the responder hold theirs), and packets before `hi_psn` count in
 //! `retrans`.
 //!
-//! A failed QP (a fatal NAK, until an `init_sq` write resets it) or one the host moved to ERR
+//! A failed QP (any engine's error, `s_failed`, until a reset) or one the host moved to ERR
 //! sends nothing more: each of its queued WQEs is fetched (for its `wr_id`) and handed to the
 //! completer as a `SENT` with WR_FLUSH_ERR, without a packet, a key check or a payload read.
+//! A WQE this block refuses (LOC_QP_OP_ERR, LOC_LEN_ERR, LOC_PROT_ERR, GENERAL_ERR) fails
+//! its QP (IBA 10.7.3.1, as rxe): its `SENT` carries the status, and the WQEs behind it
+//! flush.
 //!
 //! Protection: the NIC, not only the driver, checks every SGE of every WQE (`KeyCheck`:
 //! the lkey names a registered region of the QP's PD and the range is inside it) before it
@@ -118,13 +130,15 @@
 //! write; any other context write (RTS -> RTS, -> ERR) leaves the send state running. A context
 //! write to the QP being served marks it dirty: the request in flight finishes and the QP is
 //! queued again so the next visit reads the new context; after an `init_sq` write the host's
-//! values win (no write-back). BAR0's QUERY reads the send state from a copy of `sq_ram`
+//! values win (no write-back); it also sets the QP's producer index to the host's `sq_ci`, so
+//! a reset QP still in the ready queue finds no work rather than its last life's ring.
+//! BAR0's QUERY reads the send state from a copy of `sq_ram`
 //! (`s_peek_index` in, `m_peek_sq` out: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts` 40..64).
 
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
-use crate::rc::completer::POOL;
+use crate::rc::completer::{POOL, RC_W};
 use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
@@ -134,8 +148,8 @@ use ferroce_spec::headers::{
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    beats_of, src_port, tx_frame_len, READ_JOB, READ_SLOT, SENT, TX_BASE_HDR_LEN, TX_META, TX_PKEY,
-    TX_TTL,
+    beats_of, src_port, tx_frame_len, READ_JOB, READ_SLOT, SENT, SENT_PER_QP, SENT_POOL,
+    SENT_RESERVED, TX_BASE_HDR_LEN, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
     RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
@@ -161,9 +175,18 @@ const SENT_W: usize = SENT.len * 8;
 /// Payload reads outstanding at most (beyond the DMA engine's own limit, a bound on the router's
 /// counter).
 const MAX_PAY_OUT: u64 = 32;
-/// `SENT` records handed to the completer and not yet retired (`s_retire`), at most: the
-/// completer's pool holds `POOL` (32), one more sits in this block's output register.
-const SENT_CAP: u64 = POOL as u64 - 2;
+/// The completer's pool of `SENT` records, shared out (`spec::meta::SENT_POOL`): a record per
+/// QP always (the QP's reserved entry, when it has none out), more from the shared part while
+/// the QP holds fewer than `SENT_PER_QP` and the shared part has room.
+const SHARED_CAP: u64 = (SENT_POOL - SENT_RESERVED) as u64;
+const _: () = assert!(POOL == SENT_POOL && SENT_RESERVED == 1 << QA);
+/// Payload bytes a QP sends in one visit while other QPs wait: past them it yields between
+/// packets (its WQE fetched again at its next visit), so a long message holds the others
+/// for at most this long (13 us at 10 Gb/s) and a QP moved to ERR flushes soon whatever
+/// they send.
+const QUANTUM: u64 = 16 * 1024;
+/// WQEs a QP in ERR flushes in one visit, one after the other, before it yields.
+const FLUSH_RUN: u64 = 16;
 /// READ jobs (`READ_JOB`) from the responder.
 pub const JOB_W: usize = READ_JOB.len * 8;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
@@ -236,11 +259,24 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_qpw_data: Signal<In, Bits<CTX_W>>,
     pub s_peek_index: Signal<In, Bits<QA>>,
     pub m_peek_sq: Signal<Out, Bits<64>>,
-    pub s_qerr_valid: Signal<In, Bit>,
-    pub s_rerr_valid: Signal<In, Bit>,
-    pub s_rerr_qpn: Signal<In, Bits<QA>>,
-    re_bit: Signal<Local, Bits<256>>,
-    pub s_qerr_qpn: Signal<In, Bits<QA>>,
+    /// QPs failed (`QpFail::failed`): a bit per QP.
+    pub s_failed: Signal<In, Bits<256>>,
+    /// A local error failed the QP (a WQE refused, a fetch that failed): a pulse, to `QpFail`.
+    pub m_fail_valid: Signal<Out, Bit>,
+    pub m_fail_qpn: Signal<Out, Bits<QA>>,
+    fail_v: DFF<Bit>,
+    fail_q: DFF<Bits<QA>>,
+    loc_err: Signal<Local, Bit>,
+    /// Every new request packet (not a retransmission): its QP, the PSN after it and the
+    /// QP's epoch, so the completer knows what was sent (an ACK past it is a ghost).
+    pub m_snd_en: Signal<Out, Bit>,
+    pub m_snd_qpn: Signal<Out, Bits<QA>>,
+    pub m_snd_psn: Signal<Out, Bits<24>>,
+    pub m_snd_epoch: Signal<Out, Bits<8>>,
+    snd_v: DFF<Bit>,
+    snd_q: DFF<Bits<QA>>,
+    snd_p: DFF<Bits<24>>,
+    snd_e: DFF<Bits<8>>,
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<{ crate::rc::key_check::MR_W }>>,
@@ -288,7 +324,10 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rl_valid: Signal<In, Bit>,
     pub s_rl_qpn: Signal<In, Bits<QA>>,
     pub s_rl_cnt: Signal<In, Bits<RDC_W>>,
-    pub s_retire: Signal<In, Bit>,
+    pub s_ret_valid: Signal<In, Bit>,
+    pub s_ret_qpn: Signal<In, Bits<QA>>,
+    pub s_ret_count: Signal<In, Bits<RC_W>>,
+    pub s_ret_shared: Signal<In, Bit>,
     pub s_rew_valid: Signal<In, Bit>,
     pub s_rew_ready: Signal<Out, Bit>,
     pub s_rew_qpn: Signal<In, Bits<QA>>,
@@ -354,10 +393,36 @@ pub struct Requester<const DW: usize, const KW: usize> {
     retx: Signal<Local, Bits<24>>,
     n_retx: DFF<Bits<32>>,
     s_sq_index: Constant<Bits<9>>,
-    sent_out: DFF<Bits<6>>,
-    sent_full: Signal<Local, Bit>,
     sent_push: Signal<Local, Bit>,
-    sent_cap: Constant<Bits<6>>,
+    // The pool share: per QP the records handed over and retired (mod 2^`RC_W`, their
+    // difference what the QP holds), the shared entries in use, the QP's counts in hand.
+    iss_ram: RAM<Bits<RC_W>, QA>,
+    ret_ram: RAM<Bits<RC_W>, QA>,
+    iss: DFF<Bits<RC_W>>,
+    ret_n: DFF<Bits<RC_W>>,
+    sh_used: DFF<Bits<10>>,
+    rt_v: DFF<Bit>,
+    rt_q: DFF<Bits<QA>>,
+    rt_n: DFF<Bits<RC_W>>,
+    swp: DFF<Bits<9>>,
+    held: Signal<Local, Bits<RC_W>>,
+    shared: Signal<Local, Bit>,
+    shared1: Signal<Local, Bits<1>>,
+    pool_wait: Signal<Local, Bit>,
+    n_pwait: DFF<Bits<32>>,
+    per_qp: Constant<Bits<RC_W>>,
+    sh_cap: Constant<Bits<10>>,
+    x_shared: Constant<Bits<9>>,
+    /// Times a QP waited for its share of the completer's pool (its own `SENT_PER_QP`
+    /// records out, or the shared part full).
+    pub pool_waits: Signal<Out, Bits<32>>,
+    // The visit: payload bytes sent, WQEs flushed.
+    vis_b: DFF<Bits<32>>,
+    vis_f: DFF<Bits<5>>,
+    quantum: Constant<Bits<32>>,
+    flush_run: Constant<Bits<5>>,
+    over: Signal<Local, Bit>,
+    fl_more: Signal<Local, Bit>,
     pub reads: Signal<Out, Bits<32>>,
     // READ responses: jobs, the one in hand, the READ counts and slots.
     rj_q: Fifo<JOB_W, 4, 5>,
@@ -438,11 +503,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     sq_ram: RAM<Bits<SQ_W>, QA>,
     sq_peek: RAM<Bits<64>, QA>,
     dirty_sq: DFF<Bit>,
-    failed: DFF<Bits<256>>,
     flushing: DFF<Bit>,
-    fl_next: Signal<Local, Bits<256>>,
-    qe_bit: Signal<Local, Bits<256>>,
-    qw_bit: Signal<Local, Bits<256>>,
     flush: Signal<Local, Bit>,
     f_shift: Signal<Local, Bits<256>>,
     pkts0: DFF<Bits<24>>,
@@ -762,11 +823,20 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_qpw_data: Default::default(),
             s_peek_index: Default::default(),
             m_peek_sq: Default::default(),
-            s_qerr_valid: Default::default(),
-            s_rerr_valid: Default::default(),
-            s_rerr_qpn: Default::default(),
-            re_bit: Default::default(),
-            s_qerr_qpn: Default::default(),
+            s_failed: Default::default(),
+            m_fail_valid: Default::default(),
+            m_fail_qpn: Default::default(),
+            fail_v: Default::default(),
+            fail_q: Default::default(),
+            loc_err: Default::default(),
+            m_snd_en: Default::default(),
+            m_snd_qpn: Default::default(),
+            m_snd_psn: Default::default(),
+            m_snd_epoch: Default::default(),
+            snd_v: Default::default(),
+            snd_q: Default::default(),
+            snd_p: Default::default(),
+            snd_e: Default::default(),
             s_mrw_en: Default::default(),
             s_mrw_index: Default::default(),
             s_mrw_data: Default::default(),
@@ -814,7 +884,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rl_valid: Default::default(),
             s_rl_qpn: Default::default(),
             s_rl_cnt: Default::default(),
-            s_retire: Default::default(),
+            s_ret_valid: Default::default(),
+            s_ret_qpn: Default::default(),
+            s_ret_count: Default::default(),
+            s_ret_shared: Default::default(),
             s_rew_valid: Default::default(),
             s_rew_ready: Default::default(),
             s_rew_qpn: Default::default(),
@@ -875,10 +948,31 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             retx: Default::default(),
             n_retx: Default::default(),
             s_sq_index: at(&SENT, "sq_index"),
-            sent_out: Default::default(),
-            sent_full: Default::default(),
+            iss_ram: RAM::default(),
+            ret_ram: RAM::default(),
+            iss: Default::default(),
+            ret_n: Default::default(),
+            sh_used: Default::default(),
+            rt_v: Default::default(),
+            rt_q: Default::default(),
+            rt_n: Default::default(),
+            swp: Default::default(),
+            held: Default::default(),
+            shared: Default::default(),
+            shared1: Default::default(),
+            pool_wait: Default::default(),
+            n_pwait: Default::default(),
+            per_qp: k(SENT_PER_QP as u64),
+            sh_cap: k(SHARED_CAP),
+            x_shared: at(&SENT, "shared"),
+            pool_waits: Default::default(),
+            vis_b: Default::default(),
+            vis_f: Default::default(),
+            quantum: k(QUANTUM),
+            flush_run: k(FLUSH_RUN),
+            over: Default::default(),
+            fl_more: Default::default(),
             sent_push: Default::default(),
-            sent_cap: k(SENT_CAP),
             reads: Default::default(),
             rj_q: Fifo::new(),
             rsp: Default::default(),
@@ -965,11 +1059,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             sq_ram: RAM::default(),
             sq_peek: RAM::default(),
             dirty_sq: Default::default(),
-            failed: Default::default(),
             flushing: Default::default(),
-            fl_next: Default::default(),
-            qe_bit: Default::default(),
-            qw_bit: Default::default(),
             flush: Default::default(),
             f_shift: Default::default(),
             pkts0: Default::default(),
@@ -1210,13 +1300,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, queued, state, qpn, dirty, dirty_sq, failed, flushing, pkts0, ctx, pi, ci,
-            psn, wqe, wqe_have, wqe_fail, rem, laddr, first, kq, ka, kbad, tot, r_va, r_len, si,
-            soff, s_rem, pk_rem, lastpk, pmtu_r, first_psn, status, rd_addr, rd_len, rd_valid,
-            pay_out, sent, sent_valid, n_bad_db, n_bad_qp, n_bad_wqe, n_dma_err, n_prot_err,
-            n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend, init_q, npk, rslot_en, rslot_addr,
-            rslot_data, rdone_v, rdone_q, rdone_s, n_reads, rl_pv, rl_pq, rl_pc, sent_out, rp,
-            hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v, ue_q, ue_p,
+            self, clk, queued, state, qpn, dirty, dirty_sq, fail_v, fail_q, snd_v, snd_q, snd_p,
+            snd_e, flushing, pkts0, ctx, pi, ci, psn, wqe, wqe_have, wqe_fail, rem, laddr, first,
+            kq, ka, kbad, tot, r_va, r_len, si, soff, s_rem, pk_rem, lastpk, pmtu_r, first_psn,
+            status, rd_addr, rd_len, rd_valid, pay_out, sent, sent_valid, n_bad_db, n_bad_qp,
+            n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend,
+            init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v, rdone_q, rdone_s, n_reads,
+            rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp, n_pwait,
+            rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v, ue_q, ue_p,
             una_r, win, n_win, rec_ci, park_cr
         );
         self.una_ram.read_clock.next = self.clk.val();
@@ -1225,6 +1316,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.hi_ram.read_clock.next = self.clk.val();
         self.hi_ram.write_clock.next = self.clk.val();
         self.retrans.next = self.n_retx.q.val();
+        // A local error's report: a pulse, the cycle after Done.
+        self.m_fail_valid.next = self.fail_v.q.val();
+        self.m_fail_qpn.next = self.fail_q.q.val();
+        self.fail_v.d.next = false;
+        self.m_snd_en.next = self.snd_v.q.val();
+        self.m_snd_qpn.next = self.snd_q.q.val();
+        self.m_snd_psn.next = self.snd_p.q.val();
+        self.m_snd_epoch.next = self.snd_e.q.val();
+        self.snd_v.d.next = false;
         self.cuts.next = self.n_cuts.q.val();
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
@@ -1241,6 +1341,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.sq_peek.write_clock.next = self.clk.val();
         self.ctx_ram.write_clock.next = self.clk.val();
         self.pi_ram.read_clock.next = self.clk.val();
+        self.iss_ram.read_clock.next = self.clk.val();
+        self.iss_ram.write_clock.next = self.clk.val();
+        self.ret_ram.read_clock.next = self.clk.val();
+        self.ret_ram.write_clock.next = self.clk.val();
         self.pi_ram.write_clock.next = self.clk.val();
         self.ready.clk.next = self.clk.val();
         self.ready.rst.next = self.rst.val();
@@ -1326,7 +1430,6 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // Room in the completer's pool of sent requests: Done never waits for it (a wait
         // there would stop the READ jobs, and with them the receive path that retires
         // requests).
-        self.sent_full.next = self.sent_out.q.val() >= self.sent_cap.val();
         self.m_meta_tvalid.next = self.meta_q.m_tvalid.val();
         self.meta_q.m_tready.next = self.m_meta_tready.val();
         self.m_pay_tdata.next = self.gat.m_tdata.val();
@@ -1846,11 +1949,31 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.pi_ram.write_address.next = self.s_db_qpn.val().get_bits::<QA>(0);
         self.pi_ram.write_data.next = self.s_db_pi.val();
         self.pi_ram.write_enable.next = self.db_ok.val();
+        // A reset (an `init_sq` write) sets the producer index to the host's `sq_ci`: a QP
+        // still in the ready queue then finds no work, never its last life's ring. (BAR0 takes
+        // one request at a time and none while a doorbell waits, so a table write and a
+        // doorbell never meet here.)
+        if self.s_qpw_en.val()
+            & (self
+                .s_qpw_data
+                .val()
+                .get_bits::<1>(self.x_init.val().index())
+                == bits::<1>(1))
+        {
+            self.pi_ram.write_address.next = self.s_qpw_index.val();
+            self.pi_ram.write_data.next = self
+                .s_qpw_data
+                .val()
+                .get_bits::<16>(self.x_ci.val().index());
+            self.pi_ram.write_enable.next = true;
+        }
         self.pi_ram.read_address.next = self.ready.m_tdata.val();
         self.ctx_ram.read_address.next = self.ready.m_tdata.val();
         self.sq_ram.read_address.next = self.ready.m_tdata.val();
         self.rdi_ram.read_address.next = self.ready.m_tdata.val();
         self.rdl_ram.read_address.next = self.ready.m_tdata.val();
+        self.iss_ram.read_address.next = self.ready.m_tdata.val();
+        self.ret_ram.read_address.next = self.ready.m_tdata.val();
         self.hi_ram.read_address.next = self.ready.m_tdata.val();
         if self.take_rew.val() {
             self.sq_ram.read_address.next = self.s_rew_qpn.val();
@@ -1915,24 +2038,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // after (a READ landing in between counts).
         self.init_pend.d.next = self.s_qpw_en.val() & self.qpw_init.val();
         self.init_q.d.next = self.s_qpw_index.val();
-        // Failed QPs: set by the completer, cleared by an init_sq write (RESET).
-        self.qe_bit.next = self.one256.val() << self.s_qerr_qpn.val();
-        self.qw_bit.next = self.one256.val() << self.s_qpw_index.val();
-        self.fl_next.next = self.failed.q.val();
-        if self.s_qerr_valid.val() {
-            self.fl_next.next = self.failed.q.val() | self.qe_bit.val();
-        }
-        // (The responder's word: a fatal NAK it sent failed the QP.)
-        self.re_bit.next = self.one256.val() << self.s_rerr_qpn.val();
-        if self.s_rerr_valid.val() {
-            self.fl_next.next = self.fl_next.val() | self.re_bit.val();
-        }
-        if self.s_qpw_en.val() & self.qpw_init.val() {
-            self.fl_next.next = self.fl_next.val() & !self.qw_bit.val();
-        }
-        self.failed.d.next = self.fl_next.val();
+        // Failed QPs (any engine's error, `QpFail`) and QPs the host moved to ERR flush.
         self.f_shift.next = self.one256.val() << self.qpn.q.val();
-        self.flush.next = ((self.failed.q.val() & self.f_shift.val()) != bits::<256>(0))
+        self.loc_err.next = (self.status.q.val() != self.st_ok.val())
+            & (self.status.q.val() != self.st_flush.val());
+        self.flush.next = ((self.s_failed.val() & self.f_shift.val()) != bits::<256>(0))
             | (self.c_state.val() == self.qp_err.val());
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
@@ -1943,6 +2053,17 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
 
         // The scheduler and segmenter.
         self.ci_next.next = self.ci.q.val() + bits::<16>(1);
+        // A flush goes on in the same visit: the QP still in ERR, more WQEs, no host write
+        // since the visit began, the run not over.
+        self.fl_more.next = self.flushing.q.val()
+            & self.flush.val()
+            & !self.dirty.q.val()
+            & !self.dirty_sq.q.val()
+            & (self.ci_next.val() != self.pi.q.val())
+            & (self.vis_f.q.val() != self.flush_run.val());
+        // The visit's quantum: sent, with other QPs waiting.
+        self.over.next = (self.vis_b.q.val() >= self.quantum.val())
+            & (self.ready.m_tvalid.val() | self.rj_q.m_tvalid.val());
         // A work request of a retry whose `SENT` record the completer holds already.
         self.sup.next = self.rp.q.val() & (self.ci.q.val() != self.hi_ci.q.val());
         // A packet before the point sending had reached: a retransmission.
@@ -1951,6 +2072,19 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // its last packet), or earlier when the window stops it (in Seg: its last PSN from its
         // packet count).
         self.rec_need.next = self.ci.q.val() == self.rec_ci.q.val();
+        // The pool share: what the served QP holds; a work request that needs a record
+        // waits while its QP holds its `SENT_PER_QP`, or, holding one already (its reserved
+        // entry), while the shared part is full. So every QP can always hand over one.
+        self.held.next = self.iss.q.val() - self.ret_n.q.val();
+        self.shared.next = self.held.val() != bits::<RC_W>(0);
+        self.shared1.next = bits::<1>(0);
+        if self.shared.val() {
+            self.shared1.next = bits::<1>(1);
+        }
+        self.pool_wait.next = self.rec_need.val()
+            & ((self.held.val() >= self.per_qp.val())
+                | (self.shared.val() & (self.sh_used.q.val() >= self.sh_cap.val())));
+        self.pool_waits.next = self.n_pwait.q.val();
         self.sent_free.next = !self.sent_valid.q.val() | self.m_sent_tready.val();
         self.last_psn.next = self.psn.q.val() - bits::<24>(1);
         if self.state.q.val() == ReqState::Seg {
@@ -1966,7 +2100,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             | (bit_cast::<SENT_W, 24>(self.first_psn.q.val()) << self.s_first_psn.val())
             | (bit_cast::<SENT_W, 24>(self.last_psn.val()) << self.s_last_psn.val())
             | (bit_cast::<SENT_W, 8>(self.c_epoch.val()) << self.s_epoch.val())
-            | (bit_cast::<SENT_W, 16>(self.ci.q.val()) << self.s_sq_index.val());
+            | (bit_cast::<SENT_W, 16>(self.ci.q.val()) << self.s_sq_index.val())
+            | (bit_cast::<SENT_W, 1>(self.shared1.val()) << self.x_shared.val());
         self.rec_next.next = self.rec_ci.q.val();
         if self.rec_need.val() {
             self.rec_next.next = self.ci_next.val();
@@ -2040,6 +2175,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.hi_psn.d.next = self.hi_ram.read_data.val().get_bits::<24>(17);
                 self.rec_ci.d.next = self.sq_ram.read_data.val().get_bits::<16>(64);
                 self.una_r.d.next = self.una_ram.read_data.val();
+                self.vis_b.d.next = bits::<32>(0);
+                self.vis_f.d.next = bits::<5>(0);
                 if self.ue_v.q.val() & (self.ue_q.q.val() == self.qpn.q.val()) {
                     self.una_r.d.next = self.ue_p.q.val();
                 }
@@ -2072,12 +2209,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
                 } else if (self.rd_full.val() & !self.flush.val() & !self.sup.val())
-                    | (self.sent_full.val() & self.rec_need.val())
+                    | self.pool_wait.val()
                     | (!self.open0.val() & !self.flush.val())
                 {
-                    // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; the
-                    // completer's pool full: every QP waits for a request to retire (unless
-                    // its record is there already); its window full: the QP waits for ACKs.
+                    // `MAX_RD_ATOMIC` READs in flight: the QP waits for one to land; its
+                    // share of the completer's pool used: it waits for a request of its own
+                    // to retire (unless its record is there already); its window full: the
+                    // QP waits for ACKs.
+                    if self.pool_wait.val() {
+                        self.n_pwait.d.next = self.n_pwait.q.val() + bits::<32>(1);
+                    }
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
                 } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
@@ -2224,8 +2365,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.park_cr.d.next = false;
                         self.state.d.next = ReqState::Park;
                     }
+                } else if self.over.val() & !self.rsp.q.val() {
+                    // Its quantum sent while other QPs wait: it yields between packets.
+                    self.park_cr.d.next = false;
+                    self.state.d.next = ReqState::Park;
                 } else if self.can_issue.val() & self.fits.val() {
                     // A packet: its record, its credits and its first piece.
+                    self.vis_b.d.next = self.vis_b.q.val() + bit_cast::<32, 13>(self.plen.val());
                     self.pk_go.next = true;
                     self.issue_pay.next = true;
                     self.jq.s_tvalid.next = true;
@@ -2250,9 +2396,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.n_retx.d.next = self.n_retx.q.val() + bits::<32>(1);
                     }
                     self.psn.d.next = self.psn.q.val() + bits::<24>(1);
+                    self.snd_p.d.next = self.psn.q.val() + bits::<24>(1);
                     if self.is_read.val() & !self.rsp.q.val() {
                         self.psn.d.next = self.psn.q.val() + self.npk_rest.val();
+                        self.snd_p.d.next = self.psn.q.val() + self.npk_rest.val();
                     }
+                    // A request packet past where sending had got to (not a retransmission).
+                    self.snd_v.d.next = !self.rsp.q.val()
+                        & !(self.rp.q.val() & (self.retx.val() >= bits::<24>(0x80_0000)));
+                    self.snd_q.d.next = self.qpn.q.val();
+                    self.snd_e.d.next = self.c_epoch.val();
                     self.first.d.next = false;
                     if self.end_now.val() & (self.pk_left.val() == bits::<13>(0)) {
                         self.state.d.next = ReqState::Done;
@@ -2340,6 +2493,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
                         }
                     }
+                    // A local error (the WQE refused, its fetch failed) fails the QP (IBA
+                    // 10.7.3.1, as rxe): every later WQE flushes, and the other engines learn
+                    // it through `QpFail`.
+                    self.fail_v.d.next = self.loc_err.val();
+                    self.fail_q.d.next = self.qpn.q.val();
                     // The work request's record, unless it has one already (its window
                     // stopped it, or it is sent again in a retry).
                     self.sent_valid.d.next = self.rec_need.val();
@@ -2351,6 +2509,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.hw_addr.next = self.qpn.q.val();
                         self.hw_data.next = bits::<HI_W>(0);
                         self.hw_en.next = true;
+                        self.rp.d.next = false;
                     }
                     self.ci.d.next = self.ci_next.val();
                     if !self.dirty_sq.q.val() {
@@ -2361,6 +2520,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.requeue.next =
                         self.dirty.q.val() | (self.ci_next.val() != self.pi.q.val());
                     self.state.d.next = ReqState::Idle;
+                    // A QP in ERR flushes its next WQE at once (up to `FLUSH_RUN` a visit):
+                    // its flush does not wait a round per WQE behind the QPs that send.
+                    if self.fl_more.val() {
+                        self.vis_f.d.next = self.vis_f.q.val() + bits::<5>(1);
+                        self.requeue.next = false;
+                        self.state.d.next = ReqState::Check;
+                    }
                 }
             }
         }
@@ -2380,11 +2546,52 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.q_next.next = self.q_after_pop.val() | self.cur_bit.val();
         }
         self.queued.d.next = self.q_next.val();
-        // Requests handed to the completer and not yet retired.
-        if self.sent_push.val() & !self.s_retire.val() {
-            self.sent_out.d.next = self.sent_out.q.val() + bits::<6>(1);
-        } else if !self.sent_push.val() & self.s_retire.val() {
-            self.sent_out.d.next = self.sent_out.q.val() - bits::<6>(1);
+        // The pool share: a record handed over counts for its QP (and takes a shared entry
+        // if the QP held one already); the completer's retires count back, each QP's
+        // retired count copied as it comes (the served QP's followed, one caught in `rt`
+        // while the RAM is read in Look).
+        self.iss_ram.write_address.next = self.qpn.q.val();
+        self.iss_ram.write_data.next = self.iss.q.val() + bits::<RC_W>(1);
+        self.iss_ram.write_enable.next = self.sent_push.val();
+        if self.sent_push.val() {
+            self.iss.d.next = self.iss.q.val() + bits::<RC_W>(1);
+        }
+        self.ret_ram.write_address.next = self.s_ret_qpn.val();
+        self.ret_ram.write_data.next = self.s_ret_count.val();
+        self.ret_ram.write_enable.next = self.s_ret_valid.val();
+        self.rt_v.d.next = self.s_ret_valid.val();
+        self.rt_q.d.next = self.s_ret_qpn.val();
+        self.rt_n.d.next = self.s_ret_count.val();
+        if self.state.q.val() == ReqState::Look {
+            self.iss.d.next = self.iss_ram.read_data.val();
+            self.ret_n.d.next = self.ret_ram.read_data.val();
+            if self.rt_v.q.val() & (self.rt_q.q.val() == self.qpn.q.val()) {
+                self.ret_n.d.next = self.rt_n.q.val();
+            }
+        }
+        if self.s_ret_valid.val() & (self.s_ret_qpn.val() == self.qpn.q.val()) {
+            self.ret_n.d.next = self.s_ret_count.val();
+        }
+        if (self.sent_push.val() & self.shared.val())
+            & !(self.s_ret_valid.val() & self.s_ret_shared.val())
+        {
+            self.sh_used.d.next = self.sh_used.q.val() + bits::<10>(1);
+        } else if !(self.sent_push.val() & self.shared.val())
+            & (self.s_ret_valid.val() & self.s_ret_shared.val())
+        {
+            self.sh_used.d.next = self.sh_used.q.val() - bits::<10>(1);
+        }
+        // After reset, both count RAMs cleared, one QP a cycle (nothing is handed over or
+        // retired before the QP table has been written: BAR0 and the completer clear theirs
+        // for as long).
+        if !self.swp.q.val().get_bit(8) {
+            self.iss_ram.write_address.next = self.swp.q.val().get_bits::<QA>(0);
+            self.iss_ram.write_data.next = bits::<RC_W>(0);
+            self.iss_ram.write_enable.next = true;
+            self.ret_ram.write_address.next = self.swp.q.val().get_bits::<QA>(0);
+            self.ret_ram.write_data.next = bits::<RC_W>(0);
+            self.ret_ram.write_enable.next = true;
+            self.swp.d.next = self.swp.q.val() + bits::<9>(1);
         }
         // Payload reads loaded into the command register minus those whose bytes have passed.
         if self.issue_pay.val() & !self.pay_done.val() {
@@ -2416,7 +2623,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.n_bad_wqe.d.next = bits::<32>(0);
             self.n_dma_err.d.next = bits::<32>(0);
             self.n_prot_err.d.next = bits::<32>(0);
-            self.failed.d.next = bits::<256>(0);
+            self.fail_v.d.next = false;
+            self.snd_v.d.next = false;
             self.n_yield.d.next = bits::<32>(0);
             self.rsv.d.next = bits::<RSV_W>(0);
             self.rsp.d.next = false;
@@ -2425,7 +2633,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.init_pend.d.next = false;
             self.rl_pv.d.next = false;
             self.n_reads.d.next = bits::<32>(0);
-            self.sent_out.d.next = bits::<6>(0);
+            self.sh_used.d.next = bits::<10>(0);
+            self.swp.d.next = bits::<9>(0);
+            self.rt_v.d.next = false;
+            self.n_pwait.d.next = bits::<32>(0);
             self.n_retx.d.next = bits::<32>(0);
             self.rp.d.next = false;
             self.cutq.d.next = bits::<256>(0);

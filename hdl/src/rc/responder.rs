@@ -43,8 +43,13 @@
 //!
 //! A fatal NAK sent (invalid request, remote access or operational error) moves the QP to
 //! ERR (IBA 9.9.3): requests for it are dropped (`bad_qp`) until an `init_rq` write, the
-//! requester is told (`m_qerr_{valid,qpn}`, a pulse) and stops the QP, QUERY reads it ERR
-//! (`m_peek_rq` bit 48), and its receive WQEs flush.
+//! other engines are told (`m_qerr_{valid,qpn}`, a pulse, to `QpFail`): the requester stops
+//! the QP and the completer flushes its outstanding requests; QUERY reads it ERR
+//! (`m_peek_rq` bit 48), and its receive WQEs flush. A QP another engine failed (`s_failed`)
+//! is the same here: its requests and READ responses are dropped, and its receive WQEs flush
+//! when `QpFail` hands it over (`s_fail_{valid,ready,qpn}`). Flushes wait while packets come
+//! only until the next packet: one taken while a flush waits gives the flush the next turn,
+//! so a QP in ERR flushes whatever the other QPs receive.
 //!
 //! Receive WQEs of a QP in ERR (the host's table write says so, or a fatal NAK sent) complete
 //! WR_FLUSH_ERR: when the QP is moved to ERR and at each receive doorbell (`s_rdb_en`, `s_rdb_qpn`) while it stays
@@ -83,14 +88,16 @@
 //!   255, QP not in RTR or RTS or with a bad path MTU, or the source IP is not the QP's peer:
 //!   dropped silently, IBA 9.6.1; a request for a QP a fatal NAK failed), `bad_pkey` (the BTH P_Key does not match the port's one
 //!   P_Key, the default 0xFFFF: its low 15 bits are not all ones; dropped silently, IBA
-//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: SEND with
-//!   invalidate, UD),
+//!   9.6.1.1), `unsupported` (an opcode this transport does not implement: another
+//!   transport's (UD) is dropped; an RC one (SEND with Invalidate) at the expected PSN gets
+//!   NAK invalid request, before or after it the PSN rules below),
 //!   `dup` (PSN before the expected one: a retransmission, nothing written, ACKed again; a
 //!   READ request is served again, as a new READ job at its own PSNs; an atomic is answered
 //!   with its saved original; both jobs marked `dup`, so the requester cuts the QP's stale
 //!   READ streams short),
 //!   `seq_err` (PSN after the expected one: a packet was lost; NAK PSN sequence error, once
-//!   until the expected PSN arrives; `seq_naks` counts those NAKs), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
+//!   until a request at the expected PSN arrives, a READ or an atomic too; `seq_naks` counts
+//!   those NAKs), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
 //!   allow (FIRST and MIDDLE exactly one PMTU, ONLY and LAST at most one), a RETH length over
 //!   2^31, or a SEND packet longer than the receive WQE's room left: NAK invalid request; the
@@ -360,6 +367,15 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub flushed: Signal<Out, Bits<32>>,
     pub m_qerr_valid: Signal<Out, Bit>,
     pub m_qerr_qpn: Signal<Out, Bits<QA>>,
+    /// QPs failed (`QpFail::failed`), and those another engine failed, to flush.
+    pub s_failed: Signal<In, Bits<256>>,
+    pub s_fail_valid: Signal<In, Bit>,
+    pub s_fail_ready: Signal<Out, Bit>,
+    pub s_fail_qpn: Signal<In, Bits<QA>>,
+    fl_turn: DFF<Bit>,
+    fl_take: Signal<Local, Bit>,
+    ff_take: Signal<Local, Bit>,
+    ff_still: Signal<Local, Bit>,
     // QPs a fatal NAK this block sent has failed (until an init_rq write), and its word to
     // the requester; the QUERY copy's bit.
     rfail: DFF<Bits<256>>,
@@ -368,6 +384,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pk_fail: DFF<Bits<1>>,
     rf_hit: Signal<Local, Bit>,
     f_q8: Signal<Local, Bits<QA>>,
+    /// The opcode is one this transport does (a request of a kind it takes), an RC one.
+    op_done: Signal<Local, Bit>,
+    op_rc: Signal<Local, Bit>,
     pk_q8: Signal<Local, Bits<QA>>,
     fatal: Signal<Local, Bit>,
     // Receive WQEs of QPs in ERR: the QPs in ERR, those to flush (a queue, each once).
@@ -861,6 +880,16 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             pk_fail: Default::default(),
             rf_hit: Default::default(),
             f_q8: Default::default(),
+            op_done: Default::default(),
+            op_rc: Default::default(),
+            s_failed: Default::default(),
+            s_fail_valid: Default::default(),
+            s_fail_ready: Default::default(),
+            s_fail_qpn: Default::default(),
+            fl_turn: Default::default(),
+            fl_take: Default::default(),
+            ff_take: Default::default(),
+            ff_still: Default::default(),
             pk_q8: Default::default(),
             fatal: Default::default(),
             qerr: Default::default(),
@@ -1341,7 +1370,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             rfail,
             qe_v,
             qe_q,
-            pk_fail
+            pk_fail,
+            fl_turn
         );
         self.fl_q.clk.next = self.clk.val();
         self.fl_q.rst.next = self.rst.val();
@@ -1480,7 +1510,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.sc.m_tready.next = self.m_wd_tready.val();
         self.s_pay_tready.next = ((self.state.q.val() == RespState::Pay) & self.sc.s_tready.val())
             | (self.state.q.val() == RespState::Drain);
-        self.s_meta_tready.next = self.state.q.val() == RespState::Idle;
+        // Packets first, but a flush waiting when a packet is taken goes next (`fl_turn`), so
+        // a QP in ERR flushes whatever other QPs receive.
+        self.s_meta_tready.next = (self.state.q.val() == RespState::Idle) & !self.fl_turn.q.val();
 
         // The record.
         self.f_op.next = self.m.q.val().get_bits::<8>(self.x_op.val().index());
@@ -1503,7 +1535,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.f_psn.next = self.m.q.val().get_bits::<24>(self.x_psn.val().index());
         self.f_qpn.next = self.m.q.val().get_bits::<24>(self.x_qpn.val().index());
         self.f_q8.next = self.f_qpn.val().get_bits::<QA>(0);
-        self.rf_hit.next = self.rfail.q.val().get_bit(self.f_q8.val().index());
+        self.op_rc.next = self.f_op.val().get_bits::<3>(5) == bits::<3>(0);
+        self.rf_hit.next = self.rfail.q.val().get_bit(self.f_q8.val().index())
+            | self.s_failed.val().get_bit(self.f_q8.val().index());
         self.f_len.next = self.m.q.val().get_bits::<13>(self.x_len.val().index());
         // An ATOMIC ACKNOWLEDGE lands its 8 bytes of original data as a READ response would.
         self.aack_pay.next = false;
@@ -1812,6 +1846,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (self.f_op.val() == self.op_sonly_imm.val());
         self.starts.next = self.is_first.val() | self.is_only.val();
         self.ends.next = self.is_last.val() | self.is_only.val();
+        self.op_done.next = self.starts.val()
+            | self.is_middle.val()
+            | self.is_last.val()
+            | self.is_rdreq.val()
+            | self.is_atomic.val();
         // A message that consumes a receive WQE takes one at its first packet (a SEND) or
         // at its last (a WRITE with immediate).
         self.needs_wqe.next = (self.is_send.val() & self.starts.val())
@@ -2265,9 +2304,18 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.qerr.d.next = self.qerr.q.val() & !self.fl_cur.val();
             }
         }
-        self.fl_q.m_tready.next = (self.state.q.val() == RespState::Idle)
-            & !self.s_meta_tvalid.val()
+        // Flushes in Idle: when no packet waits or it is their turn; the host's ERR first,
+        // then QPs another engine failed.
+        self.fl_take.next = (self.state.q.val() == RespState::Idle)
+            & (self.fl_turn.q.val() | !self.s_meta_tvalid.val())
             & self.fl_q.m_tvalid.val();
+        self.ff_take.next = (self.state.q.val() == RespState::Idle)
+            & (self.fl_turn.q.val() | !self.s_meta_tvalid.val())
+            & !self.fl_q.m_tvalid.val()
+            & self.s_fail_valid.val();
+        self.fl_q.m_tready.next = self.fl_take.val();
+        self.s_fail_ready.next = self.ff_take.val();
+        self.ff_still.next = self.s_failed.val().get_bit(self.s_fail_qpn.val().index());
         self.fl_head.next = self.one256.val() << self.fl_q.m_tdata.val();
         self.fl_after.next = self.fl_pend.q.val();
         if self.fl_q.m_tready.val() {
@@ -2287,7 +2335,30 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
 
         match self.state.q.val() {
             RespState::Idle => {
-                if self.s_meta_tvalid.val() {
+                self.fl_turn.d.next = false;
+                if self.fl_take.val() {
+                    // A QP in ERR to flush: its number as a record's, so the RAMs follow it.
+                    self.m.d.next =
+                        bit_cast::<META_W, QA>(self.fl_q.m_tdata.val()) << self.x_qpn.val();
+                    self.rcv_st.d.next = self.wc_flush.val();
+                    self.req_at.d.next = false;
+                    self.dirty.d.next = false;
+                    self.state.d.next = RespState::FlRd;
+                } else if self.ff_take.val() {
+                    // A QP another engine failed (and not reset since): the same.
+                    if self.ff_still.val() {
+                        self.m.d.next =
+                            bit_cast::<META_W, QA>(self.s_fail_qpn.val()) << self.x_qpn.val();
+                        self.rcv_st.d.next = self.wc_flush.val();
+                        self.req_at.d.next = false;
+                        // (A reset of the QP in this very cycle: nothing to flush.)
+                        self.dirty.d.next = self.s_qpw_en.val()
+                            & self.qpw_init.val()
+                            & (self.s_qpw_index.val() == self.s_fail_qpn.val());
+                        self.state.d.next = RespState::FlRd;
+                    }
+                } else if self.s_meta_tvalid.val() {
+                    self.fl_turn.d.next = self.fl_q.m_tvalid.val() | self.s_fail_valid.val();
                     self.m.d.next = self.s_meta_tdata.val();
                     // The port's one P_Key is the default full member 0xFFFF: it matches a
                     // packet key of base 0x7FFF, full or limited (IBA 10.9.3).
@@ -2304,14 +2375,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                                 .val()
                                 .get_bits::<QA>(self.x_qpn.val().index()));
                     self.state.d.next = RespState::Check;
-                } else if self.fl_q.m_tvalid.val() {
-                    // A QP in ERR to flush: its number as a record's, so the RAMs follow it.
-                    self.m.d.next =
-                        bit_cast::<META_W, QA>(self.fl_q.m_tdata.val()) << self.x_qpn.val();
-                    self.rcv_st.d.next = self.wc_flush.val();
-                    self.req_at.d.next = false;
-                    self.dirty.d.next = false;
-                    self.state.d.next = RespState::FlRd;
                 }
             }
             RespState::FlRd => {
@@ -2341,7 +2404,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::FlReq => {
                 // The QP's next receive WQE, while it stays in ERR.
-                if ((self.qerr.q.val() | self.rfail.q.val()) & self.q_bit.val()) == bits::<256>(0) {
+                if ((self.qerr.q.val() | self.rfail.q.val() | self.s_failed.val())
+                    & self.q_bit.val())
+                    == bits::<256>(0)
+                {
                     self.state.d.next = RespState::Idle;
                 } else if !self.req_v.q.val() {
                     self.req_v.d.next = true;
@@ -2401,12 +2467,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 } else if self.rf_hit.val() {
                     // A QP a fatal NAK of ours failed takes no more requests.
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
-                } else if !(self.starts.val()
-                    | self.is_middle.val()
-                    | self.is_last.val()
-                    | self.is_rdreq.val()
-                    | self.is_atomic.val())
-                {
+                } else if !self.op_done.val() & !self.op_rc.val() {
+                    // Not an RC opcode (another transport's): dropped, IBA 9.6.1.
                     self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
                 } else if self.diff.val().get_bits::<1>(23) == bits::<1>(1) {
                     // A retransmission of a packet already taken: acknowledge again.
@@ -2435,6 +2497,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.wb_cur.d.next = true;
                         self.new_cur.d.next = self.cur_ram.read_data.val() | self.nak_bit.val();
                     }
+                } else if !self.op_done.val() {
+                    // An RC opcode this transport does not do (SEND with Invalidate), at the
+                    // expected PSN: NAK invalid request (IBA 9.7.5.2.2, Class C; as rxe), so
+                    // the requester fails with REM_INV_REQ_ERR rather than retry for ever.
+                    self.n_unsupported.d.next = self.n_unsupported.q.val() + bits::<32>(1);
+                    self.do_ack.d.next = true;
+                    self.ack_syn.d.next = self.syn_inv.val();
                 } else if !self.seq_ok.val() | !self.len_ok.val() {
                     self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
@@ -2446,8 +2515,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_acc.val();
                 } else if self.is_rdreq.val() {
+                    // (Any request at the expected PSN ends a gap: the next one gets its NAK,
+                    // as rxe clears `sent_psn_nak`.)
+                    self.wb_cur.d.next = true;
+                    self.new_cur.d.next = self.cur_ram.read_data.val() & !self.nak_bit.val();
                     self.state.d.next = RespState::RdAcc;
                 } else if self.is_atomic.val() {
+                    self.wb_cur.d.next = true;
+                    self.new_cur.d.next = self.cur_ram.read_data.val() & !self.nak_bit.val();
                     self.state.d.next = RespState::AtOrd;
                 } else {
                     // Accepted: write the payload, move the PSN, the MSN and the cursor.
@@ -2549,7 +2624,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;
                 self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
-                if self.r_state.val() != self.st_rts.val() {
+                if (self.r_state.val() != self.st_rts.val()) | self.rf_hit.val() {
+                    // (A failed QP's READs have flushed: nothing lands in their buffers.)
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
                 } else if self.rs_after.val() & (self.rs_gaps.val() != bits::<2>(3)) {
                     // Past the expected response: dropped, counted in the cursor; the third
@@ -2811,7 +2887,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // The QUERY copy, and whether a fatal NAK this block sent failed the QP (it reads ERR).
         self.pk_q8.next = self.s_peek_index.val();
         self.pk_fail.d.next = bits::<1>(0);
-        if self.rfail.q.val().get_bit(self.pk_q8.val().index()) {
+        if self.rfail.q.val().get_bit(self.pk_q8.val().index())
+            | self.s_failed.val().get_bit(self.pk_q8.val().index())
+        {
             self.pk_fail.d.next = bits::<1>(1);
         }
         self.m_peek_rq.next = bit_cast::<49, 48>(self.rq_peek.read_data.val())
@@ -2838,6 +2916,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.qerr.d.next = bits::<256>(0);
             self.fl_pend.d.next = bits::<256>(0);
             self.rfail.d.next = bits::<256>(0);
+            self.fl_turn.d.next = false;
             self.qe_v.d.next = false;
             self.rl_v.d.next = false;
         }

@@ -6,12 +6,12 @@
 //! host moving the QP to ERR; a request the requester refused completes with its own status;
 //! a move to RESET (a new epoch) discards the QP's outstanding requests without a completion.
 //! Unsignaled requests that succeed leave no CQE. CQEs land in their CQ's ring in order, with
-//! the owner bit of the pass, and `m_retire` pulses once per request taken off.
+//! the owner bit of the pass, and `m_ret_valid` pulses once per request taken off, with its
+//! QP's count of requests retired one more each time.
 //!
 //! And one QP never holds another's completions: QP 0 sends six requests first and hears
 //! nothing back until the end, while QPs 1-7 send, are acknowledged, NAKed, landed, moved to
-//! ERR and RESET at random behind it (the shared pool of 32 entries minus QP 0's six is what
-//! they share). Every one of QPs 1-7's requests must complete while QP 0's are all still
+//! ERR and RESET at random behind it (at most 30 requests out in all, QP 0's six among them). Every one of QPs 1-7's requests must complete while QP 0's are all still
 //! outstanding; then the host moves QP 0 to ERR and its six flush. (A completer with one
 //! shared queue of sent requests in send order fails this at the first request behind QP 0's.)
 
@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 const QPS: usize = 8;
 const CQS: usize = 4;
-/// `SENT` records out at most (the requester's `SENT_CAP`).
+/// `SENT` records out at most (the bench's choice; the pool holds 512).
 const CAP: usize = 30;
 /// QP 0's requests, never answered until the end.
 const STUCK: usize = 6;
@@ -78,6 +78,9 @@ struct Qp {
     /// Failed (a fatal NAK, a failed landing, the host's ERR): nothing more is sent.
     failed: bool,
     cqn: usize,
+    /// The oldest PSN not acknowledged, as the answers sent so far move it: a NAK behind it
+    /// is stale (the block drops it), so the bench sends none.
+    una: u32,
 }
 
 impl Qp {
@@ -89,6 +92,16 @@ impl Qp {
                 q.fate = Some(Fate::Status(WC_SUCCESS));
             }
         }
+    }
+    /// An answer moved `una` to `p` (never backwards).
+    fn moved(&mut self, p: u32) {
+        if (p.wrapping_sub(self.una) & PSN_MASK) < 1 << 23 {
+            self.una = p & PSN_MASK;
+        }
+    }
+    /// `p` is not behind `una`.
+    fn not_behind(&self, p: u32) -> bool {
+        (p.wrapping_sub(self.una) & PSN_MASK) < 1 << 23
     }
     /// Request `k` fails with `st`, every later one is flushed.
     fn fail_at(&mut self, k: usize, st: u32) {
@@ -121,7 +134,7 @@ struct Bench {
     tb: Tb,
     qps: Vec<Qp>,
     cqs: Vec<Cq>,
-    /// Records sent and not yet retired (`m_retire` pulses).
+    /// Records sent and not yet retired (`m_ret_valid` pulses).
     out: usize,
     retired: usize,
     cqes: usize,
@@ -139,6 +152,11 @@ struct Bench {
     answered: u64,
     /// `FERROCE_TRACE_QP=n`: this QP's events printed, for debugging.
     trace: Option<usize>,
+    /// The requester's word of a new request's packets (QP, the PSN after them, epoch), shown
+    /// for one clock at the next `step`: the block drops answers to PSNs not sent.
+    snd: Option<(usize, u32, u8)>,
+    /// Per QP, the requests retired (mod 256), as `m_ret_count` must say.
+    ret_counts: [u64; QPS],
 }
 
 impl Bench {
@@ -172,6 +190,7 @@ impl Bench {
         let qp = &mut self.qps[q];
         qp.epoch = qp.epoch.wrapping_add(1);
         qp.next_psn = psn;
+        qp.una = psn;
         qp.failed = false;
         for r in qp.open.iter_mut() {
             r.fate = Some(match r.fate {
@@ -210,10 +229,25 @@ impl Bench {
     /// checked as they come.
     fn step(&mut self, ready: f64) -> Result<()> {
         let (wr_rdy, wd_rdy) = (self.r.gen_bool(ready), self.r.gen_bool(ready));
+        let snd = self.snd.take();
+        let (sq, sp, se) = snd.unwrap_or_default();
+        self.tb.set("s_snd_en", snd.is_some().into())?;
+        self.tb.set("s_snd_qpn", sq as u64)?;
+        self.tb.set("s_snd_psn", sp.into())?;
+        self.tb.set("s_snd_epoch", se.into())?;
         self.tb.set("m_wr_tready", wr_rdy.into())?;
         self.tb.set("m_wd_tready", wd_rdy.into())?;
         self.tb.model().eval();
-        if self.tb.get("m_retire")? == 1 {
+        if self.tb.get("m_ret_valid")? == 1 {
+            let q = self.tb.get("m_ret_qpn")? as usize;
+            ensure!(q < QPS, "a retire for QP {q}");
+            self.ret_counts[q] = (self.ret_counts[q] + 1) & 0xFF;
+            ensure!(
+                self.tb.get("m_ret_count")? == self.ret_counts[q],
+                "QP {q}: retired count {} after {} retires",
+                self.tb.get("m_ret_count")?,
+                self.ret_counts[q]
+            );
             self.retire()?;
         }
         if self.tb.get("m_qerr_valid")? == 1 {
@@ -394,6 +428,8 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
         trace: std::env::var("FERROCE_TRACE_QP")
             .ok()
             .and_then(|v| v.parse().ok()),
+        snd: None,
+        ret_counts: [0; QPS],
     };
     b.tb.reset("rst", 3)?;
     // Rewinds are taken (the bench resends nothing).
@@ -482,6 +518,9 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
                 b.next_id += 1;
                 b.total += 1;
                 qp.next_psn = (qp.next_psn + n) & PSN_MASK;
+                // The requester's word that the packets went, a clock before anything
+                // answers them (the block reads it a clock after it takes an answer).
+                b.snd = Some((q, qp.next_psn, qp.epoch));
                 sent = Some(sent_img(q, &req, qp.epoch, qp.cqn));
                 if b.trace == Some(q) {
                     println!(
@@ -500,6 +539,7 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
                 if q == 0 {
                     stuck_sent += 1;
                 }
+                b.step(ready)?;
             }
         }
         // The peer's answers, on QPs 1-7: an ACK or a PSN sequence NAK up to a request, a
@@ -520,7 +560,8 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
                 }
                 if h.status != WC_SUCCESS {
                     // A refused request has no PSN to answer: nothing this time.
-                } else if roll < 4 && k == u {
+                } else if roll < 4 && k == u && qp.not_behind(h.first) {
+                    // (A NAK behind `una`, after an ACK past an undecided READ, is stale.)
                     let (syn, st) = [
                         (AETH_NAK_INV_REQ, WC_REM_INV_REQ_ERR),
                         (AETH_NAK_REM_ACCESS, WC_REM_ACCESS_ERR),
@@ -538,14 +579,22 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
                     fatal += 1;
                 } else if h.reads() {
                     qp.ack_to(k, true);
+                    qp.moved(h.last + 1);
                     rland = Some(ack_img(q, AETH_ACK, h.last, true, 0));
                     landings += 1;
-                } else if roll < 30 {
+                } else if roll < 30
+                    && (h.last + 1) & PSN_MASK != qp.next_psn
+                    && qp.not_behind(h.last + 1)
+                {
+                    // (A sequence NAK names a PSN the requester has sent, not behind `una`:
+                    // one past the last sent would be a ghost, one behind stale.)
                     qp.ack_to(k, false);
                     let p = (h.last + 1) & PSN_MASK;
+                    qp.moved(p);
                     rack = Some(ack_img(q, AETH_NAK_PSN_SEQ, p, false, 0));
                 } else {
                     qp.ack_to(k, false);
+                    qp.moved(h.last + 1);
                     rack = Some(ack_img(q, AETH_ACK, h.last, false, 0));
                 }
             }
@@ -645,6 +694,12 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
         "seed {s}: {} requests retired of {}",
         b.retired,
         b.total
+    );
+    // (Every answer the bench sends names a PSN sent and is not a stale NAK.)
+    ensure!(
+        b.tb.get("ghosts")? == 0,
+        "seed {s}: {} answers dropped as ghosts",
+        b.tb.get("ghosts")?
     );
     ensure!(
         b.qerrs.len() == fatal,
@@ -783,6 +838,11 @@ fn an_rnr_wait_put_off_behind_a_rewind_is_not_a_retry() -> Result<()> {
         status: 0,
         fate: None,
     };
+    // (The requester's word that the request's packet went: the answer names a PSN sent.)
+    tb.set("s_snd_en", 1)?;
+    tb.set("s_snd_psn", ((psn + 1) & PSN_MASK).into())?;
+    tb.rising_edge()?;
+    tb.set("s_snd_en", 0)?;
     offer(&mut tb, "s_sent", &sent_img(0, &req, 0, 0))?;
     // (Answers go before new records: the record first into the QP's list.)
     for _ in 0..20 {

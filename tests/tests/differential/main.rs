@@ -9,6 +9,7 @@ mod bar0;
 mod dma;
 mod mac;
 mod net;
+mod qp_fail;
 mod rc;
 mod taps;
 mod transport;

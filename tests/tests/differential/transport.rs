@@ -28,6 +28,13 @@ fn le(v: u64, n: usize) -> Vec<u8> {
     v.to_le_bytes()[..n].to_vec()
 }
 
+/// `v` little-endian in `n` bytes, `n` at least 8.
+fn wide_le(v: u64, n: usize) -> Vec<u8> {
+    let mut b = v.to_le_bytes().to_vec();
+    b.resize(n, 0);
+    b
+}
+
 /// One cycle's inputs by port name, applied to the Verilator model.
 struct Inputs(Vec<(&'static str, Vec<u8>)>);
 
@@ -155,6 +162,11 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // QPs in ERR as the stimulus knows them, and the QP of the receive WQE asked for: a
     // flush asks until none is left, so their rings run dry sooner.
     let mut in_err = [false; 8];
+    // Another engine fails a QP now and then (`QpFail`: its bit, and a flush handed over,
+    // held until taken), from a stream of its own; a later context write resets it.
+    let mut r_fail = rng(s ^ 0x4641_494c);
+    let mut failed = 0u64;
+    let mut fail_ev: Option<u64> = None;
     let mut ans_q = 0usize;
     for cycle in 0..2 * cycles {
         if cycle >= cycles {
@@ -502,7 +514,26 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         }) {
             inp.push((n, v));
         }
+        if fail_ev.is_none() && r_fail.gen_ratio(1, 4000) {
+            let q = r_fail.gen_range(0..8u64);
+            if failed & 1 << q == 0 {
+                failed |= 1 << q;
+                fail_ev = Some(q);
+                revive.push_back(q as usize);
+            }
+        }
+        inp.push(("s_failed", wide_le(failed, 32)));
+        inp.push(("s_fail_valid", vec![fail_ev.is_some().into()]));
+        inp.push(("s_fail_qpn", vec![fail_ev.unwrap_or(0) as u8]));
+        if let Some((q, _)) = &qpw {
+            // (The context writes here all reset the receive side: `QpFail` clears the QP
+            // the cycle after.)
+            failed &= !(1 << q);
+        }
         let inp = Inputs(inp);
+        hdl.s_failed.next = wide(inp.get("s_failed"));
+        hdl.s_fail_valid.next = inp.bit("s_fail_valid");
+        hdl.s_fail_qpn.next = wide(inp.get("s_fail_qpn"));
         hdl.s_meta_tdata.next = wide(inp.get("s_meta_tdata"));
         hdl.s_meta_tvalid.next = inp.bit("s_meta_tvalid");
         hdl.s_pay_tdata.next = wide(inp.get("s_pay_tdata"));
@@ -550,6 +581,9 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         assert!(simulate(&mut hdl, 200));
         let meta_taken = meta_valid && hdl.s_meta_tready.val();
         let pay_taken = pay_valid && hdl.s_pay_tready.val();
+        if fail_ev.is_some() && hdl.s_fail_ready.val() {
+            fail_ev = None;
+        }
         if hdl.m_rq_req_valid.val() && inp.bit("m_rq_req_ready") {
             ans_q = hdl.m_rq_req_qpn.val().to_u64() as usize & 7;
             wqe_reqs += 1;
@@ -625,7 +659,8 @@ fn responder_covered(n: [usize; 7], at_jobs: usize, counters: &[u64]) -> bool {
 
 #[test]
 fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut r = rng(seed("completer_64_rust_hdl_matches_verilator"));
+    let s = seed("completer_64_rust_hdl_matches_verilator");
+    let mut r = rng(s);
     let mut hdl = Completer::<64>::new(40);
     hdl.connect_all();
     let mut tb = open_tb("ferroce_completer_64", &BuildOptions::default())?;
@@ -649,6 +684,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     // Each QP's requests handed over (first PSN, packets), the oldest first, as far as the
     // stimulus knows (a RESET forgets them): the READ cursor is put inside the oldest.
     let mut out: [VecDeque<(u32, u32)>; 8] = Default::default();
+    // Another engine fails a QP now and then (`QpFail`: its bit, and a flush handed over,
+    // held until taken), from a stream of its own; a RESET clears it.
+    let mut r_fail = rng(s ^ 0x4641_494c);
+    let (mut failed, mut fail_ev, mut fails) = (0u64, None::<u64>, 0usize);
     let cycles = soak(100_000);
     for cycle in 0..cycles {
         let mut inp = Vec::new();
@@ -702,6 +741,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             );
             (i, img)
         });
+        let mut snd = None;
         if sent.is_none() && r.gen_bool(0.1) {
             let mut q = r.gen_range(0..8usize);
             // QPs 6 and 7 (never answered) hold at most three requests of the shared pool
@@ -717,6 +757,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             };
             let first = psn[q];
             psn[q] = (psn[q] + n) & 0xFF_FFFF;
+            // (The requester's word that the packets went: answers up to them are no ghosts.)
+            snd = Some((q, psn[q], epoch[q]));
             out[q].push_back((first, n));
             if out[q].len() > 32 {
                 out[q].pop_front();
@@ -827,6 +869,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         let rland_valid = rland.is_some() && r.gen_bool(0.8);
         let rcv_valid = rcv.is_some() && r.gen_bool(0.8);
         let (qe, qi, qd) = qpw.map_or((0, 0, vec![0; QP_W_BYTES]), |(i, b)| (1, i, b));
+        // (A RESET clears a QP's failed bit the cycle after, as `QpFail` does.)
+        let reset = qe == 1 && QP_CTX.get(&QP_CTX.field("init_sq"), &qd) == 1;
         let (ce, ci, cd) = cqw.map_or((0, 0, vec![0; 16]), |(i, b)| (1, i, b));
         inp.push(("s_sent_tdata", sent.clone().unwrap_or(vec![0; 32])));
         inp.push(("s_sent_tvalid", vec![sent_valid.into()]));
@@ -859,7 +903,32 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             | u64::from(r.gen_bool(0.6)) << 32
             | u64::from(r.gen_bool(0.1)) << 33;
         inp.push(("s_rpk_data", le(rpk, 5)));
+        let (sq, sp, se) = snd.unwrap_or_default();
+        inp.push(("s_snd_en", vec![snd.is_some().into()]));
+        inp.push(("s_snd_qpn", vec![sq as u8]));
+        inp.push(("s_snd_psn", le(sp.into(), 3)));
+        inp.push(("s_snd_epoch", vec![se]));
+        if fail_ev.is_none() && r_fail.gen_ratio(1, 3000) {
+            let q = r_fail.gen_range(0..8u64);
+            if failed & 1 << q == 0 {
+                failed |= 1 << q;
+                fail_ev = Some(q);
+            }
+        }
+        inp.push(("s_failed", wide_le(failed, 32)));
+        inp.push(("s_fail_valid", vec![fail_ev.is_some().into()]));
+        inp.push(("s_fail_qpn", vec![fail_ev.unwrap_or(0) as u8]));
+        if reset {
+            failed &= !(1 << qi);
+        }
         let inp = Inputs(inp);
+        hdl.s_failed.next = wide(inp.get("s_failed"));
+        hdl.s_fail_valid.next = inp.bit("s_fail_valid");
+        hdl.s_fail_qpn.next = wide(inp.get("s_fail_qpn"));
+        hdl.s_snd_en.next = inp.bit("s_snd_en");
+        hdl.s_snd_qpn.next = wide(inp.get("s_snd_qpn"));
+        hdl.s_snd_psn.next = wide(inp.get("s_snd_psn"));
+        hdl.s_snd_epoch.next = wide(inp.get("s_snd_epoch"));
         hdl.m_rew_ready.next = inp.bit("m_rew_ready");
         hdl.s_rpk_data.next = wide(inp.get("s_rpk_data"));
         hdl.s_sent_tdata.next = wide(inp.get("s_sent_tdata"));
@@ -883,6 +952,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         let rack_taken = rack_valid && hdl.s_rack_tready.val();
         let rland_taken = rland_valid && hdl.s_rland_tready.val();
         rlands += usize::from(rland_taken);
+        if fail_ev.is_some() && hdl.s_fail_ready.val() {
+            fail_ev = None;
+            fails += 1;
+        }
         if hdl.m_rew_valid.val() && inp.bit("m_rew_ready") {
             rews += 1;
             resumed += usize::from(hdl.m_rew_pkts.val().index() != 0);
@@ -915,6 +988,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         "timeouts",
         "seq_naks",
         "retry_exc",
+        "ghosts",
     ]
     .iter()
     .map(|c| tb.get(c))
@@ -927,9 +1001,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             && beats + 4 >= 4 * cqes
             && rews > 8
             && resumed > 0
+            && fails > 0
             && counters.iter().all(|&c| c > 0),
         "too little coverage: {cqes} CQEs, {rcvs} receive completions, {beats} beats, {rews} \
-         rewinds ({resumed} inside a request), {counters:?}"
+         rewinds ({resumed} inside a request), {fails} flushes handed over, {counters:?}"
     );
     println!(
         "completer_64: {cycles} cycles, {cqes} CQEs ({rcvs} receive completions), {rews} rewinds ({resumed} inside a request), counters {counters:?}, all {} outputs equal",

@@ -3,11 +3,13 @@
 //! tools. Run one with `cargo test -p ferroce-tests --test system <module>`.
 
 mod atomic;
+mod isolation;
 mod loopback;
 mod nic_send;
 mod pfc;
 mod pfc_classes;
 mod pfc_timing;
+mod protocol;
 mod read;
 mod send_recv;
 mod throughput;

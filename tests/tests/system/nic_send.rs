@@ -28,7 +28,7 @@ use ferroce_spec::opcodes::{
     RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    MAX_SGE, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WQE, WQE_LEN,
+    MAX_SGE, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_LEN,
 };
 use ferroce_tests::wire::{scapy_check, strip_fcs, tshark_fields, write_pcap};
 use ferroce_tests::{rng, seed};
@@ -107,6 +107,60 @@ struct Want {
 }
 
 /// `wr` with its (first and only) SGE changed by `f`.
+/// Each of `images` (WQEs written behind the driver's back) on a QP of its own from `psn`,
+/// with `behind` after it: the refused one fails its QP, so the one behind flushes. Returns
+/// the completions to expect, (wr_id, status, QP): the image's `wr_id` is 2i + 1 with
+/// `statuses[i]`, the one behind 2i + 2 with WR_FLUSH_ERR.
+fn each_on_its_own_qp(
+    nic: &mut Nic,
+    (pd, cq, psn): (&ProtectionDomain, &CompletionQueue, u32),
+    images: &[[u8; WQE_LEN]],
+    statuses: &[u32],
+    behind: &SendWr,
+) -> Result<Vec<(u64, u32, u32)>> {
+    let mut want = Vec::new();
+    for (i, (img, &st)) in images.iter().zip(statuses).enumerate() {
+        let mut q = rts_qp(&mut nic.dev, pd, cq, 4096, 0x400, psn)?;
+        let size = 1u64 << q.sq_log_size;
+        let id = 2 * i as u64 + 1;
+        let mut first = *img;
+        WQE.set(&WQE.field("wr_id"), &mut first, id.into());
+        let second = SendWr {
+            wr_id: id + 1,
+            ..behind.clone()
+        }
+        .wqe();
+        for w in [first, second] {
+            let slot = u64::from(q.sq_pi) & (size - 1);
+            nic.dev.mem.write(q.sq.addr + slot * WQE_LEN as u64, &w)?;
+            q.sq_pi += 1;
+        }
+        nic.dev.ring_sq_doorbell(q.qpn, q.sq_pi)?;
+        want.push((id, st, q.qpn));
+        want.push((id + 1, WC_WR_FLUSH_ERR, q.qpn));
+    }
+    Ok(want)
+}
+
+/// Every completion of `cq` until `n` have come, sorted by wr_id, as (wr_id, status, QP).
+fn completions(nic: &mut Nic, cq: &mut CompletionQueue, n: usize) -> Result<Vec<(u64, u32, u32)>> {
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        got.extend(
+            nic.dev
+                .poll_cq(cq, 64)?
+                .iter()
+                .map(|c| (c.wr_id, c.status, c.qpn)),
+        );
+        if got.len() >= n {
+            break;
+        }
+        nic.sim.borrow_mut().run(2000)?;
+    }
+    got.sort();
+    Ok(got)
+}
+
 fn with_sge(wr: &SendWr, f: impl FnOnce(&mut Sge)) -> SendWr {
     let mut w = wr.clone();
     f(&mut w.sg_list[0]);
@@ -520,8 +574,8 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
         ..Default::default()
     };
     // A WQE with an opcode that names no work request (past the atomics), written behind
-    // the driver's back, before two good ones: it completes at once with an error (nothing
-    // answers the good ones here, and completions come in order).
+    // the driver's back, before two good ones: it completes at once with an error and fails
+    // the QP (IBA 10.7.3.1), so the good ones flush and nothing goes out.
     let mut bad = good.wqe();
     bad[0] = [7, 8, 0x20, 0x80, 0xFF][r.gen_range(0..5)];
     bad[8] = 1;
@@ -534,30 +588,36 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
     nic.dev
         .post_send(&mut qp, &[good.clone(), SendWr { wr_id: 3, ..good }])?;
     nic.dev.ring_sq_doorbell(idle.qpn, 5)?;
-    let wire = nic.wire.clone();
-    nic.sim
-        .borrow_mut()
-        .run_until(200_000, "two frames", |_| wire.borrow().count() >= 2)?;
-    nic.sim.borrow_mut().run(5000)?;
     let mut cq = cq;
-    let wcs = nic.dev.poll_cq(&mut cq, 16)?;
-    ensure!(wcs.len() == 1, "completions {wcs:?}");
-    ensure!(
-        (wcs[0].wr_id, wcs[0].status, wcs[0].qpn) == (1, WC_LOC_QP_OP_ERR, qp.qpn),
-        "{wcs:?}"
-    );
-    // The refused WQE sends nothing and uses no PSN.
-    let mut psns = Vec::new();
-    for i in 0..2 {
-        let f = wire.borrow_mut().recv().context("frame")?.data;
-        let body = strip_fcs(i, &f)?;
-        psns.push(u32::from_be_bytes([0, body[51], body[52], body[53]]));
+    let mut wcs = Vec::new();
+    nic.sim.borrow_mut().run(5000)?;
+    for _ in 0..40 {
+        wcs.extend(nic.dev.poll_cq(&mut cq, 16)?);
+        if wcs.len() >= 3 {
+            break;
+        }
+        nic.sim.borrow_mut().run(5000)?;
     }
-    ensure!(psns == [77, 78], "PSNs {psns:?}");
+    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
+    ensure!(
+        got == [
+            (1, WC_LOC_QP_OP_ERR, qp.qpn),
+            (1, WC_WR_FLUSH_ERR, qp.qpn),
+            (3, WC_WR_FLUSH_ERR, qp.qpn)
+        ],
+        "seed {s}: {wcs:?}"
+    );
+    // Nothing went out, no PSN was used, the QP reads ERR.
+    nic.sim.borrow_mut().run(5000)?;
     ensure!(
         nic.wire.borrow().count() == 0,
-        "{} more frames",
+        "seed {s}: {} frames",
         nic.wire.borrow().count()
+    );
+    let q = nic.dev.query_qp(&qp)?;
+    ensure!(
+        q.sq_psn == 77 && q.state == Some(QpState::Err),
+        "seed {s}: {q:?}"
     );
     ensure!(nic.sim.borrow().tb.get("req_bad_wqe")? == 1);
     ensure!(nic.sim.borrow().tb.get("req_dma_err")? == 0);
@@ -566,9 +626,10 @@ fn bad_wqes_are_refused_and_reported_and_idle_qps_send_nothing() -> Result<()> {
 }
 
 /// WQEs written into the ring behind the driver's back, each with a local buffer its lkey does
-/// not cover: the NIC refuses every one with LOC_PROT_ERR, reads none of their buffers (the
-/// root complex sees only the WQE fetches) and sends nothing for them; a good WQE after them
-/// still goes out, with the next PSN.
+/// not cover, each on a QP of its own with a good WQE behind it: the NIC refuses every one with
+/// LOC_PROT_ERR and fails its QP (the good one behind it flushes), reads none of their buffers
+/// (the root complex sees only the WQE fetches) and sends nothing for them; the good WQE on
+/// a QP of its own goes out, with its first PSN.
 #[test]
 fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
     let s = seed("forged_lkeys_complete_with_loc_prot_err_and_read_nothing");
@@ -620,34 +681,24 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
         }),
     ];
     let before = nic.sim.borrow().rc.borrow().dma_stats();
-    let size = 1u64 << qp.sq_log_size;
-    for (i, wr) in forged.iter().enumerate() {
-        let wqe = SendWr {
-            wr_id: i as u64 + 1,
-            ..wr.clone()
-        }
-        .wqe();
-        let slot = u64::from(qp.sq_pi) & (size - 1);
-        nic.dev
-            .mem
-            .write(qp.sq.addr + slot * WQE_LEN as u64, &wqe)?;
-        qp.sq_pi += 1;
-    }
-    nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
+    let images: Vec<[u8; WQE_LEN]> = forged.iter().map(|w| w.wqe()).collect();
+    let want = each_on_its_own_qp(
+        &mut nic,
+        (&pd, &cq, psn),
+        &images,
+        &[WC_LOC_PROT_ERR; 8],
+        &good,
+    )?;
     nic.dev.post_send(&mut qp, &[good])?;
     let wire = nic.wire.clone();
     nic.sim
         .borrow_mut()
         .run_until(200_000, "the good WRITE", |_| wire.borrow().count() >= 1)?;
     nic.sim.borrow_mut().run(5000)?;
-    let wcs = nic.dev.poll_cq(&mut cq, 32)?;
-    let got: Vec<(u64, u32, u32)> = wcs.iter().map(|c| (c.wr_id, c.status, c.qpn)).collect();
-    let want: Vec<(u64, u32, u32)> = (1..=forged.len() as u64)
-        .map(|i| (i, WC_LOC_PROT_ERR, qp.qpn))
-        .collect();
-    ensure!(got == want, "seed {s}: completions {got:?}");
+    let got = completions(&mut nic, &mut cq, want.len())?;
+    ensure!(got == want, "seed {s}: completions {got:?}, want {want:?}");
     let after = nic.sim.borrow().rc.borrow().dma_stats();
-    let wqes = ((forged.len() + 1) * WQE_LEN) as u64;
+    let wqes = ((2 * forged.len() + 1) * WQE_LEN) as u64;
     ensure!(
         after.read_bytes - before.read_bytes == wqes + u64::from(len),
         "seed {s}: the NIC read {} bytes, the WQEs are {wqes} and the good source {len}",
@@ -668,11 +719,12 @@ fn forged_lkeys_complete_with_loc_prot_err_and_read_nothing() -> Result<()> {
     Ok(())
 }
 
-/// Scatter/gather lists the NIC refuses, written into the ring behind the driver's back: a
-/// forged key on the last of four SGEs and one SGE a byte past its region (LOC_PROT_ERR), five
-/// SGEs (LOC_QP_OP_ERR), SGEs that add up to more than 2^31 bytes (LOC_LEN_ERR). None reads a
-/// byte of its buffers or sends a packet; a good four-SGE WQE after them (an empty SGE in the
-/// middle) goes out as one packet of its SGEs' bytes in order, with the next PSN.
+/// Scatter/gather lists the NIC refuses, written into the ring behind the driver's back, each
+/// on a QP of its own with a good WQE behind it: a forged key on the last of four SGEs and one
+/// SGE a byte past its region (LOC_PROT_ERR), five SGEs (LOC_QP_OP_ERR), SGEs that add up to
+/// more than 2^31 bytes (LOC_LEN_ERR). None reads a byte of its buffers or sends a packet, and
+/// each fails its QP (the WQE behind it flushes); a good four-SGE WQE (an empty SGE in the
+/// middle) on a QP of its own goes out as one packet of its SGEs' bytes in order.
 #[test]
 fn sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing() -> Result<()> {
     let s = seed("sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing");
@@ -733,45 +785,39 @@ fn sge_lists_the_nic_refuses_complete_with_their_error_and_read_nothing() -> Res
     ];
     let mut five = good.wqe();
     WQE.set(&WQE.field("num_sge"), &mut five, MAX_SGE as u128 + 1);
-    let images = [
-        forged_key.wqe(),
-        past_end.wqe(),
-        five,
-        too_long.wqe(),
-        good.wqe(),
-    ];
+    let images = [forged_key.wqe(), past_end.wqe(), five, too_long.wqe()];
     let before = nic.sim.borrow().rc.borrow().dma_stats();
+    let want_wcs = each_on_its_own_qp(
+        &mut nic,
+        (&pd, &cq, psn),
+        &images,
+        &[
+            WC_LOC_PROT_ERR,
+            WC_LOC_PROT_ERR,
+            WC_LOC_QP_OP_ERR,
+            WC_LOC_LEN_ERR,
+        ],
+        &good,
+    )?;
     let size = 1u64 << qp.sq_log_size;
-    for (i, img) in images.iter().enumerate() {
-        let mut img = *img;
-        WQE.set(&WQE.field("wr_id"), &mut img, i as u128 + 1);
-        let slot = u64::from(qp.sq_pi) & (size - 1);
-        nic.dev
-            .mem
-            .write(qp.sq.addr + slot * WQE_LEN as u64, &img)?;
-        qp.sq_pi += 1;
-    }
+    let slot = u64::from(qp.sq_pi) & (size - 1);
+    nic.dev
+        .mem
+        .write(qp.sq.addr + slot * WQE_LEN as u64, &good.wqe())?;
+    qp.sq_pi += 1;
     nic.dev.ring_sq_doorbell(qp.qpn, qp.sq_pi)?;
     let wire = nic.wire.clone();
     nic.sim
         .borrow_mut()
         .run_until(200_000, "the good WRITE", |_| wire.borrow().count() >= 1)?;
     nic.sim.borrow_mut().run(5000)?;
-    let got: Vec<(u64, u32)> = nic
-        .dev
-        .poll_cq(&mut cq, 32)?
-        .iter()
-        .map(|c| (c.wr_id, c.status))
-        .collect();
-    let want_wcs = [
-        (1, WC_LOC_PROT_ERR),
-        (2, WC_LOC_PROT_ERR),
-        (3, WC_LOC_QP_OP_ERR),
-        (4, WC_LOC_LEN_ERR),
-    ];
-    ensure!(got == want_wcs, "seed {s}: completions {got:?}");
+    let got = completions(&mut nic, &mut cq, want_wcs.len())?;
+    ensure!(
+        got == want_wcs,
+        "seed {s}: completions {got:?}, want {want_wcs:?}"
+    );
     let after = nic.sim.borrow().rc.borrow().dma_stats();
-    let wqes = (images.len() * WQE_LEN) as u64;
+    let wqes = ((2 * images.len() + 1) * WQE_LEN) as u64;
     ensure!(
         after.read_bytes - before.read_bytes == wqes + want.len() as u64,
         "seed {s}: the NIC read {} bytes, the WQEs are {wqes} and the good sources {}",

@@ -9,7 +9,9 @@
 //! buffer may not be written (LOC_PROT_ERR, no packet).
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{access, DmaMemory, QueuePair, SendWr, Sge, WorkCompletion, WrOpcode};
+use ferroce_driver::{
+    access, DmaMemory, QpState, QueuePair, SendWr, Sge, WorkCompletion, WrOpcode,
+};
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::queues::{
     WC_LOC_PROT_ERR, WC_RDMA_READ, WC_RDMA_WRITE, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
@@ -433,7 +435,8 @@ fn a_read_goes_on_from_its_first_missing_response() -> Result<()> {
 /// A READ that the peer refuses for its remote key (no REMOTE_READ right, a wrong tag, a
 /// range past the region) completes REM_ACCESS_ERR and writes nothing; the QP then flushes
 /// the next request. A READ WQE forged into the ring with a local buffer that may not be
-/// written completes LOC_PROT_ERR and sends nothing.
+/// written completes LOC_PROT_ERR and sends nothing, and fails the QP as well (IBA 10.7.3.1,
+/// as rxe): the READ behind it flushes and never reaches the wire.
 #[test]
 fn read_refusals_complete_with_their_status_and_write_nothing() -> Result<()> {
     let s = seed("read_refusals_complete_with_their_status_and_write_nothing");
@@ -499,24 +502,24 @@ fn read_refusals_complete_with_their_status_and_write_nothing() -> Result<()> {
         }
         let got = reap(&mut w, 2, s, &format!("case {case}"))?;
         let status: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
-        // After a fatal NAK the QP is in error: the next READ flushes. A refused WQE does not
-        // fail the QP: the next READ goes through.
-        let second = if case == 3 {
-            WC_SUCCESS
-        } else {
-            WC_WR_FLUSH_ERR
-        };
+        // After a fatal NAK, or a local error, the QP is in error: the next READ flushes.
         ensure!(
-            status == [(1, want_status), (2, second)],
+            status == [(1, want_status), (2, WC_WR_FLUSH_ERR)],
             "seed {s}: case {case}: {status:?}"
         );
         let mut mem = vec![0u8; 8192];
         w.a.dev.mem.read(dst.addr, &mut mem)?;
-        let mut expect = fill.clone();
+        let expect = fill.clone();
         if case == 3 {
-            expect[100..100 + len as usize].copy_from_slice(&src_bytes[..len as usize]);
-            ensure!(w.b.counter("resp_reads")? == 1, "seed {s}: one READ served");
+            ensure!(
+                w.b.counter("resp_reads")? == 0 && w.b.counter("rx_accepted")? == 0,
+                "seed {s}: the flushed READ reached the wire"
+            );
             ensure!(w.a.counter("req_prot_err")? == 1);
+            ensure!(
+                w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
+                "seed {s}: QUERY does not read the QP as ERR"
+            );
         } else {
             ensure!(w.b.counter("resp_bad_rkey")? == 1, "seed {s}: case {case}");
             ensure!(w.b.counter("resp_reads")? == 0);

@@ -1371,6 +1371,9 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             h.counter("resp_rnr")?,
             h.counter("resp_dup")?,
             h.counter("cpl_retry_exc")?,
+            h.counter("cpl_ghosts")?,
+            h.counter("fail_local")?,
+            h.counter("req_pool_waits")?,
         ];
         let got = [
             st.retrans,
@@ -1380,6 +1383,9 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             st.rnr_nak_tx,
             st.dup_rx,
             st.retry_exc,
+            st.ghost_rx,
+            st.local_fail,
+            st.pool_wait,
         ]
         .map(u64::from);
         ensure!(

@@ -22,8 +22,9 @@ A few lines do what a pyverbs user would::
 one doorbell per list; ``post_write`` is the one-buffer WRITE shorthand), ``poll_cq`` (no time passes), ``wait_cq`` (time runs),
 ``counter`` and ``faults`` (the NIC's counters), ``set_pfc`` and ``mac_stats`` (priority flow
 control and the MAC's statistics over BAR0; ``World(write_gbps=(None, 5.0))`` makes host b's
-memory slow), ``rc_stats`` (the RC transport's retransmissions, timeouts, NAKs and duplicates
-over BAR0). Errors the driver refuses are ``ValueError``;
+memory slow), ``rc_stats`` (the RC transport's retransmissions, timeouts, NAKs, duplicates,
+answers to nothing sent, QPs failed by local errors and waits for a QP's share of the
+completion pool, over BAR0). Errors the driver refuses are ``ValueError``;
 a wait that runs out of cycles is ``TimeoutError``.
 """
 

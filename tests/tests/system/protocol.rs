@@ -1,0 +1,196 @@
+//! Protocol corners of the RC transport found by a read against IBA and rxe: each test names
+//! the rule, and each failed before its fix.
+
+use anyhow::{ensure, Context, Result};
+use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_sim::link::Fault;
+use ferroce_sim::world::{World, WorldConfig};
+use ferroce_spec::headers::AETH_NAK_INV_REQ;
+use ferroce_spec::opcodes::{RC_RDMA_READ_REQUEST, RC_SEND_ONLY};
+use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_tests::tx::TxPacket;
+use ferroce_tests::{bth, budget, nonzero_counters, rng, seed, Bth};
+use rand::Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// A gap NAKed once is closed by any request at the expected PSN, a READ too (rxe clears
+/// `sent_psn_nak` in `check_psn`): a peer that only READs and loses two requests far apart gets
+/// a sequence NAK for each, and never waits for its ACK timer.
+#[test]
+fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Result<()> {
+    let s = seed("a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    w.retry.timeout = Some(8);
+    let (mut qa, _qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?;
+    let src: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
+    let sb = w.b.buffer(4096, &src)?;
+    let da = w.a.buffer(64 * 64, &vec![0; 64 * 64])?;
+    // The READ requests a sends, counted as they first go: the two by plan are lost.
+    let (first, second) = (r.gen_range(2..8usize), r.gen_range(20..28usize));
+    let seen = Rc::new(RefCell::new(Vec::<u32>::new()));
+    let s2 = seen.clone();
+    w.ab.set_fault_hook(move |_, f| {
+        let Some(b) = bth(f) else { return Fault::Pass };
+        if b.opcode != RC_RDMA_READ_REQUEST {
+            return Fault::Pass;
+        }
+        // (The k-th READ is the k-th PSN seen; a retransmission passes.)
+        let mut v = s2.borrow_mut();
+        if v.contains(&b.psn) {
+            return Fault::Pass;
+        }
+        let k = v.len();
+        v.push(b.psn);
+        if k == first || k == second {
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let n = 40u64;
+    let wrs: Vec<SendWr> = (0..n)
+        .map(|i| SendWr {
+            wr_id: i,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![Sge {
+                addr: da.addr + 64 * i,
+                length: 64,
+                lkey: da.lkey,
+            }],
+            remote_addr: sb.addr + 64 * i,
+            rkey: sb.rkey,
+            signaled: true,
+            ..Default::default()
+        })
+        .collect();
+    w.a.dev.post_send(&mut qa, &wrs)?;
+    let mut got = Vec::new();
+    let start = w.cycle();
+    while got.len() < n as usize {
+        w.run(1000)?;
+        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 64)?);
+        ensure!(
+            w.cycle() - start < budget(400_000),
+            "seed {s}: {} of {n} READs; a: {}; b: {}",
+            got.len(),
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    for (i, c) in got.iter().enumerate() {
+        ensure!(
+            c.wr_id == i as u64 && c.status == WC_SUCCESS,
+            "seed {s}: {c:?}"
+        );
+    }
+    let mut mem = vec![0u8; 64 * 64];
+    w.a.dev.mem.read(da.addr, &mut mem)?;
+    ensure!(
+        mem[..64 * n as usize] == src[..64 * n as usize],
+        "seed {s}: bytes"
+    );
+    let (sa, sb) = (w.a.dev.rc_stats()?, w.b.dev.rc_stats()?);
+    ensure!(
+        sb.seq_nak_tx == 2 && sa.timeouts == 0,
+        "seed {s}: requests {first} and {second} lost: b NAKed {} gaps, a timed out {} times",
+        sb.seq_nak_tx,
+        sa.timeouts
+    );
+    Ok(())
+}
+
+/// An RC opcode the NIC does not implement (SEND with Invalidate, as NFS/RDMA servers send)
+/// at the expected PSN is answered NAK invalid request (IBA 9.7.5.2.2; rxe's
+/// `check_op_valid`), which fails the QP: its receive WQEs flush. (It was dropped silently:
+/// the sender retried the same packet until it ran out of retries.) The NAK, caught on the
+/// wire, names the packet's PSN; at a, which never sent that PSN, it is a ghost and dropped.
+#[test]
+fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Result<()> {
+    let s = seed("an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let (mut qa, mut qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let sa = w.a.buffer(4096, &vec![0x55; 4096])?;
+    let db = w.b.buffer(8192, &vec![0; 8192])?;
+    let recv = |id: u64, at: u64| RecvWr {
+        wr_id: id,
+        sg_list: vec![Sge {
+            addr: db.addr + at,
+            length: 4096,
+            lkey: db.lkey,
+        }],
+    };
+    w.b.dev.post_recv(&mut qb, &[recv(1, 0), recv(2, 4096)])?;
+    // One good SEND, caught as the model for the forged one.
+    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let c = caught.clone();
+    w.ab.set_fault_hook(move |_, f| {
+        let f = &f[..f.len() - 4];
+        if bth(f).is_some_and(|b| b.opcode == RC_SEND_ONLY) && c.borrow().is_none() {
+            *c.borrow_mut() = Some(f.to_vec());
+        }
+        Fault::Pass
+    })?;
+    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
+    let n2 = naks.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 == 3)) {
+            n2.borrow_mut().push(b);
+        }
+        Fault::Pass
+    })?;
+    let send = SendWr {
+        wr_id: 9,
+        opcode: WrOpcode::Send,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: 100,
+            lkey: sa.lkey,
+        }],
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[send])?;
+    w.run_until(200_000, "the SEND's completions", || {
+        w.b.counter("cpl_cqes").is_ok_and(|n| n == 1)
+    })?;
+    let model = TxPacket::parse(&caught.borrow().clone().context("no SEND caught")?)?;
+    // SEND ONLY with Invalidate (0x17): IETH (the rkey to invalidate) before the payload,
+    // at the PSN b expects next.
+    let mut p = model.clone();
+    p.opcode = 0x17;
+    p.psn = (model.psn + 1) & 0xFF_FFFF;
+    p.ext = r.gen::<u32>().to_be_bytes().to_vec();
+    p.payload = (0..r.gen_range(0..=64)).map(|_| r.gen()).collect();
+    w.ab.inject(0, &p.frame()?);
+    w.run(20_000)?;
+    ensure!(
+        w.b.counter("resp_unsupported")? == 1,
+        "seed {s}: b: {}",
+        nonzero_counters(&w.b)
+    );
+    let nk = naks.borrow().clone();
+    ensure!(
+        nk.len() == 1 && nk[0].syndrome == Some(AETH_NAK_INV_REQ) && nk[0].psn == p.psn,
+        "seed {s}: NAKs on the wire {nk:?}"
+    );
+    ensure!(
+        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
+        "seed {s}: b's QP is not in ERR"
+    );
+    // b's receive WQE 2 flushes; a drops the NAK for a PSN it never sent.
+    let mut wcs = w.b.dev.poll_cq(&mut w.b.cq, 8)?;
+    wcs.retain(|c| c.wr_id == 2);
+    ensure!(
+        wcs.len() == 1 && wcs[0].status == WC_WR_FLUSH_ERR,
+        "seed {s}: b's second receive {wcs:?}"
+    );
+    ensure!(
+        w.a.counter("cpl_ghosts")? == 1,
+        "seed {s}: a: {}",
+        nonzero_counters(&w.a)
+    );
+    Ok(())
+}
