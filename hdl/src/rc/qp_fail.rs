@@ -71,6 +71,12 @@ pub struct QpFail {
     r_v: DFF<Bit>,
     r_q: DFF<Bits<QA>>,
     n_local: DFF<Bits<32>>,
+    loc_new: DFF<Bit>,
+    init_v: Signal<Local, Bit>,
+    init_c: Signal<Local, Bit>,
+    init_cp: Signal<Local, Bit>,
+    init_r: Signal<Local, Bit>,
+    init_rp: Signal<Local, Bit>,
     b_req: Signal<Local, Bits<NQ>>,
     b_cpl: Signal<Local, Bits<NQ>>,
     b_resp: Signal<Local, Bits<NQ>>,
@@ -117,6 +123,12 @@ impl QpFail {
             r_v: Default::default(),
             r_q: Default::default(),
             n_local: Default::default(),
+            loc_new: Default::default(),
+            init_v: Default::default(),
+            init_c: Default::default(),
+            init_cp: Default::default(),
+            init_r: Default::default(),
+            init_rp: Default::default(),
             b_req: Default::default(),
             b_cpl: Default::default(),
             b_resp: Default::default(),
@@ -142,7 +154,9 @@ impl Default for QpFail {
 impl Logic for QpFail {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clk, fail, p_cpl, p_resp, c_ptr, c_v, c_q, r_ptr, r_v, r_q, n_local);
+        dff_setup!(
+            self, clk, fail, p_cpl, p_resp, c_ptr, c_v, c_q, r_ptr, r_v, r_q, n_local, loc_new
+        );
         self.failed.next = self.fail.q.val();
         self.m_cpl_valid.next = self.c_v.q.val();
         self.m_cpl_qpn.next = self.c_q.q.val();
@@ -166,17 +180,25 @@ impl Logic for QpFail {
         self.n_req.next = self.b_req.val() & !self.fail.q.val();
         self.n_cpl.next = self.b_cpl.val() & !self.fail.q.val();
         self.n_resp.next = self.b_resp.val() & !self.fail.q.val();
-        if self.n_req.val() != bits::<NQ>(0) {
+        // (The count a cycle later: the report's QP looked up, then the add.)
+        self.loc_new.d.next =
+            self.s_req_valid.val() & !self.fail.q.val().get_bit(self.s_req_qpn.val().index());
+        if self.loc_new.q.val() {
             self.n_local.d.next = self.n_local.q.val() + bits::<32>(1);
         }
         // A reset of the QP (a write with `init_sq` or `init_rq`) clears it.
-        self.b_init.next = bits::<NQ>(0);
-        if self.s_qpw_en.val()
+        self.init_v.next = self.s_qpw_en.val()
             & ((self.s_qpw_data.val().get_bit(self.x_init_sq.val().index()))
-                | (self.s_qpw_data.val().get_bit(self.x_init_rq.val().index())))
-        {
+                | (self.s_qpw_data.val().get_bit(self.x_init_rq.val().index())));
+        self.b_init.next = bits::<NQ>(0);
+        if self.init_v.val() {
             self.b_init.next = self.one.val() << self.s_qpw_index.val();
         }
+        // (The scans compare the reset's QP number rather than pick from the bits.)
+        self.init_c.next = self.init_v.val() & (self.s_qpw_index.val() == self.c_q.q.val());
+        self.init_cp.next = self.init_v.val() & (self.s_qpw_index.val() == self.c_ptr.q.val());
+        self.init_r.next = self.init_v.val() & (self.s_qpw_index.val() == self.r_q.q.val());
+        self.init_rp.next = self.init_v.val() & (self.s_qpw_index.val() == self.r_ptr.q.val());
 
         // The completer's flushes: scan for a pending QP while none is held (one the reset
         // of this cycle clears is neither picked nor kept).
@@ -185,14 +207,12 @@ impl Logic for QpFail {
             self.c_v.d.next = false;
             self.c_take.next = self.one.val() << self.c_q.q.val();
         }
-        if self.b_init.val().get_bit(self.c_q.q.val().index()) {
+        if self.init_c.val() {
             self.c_v.d.next = false;
         }
         if !self.c_v.q.val() {
             self.c_ptr.d.next = self.c_ptr.q.val() + bits::<QA>(1);
-            if self.p_cpl.q.val().get_bit(self.c_ptr.q.val().index())
-                & !self.b_init.val().get_bit(self.c_ptr.q.val().index())
-            {
+            if self.p_cpl.q.val().get_bit(self.c_ptr.q.val().index()) & !self.init_cp.val() {
                 self.c_v.d.next = true;
                 self.c_q.d.next = self.c_ptr.q.val();
             }
@@ -203,14 +223,12 @@ impl Logic for QpFail {
             self.r_v.d.next = false;
             self.r_take.next = self.one.val() << self.r_q.q.val();
         }
-        if self.b_init.val().get_bit(self.r_q.q.val().index()) {
+        if self.init_r.val() {
             self.r_v.d.next = false;
         }
         if !self.r_v.q.val() {
             self.r_ptr.d.next = self.r_ptr.q.val() + bits::<QA>(1);
-            if self.p_resp.q.val().get_bit(self.r_ptr.q.val().index())
-                & !self.b_init.val().get_bit(self.r_ptr.q.val().index())
-            {
+            if self.p_resp.q.val().get_bit(self.r_ptr.q.val().index()) & !self.init_rp.val() {
                 self.r_v.d.next = true;
                 self.r_q.d.next = self.r_ptr.q.val();
             }
@@ -235,6 +253,7 @@ impl Logic for QpFail {
             self.c_ptr.d.next = bits::<QA>(0);
             self.r_ptr.d.next = bits::<QA>(0);
             self.n_local.d.next = bits::<32>(0);
+            self.loc_new.d.next = false;
         }
     }
 }
