@@ -62,7 +62,8 @@
 //! ```
 //!
 //! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means
-//! every PSN before p did (`una` = p); `una` only moves forward. An answer must name a PSN
+//! every PSN before p did (`una` = p); `una` only moves forward. A NAK code IBA reserves (or
+//! the reserved syndrome 010) fails the request like a remote operational error (as rxe). An answer must name a PSN
 //! the requester has sent in the QP's epoch (IBA 9.7.5.1, rxe's `check_psn`): one past the
 //! last PSN sent (a stale ACK of the QP's last connection, a bogus peer) would complete work
 //! never delivered, and a NAK behind `una` (reordered, duplicated, stale) would start an RNR
@@ -1239,6 +1240,15 @@ impl<const DW: usize> Logic for Completer<DW> {
             } else if self.a_syn.val() == self.nak_acc.val() {
                 self.new_err.next = self.wc_acc.val();
             } else if self.a_syn.val() == self.nak_op.val() {
+                self.new_err.next = self.wc_rop.val();
+            } else if !self.a_read.val()
+                & ((self.a_syn.val().get_bits::<3>(5) == bits::<3>(2))
+                    | ((self.a_syn.val().get_bits::<3>(5) == bits::<3>(3))
+                        & (self.a_syn.val().get_bits::<5>(0) > bits::<5>(3))))
+            {
+                // A reserved syndrome, or a NAK code IBA reserves (9.7.5.1, table 43): the
+                // peer refused the request without saying how. As rxe: a remote operational
+                // error, which fails the QP (it used to be taken as an ACK of nothing).
                 self.new_err.next = self.wc_rop.val();
             } else if self.a_read.val() {
                 // A READ's own error at landing (its status).

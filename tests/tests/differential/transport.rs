@@ -803,12 +803,13 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         if rack.is_none() && r.gen_bool(0.08) {
             let q = r.gen_range(0..6usize);
             // Mostly ACKs and sequence NAKs, now and then an RNR NAK, rarely a fatal NAK (it
-            // fails the QP until its next RESET).
+            // fails the QP until its next RESET), a reserved syndrome or NAK code among them.
             let syn: u8 = match r.gen_range(0..40) {
                 0..=23 => 0x1F,
                 24..=33 => 0x60,
                 34..=36 => 0x20 + r.gen_range(0..4),
-                _ => 0x61 + r.gen_range(0..3),
+                _ if r.gen_bool(0.75) => 0x61 + r.gen_range(0..3),
+                _ => 0x40 | r.gen_range(0..0x40),
             };
             let p = psn[q].wrapping_sub(r.gen_range(0..6)) & 0xFF_FFFF;
             rack = Some(layout_img(

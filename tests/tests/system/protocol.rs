@@ -194,3 +194,81 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
     );
     Ok(())
 }
+
+/// A NAK with a code IBA reserves (syndrome 011 with a code above 3, or the reserved 010) is
+/// a refusal that does not say why: the request it names completes REM_OP_ERR and the QP
+/// fails, as rxe does (it used to move `una` and nothing else: with `timeout` 0 the WRITE
+/// waited for ever).
+#[test]
+fn a_nak_with_a_reserved_code_fails_the_request_as_a_remote_operational_error() -> Result<()> {
+    use ferroce_spec::queues::WC_REM_OP_ERR;
+    let s = seed("a_nak_with_a_reserved_code_fails_the_request_as_a_remote_operational_error");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    w.retry.timeout = Some(0);
+    let (mut qa, _qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let sa = w.a.buffer(4096, &vec![0x21; 4096])?;
+    let db = w.b.buffer(4096, &vec![0; 4096])?;
+    // b's ACKs are lost; the first is kept as the model of the forged NAK (which passes).
+    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
+    let c = caught.clone();
+    let forged = Rc::new(std::cell::Cell::new(false));
+    let fg = forged.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        if bth(f).is_some_and(|b| b.opcode == 0x11) && !fg.get() {
+            c.borrow_mut()
+                .get_or_insert_with(|| f[..f.len() - 4].to_vec());
+            Fault::Drop
+        } else {
+            Fault::Pass
+        }
+    })?;
+    let wr = |id: u64| SendWr {
+        wr_id: id,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: 200,
+            lkey: sa.lkey,
+        }],
+        remote_addr: db.addr,
+        rkey: db.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[wr(1), wr(2)])?;
+    w.run_until(100_000, "b's ACK", || caught.borrow().is_some())?;
+    w.run(5_000)?;
+    ensure!(
+        w.a.dev.poll_cq(&mut w.a.cq, 8)?.is_empty(),
+        "seed {s}: completed unACKed"
+    );
+    let mut nak = TxPacket::parse(&caught.borrow().clone().context("no ACK")?)?;
+    // (The ACK names the first WRITE's PSN; the NAK names it too.)
+    nak.ext[0] = if r.gen_bool(0.5) {
+        0x60 | r.gen_range(4..32)
+    } else {
+        0x40 | r.gen_range(0..32)
+    };
+    forged.set(true);
+    w.ba.inject(0, &nak.frame()?);
+    let mut got = Vec::new();
+    for _ in 0..40 {
+        w.run(1_000)?;
+        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
+        if got.len() >= 2 {
+            break;
+        }
+    }
+    let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    ensure!(
+        st == [(1, WC_REM_OP_ERR), (2, WC_WR_FLUSH_ERR)],
+        "seed {s}: syndrome {:#x}: {st:?}",
+        nak.ext[0]
+    );
+    ensure!(
+        w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
+        "seed {s}: a's QP is not in ERR"
+    );
+    Ok(())
+}
