@@ -258,6 +258,13 @@ pub struct QpAttr {
     /// The RNR NAK timer code this QP's responder sends, 0..=31 (IBA table 45; INIT -> RTR
     /// or RTS -> RTS; default `headers::RNR_TIMER_DEFAULT`, 1: 0.01 ms).
     pub min_rnr_timer: Option<u8>,
+    /// RDMA READs and atomics outstanding at most, 1..=16 (`max_rd_atomic`: no more than the
+    /// peer's `max_dest_rd_atomic`; RTR -> RTS; default `queues::MAX_RD_ATOMIC`, 16).
+    pub max_rd_atomic: Option<u8>,
+    /// Remote access the QP allows (`qp_access_flags`: `access::REMOTE_WRITE`, `REMOTE_READ`,
+    /// `REMOTE_ATOMIC`), besides each region's own rights (any move but to RESET; default all
+    /// three, unlike verbs' none, so a QP set up without it takes what its regions allow).
+    pub access: Option<u32>,
 }
 
 /// An 802.1Q tag: the priority (the address vector's service level, 0..=7) and the VLAN.
@@ -900,6 +907,22 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             put(&QP_CTX, &mut img, "pcp", v.pcp.into());
             put(&QP_CTX, &mut img, "vid", v.vid.into());
         }
+        put(
+            &QP_CTX,
+            &mut img,
+            "max_rd_atomic",
+            a.max_rd_atomic
+                .unwrap_or(queues::MAX_RD_ATOMIC as u8)
+                .into(),
+        );
+        put(
+            &QP_CTX,
+            &mut img,
+            "qp_access",
+            a.access
+                .unwrap_or(access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC)
+                .into(),
+        );
         let attrs = [
             ("timeout", a.timeout, queues::QP_TIMEOUT_DEFAULT),
             ("retry_cnt", a.retry_cnt, queues::QP_RETRY_CNT_DEFAULT),
@@ -976,6 +999,29 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 }
             }
         }
+        if let Some(v) = attr.max_rd_atomic {
+            if !send_side {
+                return Err(DriverError::Invalid(format!(
+                    "QP {}: max_rd_atomic is set on RTR -> RTS only, not {:?} -> {to:?}",
+                    qp.qpn, qp.state
+                )));
+            }
+            if !(1..=queues::MAX_RD_ATOMIC as u8).contains(&v) {
+                return Err(DriverError::Invalid(format!(
+                    "max_rd_atomic {v} (1..={})",
+                    queues::MAX_RD_ATOMIC
+                )));
+            }
+        }
+        if let Some(v) = attr.access {
+            let remote = access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC;
+            if v & !remote != 0 || to == Reset {
+                return Err(DriverError::Invalid(format!(
+                    "QP {}: qp_access {v:#x} (remote rights only, not on a move to RESET)",
+                    qp.qpn
+                )));
+            }
+        }
         if let Some(v) = attr.min_rnr_timer {
             if !((qp.state == Init && to == Rtr) || (qp.state == Rts && to == Rts)) {
                 return Err(DriverError::Invalid(format!(
@@ -992,6 +1038,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         next.retry_cnt = attr.retry_cnt.or(next.retry_cnt);
         next.rnr_retry = attr.rnr_retry.or(next.rnr_retry);
         next.min_rnr_timer = attr.min_rnr_timer.or(next.min_rnr_timer);
+        next.max_rd_atomic = attr.max_rd_atomic.or(next.max_rd_atomic);
+        next.access = attr.access.or(next.access);
         let merge = |a: &mut Option<u32>, b: Option<u32>| {
             if b.is_some() {
                 *a = b;
@@ -1108,6 +1156,8 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             retry_cnt: g("retry_cnt") as u8,
             rnr_retry: g("rnr_retry") as u8,
             min_rnr_timer: g("min_rnr_timer") as u8,
+            max_rd_atomic: g("max_rd_atomic") as u8,
+            access: g("qp_access") as u32,
         })
     }
 
@@ -1358,6 +1408,9 @@ pub struct QpContext {
     pub retry_cnt: u8,
     pub rnr_retry: u8,
     pub min_rnr_timer: u8,
+    pub max_rd_atomic: u8,
+    /// The remote rights the QP allows (`access::REMOTE_*`).
+    pub access: u32,
 }
 
 fn put(l: &Layout, img: &mut [u8], name: &str, v: u128) {

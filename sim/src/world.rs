@@ -39,12 +39,14 @@ pub struct World {
     pub retry: RetryAttrs,
 }
 
-/// A QP's retry attributes, as `QpAttr` has them.
+/// A QP's retry attributes, as `QpAttr` has them, and its READ limit (`max_rd_atomic`): the
+/// send side's attributes `connect` sets on RTR -> RTS.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RetryAttrs {
     pub timeout: Option<u8>,
     pub retry_cnt: Option<u8>,
     pub rnr_retry: Option<u8>,
+    pub max_rd_atomic: Option<u8>,
 }
 
 /// What joins the two NICs.
@@ -300,6 +302,7 @@ impl World {
                 timeout: retry.timeout,
                 retry_cnt: retry.retry_cnt,
                 rnr_retry: retry.rnr_retry,
+                max_rd_atomic: retry.max_rd_atomic,
                 ..QpAttr::default()
             };
             h.dev.modify_qp(q, QpState::Rts, rts)?;

@@ -160,6 +160,13 @@ pub const QP_CTX: Layout = Layout::host(
             "this write sets epsn, msn and rq_ci (and ends any message in progress); \
              without it the NIC keeps its own",
         ),
+        f(
+            "max_rd_atomic",
+            10,
+            5,
+            "RDMA READs and atomics the requester keeps outstanding at most (`ibv_qp_attr`'s \
+             max_rd_atomic: at most the peer's max_dest_rd_atomic), 1..=16; 0 reads as 16",
+        ),
         f("sq_log_size", 16, 5, "send queue has 2^n WQEs"),
         f(
             "epoch",
@@ -170,6 +177,13 @@ pub const QP_CTX: Layout = Layout::host(
              discards the QP's work)",
         ),
         f("remote_qpn", 32, 24, "destination QP at the peer"),
+        f(
+            "qp_access",
+            56,
+            8,
+            "remote access the QP's responder allows (ACCESS_REMOTE_*: `ibv_qp_attr`'s \
+             qp_access_flags), besides the rights of the region a request names",
+        ),
         f("sq_cqn", 64, 16, "CQ that receives send completions"),
         f(
             "pdn",

@@ -132,7 +132,9 @@ def test_qp_by_hand_and_a_remote_access_error():
         a.modify_qp(qa, "RTS", sq_psn=100, timeout=32)
     with pytest.raises(ValueError):
         a.modify_qp(qa, "RTS", sq_psn=100, rnr_retry=8)
-    a.modify_qp(qa, "RTS", sq_psn=100, timeout=18, retry_cnt=3, rnr_retry=7)
+    with pytest.raises(ValueError):
+        a.modify_qp(qa, "RTS", sq_psn=100, max_rd_atomic=17)
+    a.modify_qp(qa, "RTS", sq_psn=100, timeout=18, retry_cnt=3, rnr_retry=7, max_rd_atomic=4)
     b.modify_qp(qb, "RTS", sq_psn=0)
     with pytest.raises(ValueError):
         a.modify_qp(qa, "RTS", timeout=10)  # RTS -> RTS takes min_rnr_timer only
@@ -172,6 +174,16 @@ def test_qp_by_hand_and_a_remote_access_error():
     [wc] = a.wait_cq(1)
     assert (wc.wr_id, wc.status) == (11, verbs.WC_SUCCESS)
     assert b.read(daddr, 1000) == data
+    # The QP's own rights (qp_access_flags) bound its regions': READ only, the WRITE is refused.
+    qa, qb = world.connect(pmtu=1024)
+    b.modify_qp(qb, "RTS", qp_access_flags=verbs.ACCESS_REMOTE_READ)
+    b.write(daddr, bytes(1000))
+    a.post_write(qa, [(12, saddr, 1000, smr.lkey, daddr, rw.rkey)])
+    [wc] = a.wait_cq(1)
+    assert (wc.wr_id, wc.status) == (12, verbs.WC_REM_ACCESS_ERR)
+    assert b.read(daddr, 1000) == bytes(1000)
+    with pytest.raises(ValueError):
+        b.modify_qp(qb, "RTS", qp_access_flags=verbs.ACCESS_LOCAL_WRITE)
     with pytest.raises(ValueError):
         b.reg_mr(daddr, 1000, access=0x100)  # not an access right
     with pytest.raises(ValueError):

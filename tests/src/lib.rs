@@ -439,3 +439,22 @@ pub fn bth(frame: &[u8]) -> Option<Bth> {
         syndrome,
     })
 }
+
+/// The first RoCEv2 frame with `opcode` to pass on `wire` from now on, kept (without its FCS)
+/// in the cell returned, as the model of a well-formed frame a test forges others from; every
+/// frame passes. (The wire's fault hook is this one until the test sets another.)
+pub fn catch_first(
+    wire: &ferroce_sim::world::Wire,
+    opcode: u8,
+) -> Result<std::rc::Rc<RefCell<Option<Vec<u8>>>>> {
+    let caught: std::rc::Rc<RefCell<Option<Vec<u8>>>> = Default::default();
+    let c = caught.clone();
+    wire.set_fault_hook(move |_, f| {
+        let f = &f[..f.len() - 4];
+        if bth(f).is_some_and(|b| b.opcode == opcode) && c.borrow().is_none() {
+            *c.borrow_mut() = Some(f.to_vec());
+        }
+        ferroce_sim::link::Fault::Pass
+    })?;
+    Ok(caught)
+}

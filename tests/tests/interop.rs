@@ -1,4 +1,4 @@
-//! Interop with Linux's RoCE stack (issue 24's short subset): a simulated ferroce host against
+//! Interop with Linux's RoCE stack (the short subset): a simulated ferroce host against
 //! Soft-RoCE (`rdma_rxe`) in a QEMU guest built by `tests/interop/guest.py build` (which
 //! `.ci/setup` runs), the guest running rdma-core's real `ibv_rc_pingpong` and perftest's
 //! `ib_write_bw` against ferroce's side of each, ferroce as server and as client. Each run

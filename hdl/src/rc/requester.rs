@@ -498,6 +498,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     aeth_len: Constant<Bits<16>>,
     acc_lw: Constant<Bits<8>>,
     rd_max: Constant<Bits<RDC_W>>,
+    rd_lim: Signal<Local, Bits<RDC_W>>,
+    x_mrd: Constant<Bits<9>>,
     // Doorbells and the scheduler.
     ctx_ram: RAM<Bits<CTX_W>, QA>,
     sq_ram: RAM<Bits<SQ_W>, QA>,
@@ -1055,6 +1057,8 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             aeth_len: k(AETH.len as u64),
             acc_lw: k(ACCESS_LOCAL_WRITE.into()),
             rd_max: k(MAX_RD_ATOMIC as u64),
+            rd_lim: Default::default(),
+            x_mrd: at(&QP_CTX, "max_rd_atomic"),
             ctx_ram: RAM::default(),
             sq_ram: RAM::default(),
             sq_peek: RAM::default(),
@@ -1426,7 +1430,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.rdi_ram.write_data.next = self.s_rl_cnt.val();
         }
         self.rdi_ram.write_enable.next = self.init_pend.q.val();
-        self.rd_full.next = (self.rdi.q.val() - self.rdl.q.val()) >= self.rd_max.val();
+        // The QP's own limit (`max_rd_atomic`: the peer's responder resources), 0 as 16.
+        self.rd_lim.next = self.ctx.q.val().get_bits::<RDC_W>(self.x_mrd.val().index());
+        if (self.rd_lim.val() == bits::<RDC_W>(0)) | (self.rd_lim.val() > self.rd_max.val()) {
+            self.rd_lim.next = self.rd_max.val();
+        }
+        self.rd_full.next = (self.rdi.q.val() - self.rdl.q.val()) >= self.rd_lim.val();
         // Room in the completer's pool of sent requests: Done never waits for it (a wait
         // there would stop the READ jobs, and with them the receive path that retires
         // requests).

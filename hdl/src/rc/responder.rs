@@ -179,9 +179,9 @@ const RACK_W: usize = RX_ACK.len * 8;
 /// `RECV_DONE` records (`m_rcv`).
 const RCV_W: usize = RECV_DONE.len * 8;
 /// This block's copy of the host's QP fields: state 0/4, pmtu 4/4, pdn 8/16, remote_qpn 24/24,
-/// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16, epoch 144/8
-/// (`epsn` and `msn` live in `rq_ram`).
-const RCTX_W: usize = 157;
+/// remote_mac 48/48, remote_ip 96/32, the 802.1Q group (vlan, pcp, vid) 128/16, epoch 144/8,
+/// `min_rnr_timer` 152/5, `qp_access` 157/8 (`epsn` and `msn` live in `rq_ram`).
+const RCTX_W: usize = 165;
 /// The message cursor: next address 0/64, bytes left 64/32 (a WRITE's), in a message 96,
 /// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32.
 const CUR_W: usize = 131;
@@ -689,6 +689,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     q_mac: Constant<Bits<10>>,
     q_vlan: Constant<Bits<10>>,
     q_rnrt: Constant<Bits<10>>,
+    q_acc: Constant<Bits<10>>,
+    r_qacc: Signal<Local, Bits<8>>,
     q_epoch: Constant<Bits<10>>,
     r_epoch: Signal<Local, Bits<8>>,
     r_rnrt: Signal<Local, Bits<5>>,
@@ -1200,6 +1202,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             q_mac: field_at(&QP_CTX, "remote_mac"),
             q_vlan: field_at(&QP_CTX, "vlan"),
             q_rnrt: field_at(&QP_CTX, "min_rnr_timer"),
+            q_acc: field_at(&QP_CTX, "qp_access"),
+            r_qacc: Default::default(),
             q_epoch: field_at(&QP_CTX, "epoch"),
             r_epoch: Default::default(),
             r_rnrt: Default::default(),
@@ -1631,7 +1635,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<5>(self.q_rnrt.val().index()),
-            ) << 152);
+            ) << 152)
+            | (bit_cast::<RCTX_W, 8>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<8>(self.q_acc.val().index()),
+            ) << 157);
         self.rctx_ram.write_address.next = self.s_qpw_index.val();
         self.rctx_ram.write_data.next = self.rctx_w.val();
         self.rctx_ram.write_enable.next = self.s_qpw_en.val();
@@ -1738,6 +1747,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // The QP's incarnation: a READ's slot and cursor must be of this one (a response
         // from before a RESET lands nowhere).
         self.r_epoch.next = self.rctx_ram.read_data.val().get_bits::<8>(144);
+        self.r_qacc.next = self.rctx_ram.read_data.val().get_bits::<8>(157);
         self.r_rnrt.next = self.rctx_ram.read_data.val().get_bits::<5>(152);
         // The replay cache: an atomic done writes its entry (in AtWr, its original value
         // registered in Wait) at the QP's next index; a duplicate's search reads entry
@@ -1930,14 +1940,17 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         self.va_end.next = self.f_va.val() + bit_cast::<64, 32>(self.k_len.val());
         self.mr_end.next = self.mr_va.val() + self.mr_len.val();
+        // The QP must allow the access too (`qp_access`, rxe's `check_op_valid`), even for
+        // zero bytes; then the region, for any bytes.
         self.key_ok.next = self.is_send.val()
-            | (self.k_len.val() == bits::<32>(0))
-            | (((self.mr_acc.val() & self.acc_need.val()) != bits::<8>(0))
-                & (self.mr_key.val() == self.f_rkey.val())
-                & (self.mr_pdn.val() == self.r_pdn.val())
-                & (self.f_va.val() >= self.mr_va.val())
-                & (self.va_end.val() >= self.f_va.val())
-                & (self.va_end.val() <= self.mr_end.val()));
+            | (((self.r_qacc.val() & self.acc_need.val()) != bits::<8>(0))
+                & ((self.k_len.val() == bits::<32>(0))
+                    | (((self.mr_acc.val() & self.acc_need.val()) != bits::<8>(0))
+                        & (self.mr_key.val() == self.f_rkey.val())
+                        & (self.mr_pdn.val() == self.r_pdn.val())
+                        & (self.f_va.val() >= self.mr_va.val())
+                        & (self.va_end.val() >= self.f_va.val())
+                        & (self.va_end.val() <= self.mr_end.val()))));
         // Where this packet's bytes go, and the cursor after it.
         self.addr.next = self.c_va.val();
         self.rem_next.next = self.c_rem.val() - self.f_len32.val();

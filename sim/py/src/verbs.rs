@@ -134,6 +134,7 @@ impl World {
             timeout,
             retry_cnt,
             rnr_retry,
+            max_rd_atomic: None,
         };
         let (a, b) = self.w.connect(pmtu, psn_ab, psn_ba, depth).map_err(err)?;
         Ok((Qp { qp: a }, Qp { qp: b }))
@@ -384,11 +385,13 @@ impl Host {
     /// `(pcp, vid)`: the QP's frames go out 802.1Q-tagged on that priority. Reliability, as
     /// `ibv_qp_attr`: `timeout` (0..=31, 4.096 us x 2^n), `retry_cnt` and `rnr_retry` (0..=7)
     /// on RTR -> RTS; `min_rnr_timer` (0..=31, the RNR NAK's timer code) on INIT -> RTR or
-    /// RTS -> RTS.
+    /// RTS -> RTS; `max_rd_atomic` (1..=16) on RTR -> RTS; `qp_access_flags` (the
+    /// `verbs.ACCESS_REMOTE_*` bits this QP lets a peer use, default all three) on any move
+    /// but to RESET.
     #[pyo3(signature = (qp, state, path_mtu = None, dest_qp_num = None, rq_psn = None,
                         sq_psn = None, remote_mac = None, remote_ip = None, vlan = None,
                         timeout = None, retry_cnt = None, rnr_retry = None,
-                        min_rnr_timer = None))]
+                        min_rnr_timer = None, max_rd_atomic = None, qp_access_flags = None))]
     #[allow(clippy::too_many_arguments)]
     fn modify_qp(
         &self,
@@ -406,6 +409,8 @@ impl Host {
         retry_cnt: Option<u8>,
         rnr_retry: Option<u8>,
         min_rnr_timer: Option<u8>,
+        max_rd_atomic: Option<u8>,
+        qp_access_flags: Option<u32>,
     ) -> PyResult<()> {
         let to = self::state(state)?;
         let attr = QpAttr {
@@ -420,6 +425,8 @@ impl Host {
             retry_cnt,
             rnr_retry,
             min_rnr_timer,
+            max_rd_atomic,
+            access: qp_access_flags,
         };
         self.with(py, |h| h.dev.modify_qp(&mut qp.qp, to, attr).map_err(drv))
     }

@@ -4,7 +4,7 @@
 //! completion and doorbell streams.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{Bar, Device, DriverError, QpAttr, QpState, Vlan};
+use ferroce_driver::{access, Bar, Device, DriverError, QpAttr, QpState, Vlan};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::model::{Model, Port};
@@ -231,12 +231,15 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             retry_cnt: Some(r.gen_range(0..8)),
             rnr_retry: Some(r.gen_range(0..8)),
             min_rnr_timer: Some(r.gen_range(0..32)),
+            max_rd_atomic: Some(r.gen_range(1..=16)),
+            access: Some(r.gen_range(0..8) << 1),
         };
         let send_side = QpAttr {
             sq_psn: attr.sq_psn,
             timeout: attr.timeout,
             retry_cnt: attr.retry_cnt,
             rnr_retry: attr.rnr_retry,
+            max_rd_atomic: attr.max_rd_atomic,
             ..QpAttr::default()
         };
         // Out of range, or on a transition that does not take it: refused.
@@ -251,6 +254,10 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             },
             QpAttr {
                 rnr_retry: Some(8),
+                ..send_side
+            },
+            QpAttr {
+                max_rd_atomic: Some(17),
                 ..send_side
             },
         ] {
@@ -301,6 +308,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
                 timeout: None,
                 retry_cnt: None,
                 rnr_retry: None,
+                max_rd_atomic: None,
                 ..attr
             },
         )?;
@@ -323,6 +331,14 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             },
             QpAttr {
                 rnr_retry: Some(8),
+                ..rts
+            },
+            QpAttr {
+                max_rd_atomic: Some(0),
+                ..rts
+            },
+            QpAttr {
+                access: Some(access::LOCAL_WRITE),
                 ..rts
             },
         ] {
@@ -388,6 +404,11 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
                     .zip(attr.rnr_retry)
                     .zip(attr.min_rnr_timer)
                     .map(|(((a, b), c), d)| (a, b, c, d)),
+            "QP {}: {c:?}",
+            qp.qpn
+        );
+        ensure!(
+            (Some(c.max_rd_atomic), Some(c.access)) == (attr.max_rd_atomic, attr.access),
             "QP {}: {c:?}",
             qp.qpn
         );

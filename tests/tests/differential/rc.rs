@@ -45,6 +45,15 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
     // Mostly a write that sets the send state; else the requester keeps its own.
     put("init_sq", u128::from(r.gen_bool(0.8)));
     put("sq_log_size", r.gen_range(1..6));
+    // The QP's READ limit: mostly unset (16), else 1 to 16.
+    put(
+        "max_rd_atomic",
+        if r.gen_bool(0.5) {
+            0
+        } else {
+            r.gen_range(1..=16)
+        },
+    );
     put("remote_qpn", r.gen_range(0..1 << 24));
     put("sq_cqn", r.gen_range(0..256));
     put(

@@ -216,6 +216,15 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("vlan", r.gen_range(0..2)),
                     ("pcp", r.gen_range(0..8)),
                     ("min_rnr_timer", r_rnr.gen_range(0..32)),
+                    // Every remote right, now and then some withheld.
+                    (
+                        "qp_access",
+                        if r_rnr.gen_ratio(1, 8) {
+                            r_rnr.gen_range(0..16)
+                        } else {
+                            14
+                        },
+                    ),
                 ],
             );
             (q as u64, img[..80].to_vec())

@@ -310,13 +310,18 @@ fn a_fatal_nak_sent_flushes_the_outstanding_send_work_requests() -> Result<()> {
     Ok(())
 }
 
-/// A reset QP keeps nothing of its last life: eight WRITEs queued behind three QPs streaming
-/// 256 KiB WRITEs, the QP moved to ERR, RESET and back to RTS with nothing posted, sends
-/// nothing and completes nothing (the NIC's copy of its producer index is reset with it).
-#[test]
-fn a_reset_qp_never_replays_its_old_ring() -> Result<()> {
-    let s = seed("a_reset_qp_never_replays_its_old_ring");
-    let mut r = rng(s);
+/// A world where three QPs of a stream `per` WRITEs of 256 KiB each to b, and a fourth QP
+/// pair, connected, behind them; returns the world, the fourth pair, and a's source and b's
+/// target regions.
+fn three_streams(
+    r: &mut impl Rng,
+    per: u64,
+) -> Result<(
+    World,
+    (QueuePair, QueuePair),
+    ferroce_driver::MemoryRegion,
+    ferroce_driver::MemoryRegion,
+)> {
     let mut w = World::open(&WorldConfig::default())?;
     let big = 256 * 1024;
     let src = w.a.buffer(big, &vec![0x44; big])?;
@@ -325,9 +330,9 @@ fn a_reset_qp_never_replays_its_old_ring() -> Result<()> {
     for _ in 0..3 {
         busy.push(w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?);
     }
-    let (mut qa, qb) = w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let pair = w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
     for (i, (q, _)) in busy.iter_mut().enumerate() {
-        let wrs: Vec<SendWr> = (0..2)
+        let wrs: Vec<SendWr> = (0..per)
             .map(|k| {
                 write_wr(
                     1000 + 10 * i as u64 + k,
@@ -340,6 +345,17 @@ fn a_reset_qp_never_replays_its_old_ring() -> Result<()> {
             .collect();
         w.a.dev.post_send(q, &wrs)?;
     }
+    Ok((w, pair, src, dst))
+}
+
+/// A reset QP keeps nothing of its last life: eight WRITEs queued behind three QPs streaming
+/// 256 KiB WRITEs, the QP moved to ERR, RESET and back to RTS with nothing posted, sends
+/// nothing and completes nothing (the NIC's copy of its producer index is reset with it).
+#[test]
+fn a_reset_qp_never_replays_its_old_ring() -> Result<()> {
+    let s = seed("a_reset_qp_never_replays_its_old_ring");
+    let mut r = rng(s);
+    let (mut w, (mut qa, qb), src, dst) = three_streams(&mut r, 2)?;
     w.run(2_000)?;
     let wrs: Vec<SendWr> = (0..8)
         .map(|k| write_wr(k, &src, 64, dst.addr + 64 * k, dst.rkey))
@@ -415,15 +431,7 @@ fn acks_and_naks_for_psns_never_sent_are_dropped_and_move_nothing() -> Result<()
     let src = w.a.buffer(4096, &src_bytes)?;
     let dst = w.b.buffer(4096, &vec![0; 4096])?;
     // One clean WRITE; b's ACK for it, kept as the model of a well-formed answer.
-    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
-    let c = caught.clone();
-    w.ba.set_fault_hook(move |_, f| {
-        let f = &f[..f.len() - 4];
-        if bth(f).is_some_and(|b| b.opcode == 0x11) && c.borrow().is_none() {
-            *c.borrow_mut() = Some(f.to_vec());
-        }
-        Fault::Pass
-    })?;
+    let caught = ferroce_tests::catch_first(&w.ba, 0x11)?;
     w.a.dev
         .post_send(&mut qa, &[write_wr(1, &src, 100, dst.addr, dst.rkey)])?;
     let got = reap(&mut w, 0, 1, budget(20_000), &format!("seed {s}"))?;
@@ -594,29 +602,7 @@ fn stuck_qps_hold_only_their_share_of_the_completion_pool() -> Result<()> {
 fn a_qp_moved_to_err_flushes_promptly_while_others_stream() -> Result<()> {
     let s = seed("a_qp_moved_to_err_flushes_promptly_while_others_stream");
     let mut r = rng(s);
-    let mut w = World::open(&WorldConfig::default())?;
-    let big = 256 * 1024;
-    let src = w.a.buffer(big, &vec![0x77; big])?;
-    let dst = w.b.buffer(big, &vec![0; big])?;
-    let mut busy = Vec::new();
-    for _ in 0..3 {
-        busy.push(w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?);
-    }
-    let (mut qa, _qb) = w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    for (i, (q, _)) in busy.iter_mut().enumerate() {
-        let wrs: Vec<SendWr> = (0..4)
-            .map(|k| {
-                write_wr(
-                    1000 + 10 * i as u64 + k,
-                    &src,
-                    big as u32,
-                    dst.addr,
-                    dst.rkey,
-                )
-            })
-            .collect();
-        w.a.dev.post_send(q, &wrs)?;
-    }
+    let (mut w, (mut qa, _qb), src, dst) = three_streams(&mut r, 4)?;
     w.run(3_000)?;
     let wrs: Vec<SendWr> = (0..8)
         .map(|k| write_wr(k, &src, r.gen_range(1..=4096), dst.addr, dst.rkey))

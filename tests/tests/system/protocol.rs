@@ -124,15 +124,7 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
     };
     w.b.dev.post_recv(&mut qb, &[recv(1, 0), recv(2, 4096)])?;
     // One good SEND, caught as the model for the forged one.
-    let caught: Rc<RefCell<Option<Vec<u8>>>> = Rc::default();
-    let c = caught.clone();
-    w.ab.set_fault_hook(move |_, f| {
-        let f = &f[..f.len() - 4];
-        if bth(f).is_some_and(|b| b.opcode == RC_SEND_ONLY) && c.borrow().is_none() {
-            *c.borrow_mut() = Some(f.to_vec());
-        }
-        Fault::Pass
-    })?;
+    let caught = ferroce_tests::catch_first(&w.ab, RC_SEND_ONLY)?;
     let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
     let n2 = naks.clone();
     w.ba.set_fault_hook(move |_, f| {
@@ -269,6 +261,161 @@ fn a_nak_with_a_reserved_code_fails_the_request_as_a_remote_operational_error() 
     ensure!(
         w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
         "seed {s}: a's QP is not in ERR"
+    );
+    Ok(())
+}
+
+/// A QP keeps at most its `max_rd_atomic` READs outstanding (`modify_qp` at RTR -> RTS: the
+/// peer's `max_dest_rd_atomic`, which may be as low as 1 on hardware); it was always 16, so a
+/// peer with fewer responder resources was over-subscribed. Counted on the wires: READ
+/// requests sent less READs answered (their LAST or ONLY response) never pass the limit, and
+/// reach it.
+#[test]
+fn a_qp_keeps_at_most_its_max_rd_atomic_reads_outstanding() -> Result<()> {
+    let s = seed("a_qp_keeps_at_most_its_max_rd_atomic_reads_outstanding");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let limit = r.gen_range(1..=6u8);
+    w.retry.max_rd_atomic = Some(limit);
+    let (mut qa, _qb) = w.connect(4096, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 32)?;
+    let n = 16u64;
+    let size = 8192u64;
+    let src: Vec<u8> = (0..n * size).map(|_| r.gen()).collect();
+    let sb = w.b.buffer(src.len(), &src)?;
+    let da = w.a.buffer(src.len(), &vec![0; src.len()])?;
+    let out = Rc::new(std::cell::Cell::new((0i64, 0i64)));
+    let (o1, o2) = (out.clone(), out.clone());
+    w.ab.set_fault_hook(move |_, f| {
+        if bth(f).is_some_and(|b| b.opcode == RC_RDMA_READ_REQUEST) {
+            let (now, most) = o1.get();
+            o1.set((now + 1, most.max(now + 1)));
+        }
+        Fault::Pass
+    })?;
+    w.ba.set_fault_hook(move |_, f| {
+        // READ RESPONSE LAST (0x0F) or ONLY (0x10): a READ answered.
+        if bth(f).is_some_and(|b| b.opcode == 0x0F || b.opcode == 0x10) {
+            let (now, most) = o2.get();
+            o2.set((now - 1, most));
+        }
+        Fault::Pass
+    })?;
+    let wrs: Vec<SendWr> = (0..n)
+        .map(|i| SendWr {
+            wr_id: i,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![Sge {
+                addr: da.addr + size * i,
+                length: size as u32,
+                lkey: da.lkey,
+            }],
+            remote_addr: sb.addr + size * i,
+            rkey: sb.rkey,
+            signaled: true,
+            ..Default::default()
+        })
+        .collect();
+    w.a.dev.post_send(&mut qa, &wrs)?;
+    let mut got = Vec::new();
+    let start = w.cycle();
+    while got.len() < n as usize {
+        w.run(1000)?;
+        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 64)?);
+        ensure!(
+            w.cycle() - start < budget(300_000),
+            "seed {s}: {} READs",
+            got.len()
+        );
+    }
+    ensure!(
+        got.iter().all(|c| c.status == WC_SUCCESS),
+        "seed {s}: {got:?}"
+    );
+    let mut mem = vec![0u8; src.len()];
+    w.a.dev.mem.read(da.addr, &mut mem)?;
+    ensure!(mem == src, "seed {s}: bytes");
+    let (now, most) = out.get();
+    ensure!(
+        now == 0 && most == i64::from(limit),
+        "seed {s}: at most {most} READs outstanding with max_rd_atomic {limit} ({now} left)"
+    );
+    Ok(())
+}
+
+/// A QP's own remote access rights (`qp_access_flags`, rxe's `check_op_valid`) bound what a
+/// request may do besides the region's: a QP that allows remote READ but not WRITE serves a
+/// READ of a region that allows both, and refuses a WRITE to it with NAK remote access error,
+/// writing nothing (every QP in the PD reached any region before).
+#[test]
+fn a_qp_without_remote_write_refuses_writes_its_regions_allow() -> Result<()> {
+    use ferroce_driver::{access, QpAttr};
+    use ferroce_spec::queues::WC_REM_ACCESS_ERR;
+    let s = seed("a_qp_without_remote_write_refuses_writes_its_regions_allow");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let (mut qa, mut qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    w.b.dev.modify_qp(
+        &mut qb,
+        QpState::Rts,
+        QpAttr {
+            access: Some(access::REMOTE_READ),
+            ..QpAttr::default()
+        },
+    )?;
+    let img: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
+    let tb = w.b.buffer(4096, &img)?;
+    let sa = w.a.buffer(4096, &vec![0xEE; 4096])?;
+    let da = w.a.buffer(4096, &vec![0; 4096])?;
+    let len = r.gen_range(1..=2048u32);
+    let read = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaRead,
+        sg_list: vec![Sge {
+            addr: da.addr,
+            length: len,
+            lkey: da.lkey,
+        }],
+        remote_addr: tb.addr,
+        rkey: tb.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    let write = SendWr {
+        wr_id: 2,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: r.gen_range(0..=2048),
+            lkey: sa.lkey,
+        }],
+        ..read.clone()
+    };
+    w.a.dev.post_send(&mut qa, &[read, write])?;
+    let mut got = Vec::new();
+    for _ in 0..100 {
+        w.run(1000)?;
+        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
+        if got.len() >= 2 {
+            break;
+        }
+    }
+    let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    ensure!(
+        st == [(1, WC_SUCCESS), (2, WC_REM_ACCESS_ERR)],
+        "seed {s}: {st:?}"
+    );
+    let mut mem = vec![0u8; 4096];
+    w.b.dev.mem.read(tb.addr, &mut mem)?;
+    ensure!(mem == img, "seed {s}: b's region was written");
+    w.a.dev.mem.read(da.addr, &mut mem)?;
+    ensure!(
+        mem[..len as usize] == img[..len as usize],
+        "seed {s}: the READ's bytes"
+    );
+    ensure!(
+        w.b.counter("resp_bad_rkey")? == 1,
+        "seed {s}: {}",
+        nonzero_counters(&w.b)
     );
     Ok(())
 }

@@ -1310,7 +1310,7 @@ fn a_peer_that_stops_answering_fails_the_qp_after_its_retries_and_others_go_on()
     w.retry = RetryAttrs {
         timeout: Some(t),
         retry_cnt: Some(n),
-        rnr_retry: None,
+        ..RetryAttrs::default()
     };
     let (mut q1a, q1b) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
     let (mut q2a, _q2b) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
