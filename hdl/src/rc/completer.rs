@@ -93,10 +93,13 @@
 //! the expected one three times (`RX_ACK.gap`): a retry at once, as for a sequence NAK (not
 //! counted as a NAK received), if none was made since a READ of the QP last landed (the
 //! peer's streams a retry makes stale are sent to their end: retries at every loss would
-//! pile them up); otherwise the timer finds the loss. An RNR NAK starts an RNR wait of the NAK's timer
-//! code instead (a sequence NAK for the same PSN does not cut it short); when it ends the
-//! requester sends again from the NAKed PSN; the `rnr_retry`+1-th RNR NAK without progress
-//! fails the QP with RNR_RETRY_EXC_ERR (7: never). Counters `timeouts`, `seq_naks`,
+//! pile them up); otherwise the timer finds the loss. An ACK past a head READ or atomic whose
+//! response has not come (the READ cursor not past its last PSN) says the response was lost
+//! (the peer answers in PSN order; rxe's `check_psn`): a retry at once when the head is looked
+//! at after it, under the same rule, not a timeout that every later ACK puts off.
+//! An RNR NAK starts an RNR wait of the NAK's timer code instead (a sequence NAK for the same
+//! PSN does not cut it short); when it ends the requester sends again from the NAKed PSN; the
+//! `rnr_retry`+1-th RNR NAK without progress fails the QP with RNR_RETRY_EXC_ERR (7: never). Counters `timeouts`, `seq_naks`,
 //! `rnr_naks` (received) and `retry_exc` (QPs failed so).
 //! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
 //! requests the same way; a later `init_sq` write (RESET) clears that. A move to RESET also
@@ -140,8 +143,9 @@ const QST_W: usize = 32;
 /// Per QP, as this block keeps it: those, the epoch 32/8, `rd_una` 40/24 (the PSN after
 /// the last READ response landed), and the retry counts: timeouts and sequence NAKs 64/3,
 /// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs; 71/24: the PSN the last
-/// resumed READ went on from (a READ that lands more between two retries makes progress;
-/// a READ's skipped response, `RX_ACK.gap`, at another PSN is retried at once).
+/// retry went on from (`una_psn` - 1 after a RESET: none; a READ that lands more between two
+/// retries makes progress; a READ's skipped response, `RX_ACK.gap`, or an answer past a READ
+/// whose response has not come, at another PSN is retried at once).
 const QS_W: usize = 95;
 const CNT_W: usize = 7;
 /// Per QP, from its context: `retry_cnt` 0/3, `rnr_retry` 3/3.
@@ -294,6 +298,13 @@ pub struct Completer<const DW: usize> {
     rx_off: Signal<Local, Bits<24>>,
     rx_ok: Signal<Local, Bit>,
     rx_prog: Signal<Local, Bit>,
+    /// The head READ's or atomic's response has come (the READ cursor is past it).
+    rx_past: Signal<Local, Bits<24>>,
+    /// Where a retry of the head would go on from, and the state with it as the last retry's.
+    rew_at: Signal<Local, Bits<24>>,
+    qst_rew: Signal<Local, Bits<QS_W>>,
+    /// The head is a READ or an atomic whose response was lost: an answer past it came.
+    rd_lost: Signal<Local, Bit>,
     rd_res: Signal<Local, Bits<24>>,
     s_span: Signal<Local, Bits<24>>,
     pub timeouts: Signal<Out, Bits<32>>,
@@ -623,6 +634,10 @@ impl<const DW: usize> Completer<DW> {
             rx_off: Default::default(),
             rx_ok: Default::default(),
             rx_prog: Default::default(),
+            rx_past: Default::default(),
+            rew_at: Default::default(),
+            qst_rew: Default::default(),
+            rd_lost: Default::default(),
             rd_res: Default::default(),
             s_span: Default::default(),
             timeouts: Default::default(),
@@ -989,7 +1004,13 @@ impl<const DW: usize> Logic for Completer<DW> {
                 self.s_qpw_data
                     .val()
                     .get_bits::<24>(self.q_una.val().index()),
-            ) << 40);
+            ) << 40)
+            | (bit_cast::<QS_W, 24>(
+                self.s_qpw_data
+                    .val()
+                    .get_bits::<24>(self.q_una.val().index())
+                    - bits::<24>(1),
+            ) << 71);
         self.qw_en.next = self.s_qpw_en.val()
             & (self
                 .s_qpw_data
@@ -1360,6 +1381,23 @@ impl<const DW: usize> Logic for Completer<DW> {
         }
         // ... and one that landed more since the last retry has made progress.
         self.rx_prog.next = self.rx_ok.val() & (self.rx_exp.val() != self.rd_res.val());
+        self.rew_at.next = self.s_first.val() + self.r_off.val();
+        self.qst_rew.next = (self.qst_keep.val() & !(bits::<QS_W>(0xFF_FFFF) << 71))
+            | (bit_cast::<QS_W, 24>(self.rew_at.val()) << 71);
+        // An answer past a READ or an atomic whose response has not come (an ACK of a later
+        // request: `una` past the head's last PSN + 1; the peer sends responses in PSN order)
+        // says the response was lost: a retry at once, as rxe's `check_psn`, not a timeout
+        // that every later ACK puts off. Not when the READ cursor is past the head in the
+        // QP's epoch (its response came and is landing), in an RNR wait, or when the last
+        // retry went on from the same PSN already (the ACKs of the stream it made stale).
+        self.rx_past.next = self.rx_exp.val() - bits::<24>(1) - self.s_last.val();
+        self.rd_lost.next = self.is_rd.val()
+            & (self.since.val() != bits::<24>(0))
+            & (self.since.val() < bits::<24>(0x80_0000))
+            & !((self.s_rpk_data.val().get_bits::<8>(24) == self.q_epoch.val())
+                & (self.rx_past.val() < bits::<24>(0x80_0000)))
+            & !self.rnr_wait.val()
+            & (self.rew_at.val() != self.rd_res.val());
         // READ responses of the QP coming (landed or not, `s_rpk_data` bit 33) keep its ACK
         // timer from timing out (the peer is still sending, perhaps a stream a retry has
         // made stale and it has not cut yet, or READs ahead of the head's ACK).
@@ -1617,8 +1655,12 @@ impl<const DW: usize> Logic for Completer<DW> {
                         & (self.q_err.val() == bits::<8>(0))
                     {
                         // Not yet: an ACK, a landing or a BAR0 write for the QP brings it
-                        // back.
+                        // back. A READ's or an atomic's lost response: a retry at once.
                         self.state.d.next = CplState::Idle;
+                        if self.rd_lost.val() {
+                            self.tmr.s_set_en.next = true;
+                            self.tmr.s_set_mode.next = self.md_now.val();
+                        }
                     } else if !self.want_cqe.val() {
                         self.retire.next = true;
                     } else if self.s_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
@@ -1749,22 +1791,20 @@ impl<const DW: usize> Logic for Completer<DW> {
                         self.rew_v.d.next = true;
                         self.rew_q.d.next = self.cur_q.q.val();
                         self.rew_ci.d.next = self.s_sqi.val();
-                        self.rew_psn.d.next = self.s_first.val() + self.r_off.val();
+                        self.rew_psn.d.next = self.rew_at.val();
                         self.rew_pkts.d.next = self.r_off.val();
-                        // A retry counts, an RNR wait ends.
+                        // A retry counts, an RNR wait ends; the point it goes on from is kept.
                         self.qw_addr.next = self.cur_q.q.val();
                         self.qw_data.next =
-                            self.qst_keep.val() | (bit_cast::<QS_W, CNT_W>(self.cnt0.val()) << 64);
+                            self.qst_rew.val() | (bit_cast::<QS_W, CNT_W>(self.cnt0.val()) << 64);
                         if !self.rnr_exp.val() {
-                            self.qw_data.next = self.qst_keep.val()
+                            self.qw_data.next = self.qst_rew.val()
                                 | (bit_cast::<QS_W, CNT_W>(self.cnt1.val()) << 64);
                         }
                         if self.rx_prog.val() {
                             // A READ that landed more since the last retry: progress, this
-                            // retry the first; the point it goes on from is kept.
-                            self.qw_data.next = (self.qst_keep.val()
-                                & !(bits::<QS_W>(0xFF_FFFF) << 71))
-                                | (bit_cast::<QS_W, 24>(self.rx_exp.val()) << 71)
+                            // retry the first.
+                            self.qw_data.next = self.qst_rew.val()
                                 | (bit_cast::<QS_W, CNT_W>(bits::<CNT_W>(1)) << 64);
                         }
                         self.qw_en.next = true;

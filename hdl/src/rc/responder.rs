@@ -197,9 +197,9 @@ const RCUR_W: usize = 529;
 const RL_EXP: usize = 448;
 const RL_EPOCH: usize = 480;
 /// The READ cursor as the completer reads it (`m_rpk_data`): the next response PSN 0/24, the
-/// QP's epoch when the READ began 24/8, a response in progress 32; and 33: a READ response
-/// for the QP has come (landed or not) since the completer last cleared the bit
-/// (`s_rpk_clr`).
+/// QP's epoch when the READ began 24/8, a response in progress 32 (after an `init_sq` write:
+/// the QP's `sq_psn` and its new epoch, nothing in progress); and 33: a READ response for the
+/// QP has come (landed or not) since the completer last cleared the bit (`s_rpk_clr`).
 pub const RPK_W: usize = 34;
 /// Out-of-sequence responses of the READ in progress at its expected PSN (2 bits, at 3 the
 /// requester is told: `RX_ACK.gap`), in the READ cursor.
@@ -761,6 +761,10 @@ pub struct Responder<const DW: usize, const KW: usize> {
     max_dlen: Constant<Bits<32>>,
     port_base: Constant<Bits<16>>,
     q_init: Constant<Bits<10>>,
+    q_init_sq: Constant<Bits<10>>,
+    q_sq_psn: Constant<Bits<10>>,
+    /// A READ response's write of the completer's copy of its QP's READ cursor.
+    rx_w: Signal<Local, Bits<RPK_W>>,
     nak_bit: Constant<Bits<CUR_W>>,
     held_bit: Constant<Bits<RCUR_W>>,
     one256: Constant<Bits<256>>,
@@ -1280,6 +1284,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             max_dlen: k(1 << 31),
             port_base: k(0xC000),
             q_init: field_at(&QP_CTX, "init_rq"),
+            q_init_sq: field_at(&QP_CTX, "init_sq"),
+            q_sq_psn: field_at(&QP_CTX, "sq_psn"),
+            rx_w: Default::default(),
             nak_bit: Constant::new(crate::util::bits_from_bools(&nak)),
             held_bit: Constant::new(crate::util::bits_from_bools(&{
                 let mut b = vec![false; RCUR_W];
@@ -2032,11 +2039,29 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.seen_rd.q.val() {
             self.m_rpk_data.next = self.rx_ram.read_data.val() | (bits::<RPK_W>(1) << 33);
         }
-        self.rx_ram.write_address.next = self.f_q8.val();
-        self.rx_ram.write_data.next = bit_cast::<RPK_W, 24>(self.rcv.q.val().get_bits::<24>(448))
+        // A QP write with `init_sq` (RESET) starts the copy at the QP's first PSN in its new
+        // epoch, nothing held: the completer reads a response as come only when the cursor
+        // is past a request (never from what a QP of the same number left). A READ
+        // response's write (in `Resp`, which waits out BAR0's writes) takes the port.
+        self.rx_ram.write_address.next = self.s_qpw_index.val();
+        self.rx_ram.write_data.next = bit_cast::<RPK_W, 24>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<24>(self.q_sq_psn.val().index()),
+        ) | (bit_cast::<RPK_W, 8>(
+            self.s_qpw_data
+                .val()
+                .get_bits::<8>(self.q_epoch.val().index()),
+        ) << 24);
+        self.rx_ram.write_enable.next = self.s_qpw_en.val()
+            & (self
+                .s_qpw_data
+                .val()
+                .get_bits::<1>(self.q_init_sq.val().index())
+                == bits::<1>(1));
+        self.rx_w.next = bit_cast::<RPK_W, 24>(self.rcv.q.val().get_bits::<24>(448))
             | (bit_cast::<RPK_W, 8>(self.rcv.q.val().get_bits::<8>(480)) << 24)
             | (bit_cast::<RPK_W, 1>(self.rcv.q.val().get_bits::<1>(528)) << 32);
-        self.rx_ram.write_enable.next = false;
         // After this packet: the next PSN, and at the READ's end (or when it fails) one more
         // landed and nothing in progress.
         self.f_psn1.next = self.f_psn.val() + bits::<24>(1);
@@ -2873,7 +2898,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         }
                         self.rcur_ram.write_data.next = self.rcv.q.val();
                         self.rcur_ram.write_enable.next = true;
-                        self.rx_ram.write_enable.next = self.is_resp.val();
+                        if self.is_resp.val() {
+                            self.rx_ram.write_address.next = self.f_q8.val();
+                            self.rx_ram.write_data.next = self.rx_w.val();
+                            self.rx_ram.write_enable.next = true;
+                        }
                     }
                     self.rcv_q.s_tvalid.next = self.do_rcv.q.val() & !self.dirty.q.val();
                     self.state.d.next = RespState::Idle;

@@ -629,3 +629,148 @@ fn many_reads_both_ways_do_not_stall_on_a_full_completion_queue() -> Result<()> 
     ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
     Ok(())
 }
+
+/// A READ's (or an atomic's) response lost, later requests behind it: the first ACK past it
+/// says the response will not come (the peer answers in PSN order), and the requester asks
+/// again at once, as rxe's `check_psn` (the implicit NAK), not after an ACK timeout that
+/// every later ACK would put off. Here the timeout is 4.3 s (never, in the test's time): a
+/// READ of 1 to 3 packets losing its last response, or a FETCH_ADD losing its ATOMIC
+/// ACKNOWLEDGE, then 1 to 40 WRITEs, each at a random PMTU; another QP pair's WRITEs meanwhile.
+/// Every request completes in order, the READ's bytes and the atomic's original value exact,
+/// with one retry and no timeout.
+#[test]
+fn a_lost_read_response_is_asked_again_at_the_first_answer_past_it() -> Result<()> {
+    use ferroce_sim::Fault;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let s = seed("a_lost_read_response_is_asked_again_at_the_first_answer_past_it");
+    let mut r = rng(s);
+    let mut w = lossless_world(s)?;
+    w.retry.timeout = Some(20);
+    let mut src: Vec<u8> = (0..64 << 10).map(|_| r.gen()).collect();
+    let sb = w.b.buffer(src.len(), &src)?;
+    let da = w.a.buffer(src.len(), &vec![0u8; src.len()])?;
+    for atomic in [false, true, false, true] {
+        let pmtu = 256u32 << r.gen_range(0..5);
+        let (mut qa, _qb) =
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?;
+        let (mut qc, _qd) =
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?;
+        let before = w.a.dev.rc_stats()?;
+        // b's answers: the READ's last response (LAST or ONLY) or the ATOMIC ACKNOWLEDGE,
+        // the first one, lost.
+        let lost = Rc::new(Cell::new(false));
+        let l = lost.clone();
+        w.ba.set_fault_hook(move |_, f| {
+            let b = ferroce_tests::bth(&f[..f.len() - 4]);
+            if !l.get() && b.is_some_and(|b| matches!(b.opcode, 0x0F | 0x10 | 0x12)) {
+                l.set(true);
+                return Fault::Drop;
+            }
+            Fault::Pass
+        })?;
+        let len = if atomic {
+            8
+        } else {
+            r.gen_range(1..=3 * pmtu as usize)
+        };
+        let from = r.gen_range(0..src.len() / 2) & !7;
+        let first = SendWr {
+            wr_id: 0,
+            opcode: if atomic {
+                WrOpcode::AtomicFetchAndAdd
+            } else {
+                WrOpcode::RdmaRead
+            },
+            sg_list: vec![Sge {
+                addr: da.addr,
+                length: len as u32,
+                lkey: da.lkey,
+            }],
+            remote_addr: sb.addr + from as u64,
+            rkey: sb.rkey,
+            compare_add: 1,
+            signaled: true,
+            ..Default::default()
+        };
+        let writes = r.gen_range(1..=40usize);
+        let write = |i: usize, r: &mut ChaCha8Rng| SendWr {
+            wr_id: i as u64,
+            sg_list: vec![Sge {
+                addr: da.addr + (32 << 10),
+                length: r.gen_range(1..=256),
+                lkey: da.lkey,
+            }],
+            remote_addr: sb.addr + (48 << 10),
+            rkey: sb.rkey,
+            signaled: true,
+            ..Default::default()
+        };
+        let mut list = vec![first];
+        list.extend((1..=writes).map(|i| write(i, &mut r)));
+        w.a.dev.post_send(&mut qa, &list)?;
+        let other: Vec<SendWr> = (0..20).map(|i| write(i, &mut r)).collect();
+        w.a.dev.post_send(&mut qc, &other)?;
+        let mut got: Vec<WorkCompletion> = Vec::new();
+        let mut cycles = 0;
+        while got.len() < writes + 21 {
+            w.run(2000)?;
+            cycles += 2000;
+            got.extend(w.a.dev.poll_cq(&mut w.a.cq, 64)?);
+            ensure!(
+                cycles < budget(400_000),
+                "seed {s}: {} at PMTU {pmtu}, then {writes} WRITEs: {} of {} completions in \
+                 {cycles} cycles; a: {}; b: {}",
+                if atomic { "FETCH_ADD" } else { "READ" },
+                got.len(),
+                writes + 21,
+                nonzero_counters(&w.a),
+                nonzero_counters(&w.b)
+            );
+        }
+        ensure!(lost.get(), "seed {s}: a response was dropped");
+        let mine: Vec<(u64, u32)> = got
+            .iter()
+            .filter(|c| c.qpn == qa.qpn)
+            .map(|c| (c.wr_id, c.status))
+            .collect();
+        let want: Vec<(u64, u32)> = (0..=writes as u64).map(|i| (i, WC_SUCCESS)).collect();
+        ensure!(mine == want, "seed {s}: {mine:?}");
+        ensure!(
+            got.iter().all(|c| c.status == WC_SUCCESS),
+            "seed {s}: {got:?}"
+        );
+        let mut mem = vec![0u8; len];
+        w.a.dev.mem.read(da.addr, &mut mem)?;
+        ensure!(
+            mem == src[from..from + len],
+            "seed {s}: the {} brought other bytes",
+            if atomic { "FETCH_ADD" } else { "READ" }
+        );
+        let st = w.a.dev.rc_stats()?;
+        ensure!(
+            st.timeouts == before.timeouts && st.retrans > before.retrans,
+            "seed {s}: {st:?} (before: {before:?})"
+        );
+        println!(
+            "seed {s}: {} at PMTU {pmtu}, response lost, then {writes} WRITEs: all done in \
+             {cycles} cycles, {} retransmitted",
+            if atomic { "FETCH_ADD" } else { "READ" },
+            st.retrans - before.retrans
+        );
+        // The atomic added 1 to b's word, once (the retry was a duplicate, answered from the
+        // peer's memory of it, not added again).
+        if atomic {
+            let v = u64::from_le_bytes(src[from..from + 8].try_into()?).wrapping_add(1);
+            src[from..from + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        let mut peer = vec![0u8; src.len()];
+        w.b.dev.mem.read(sb.addr, &mut peer)?;
+        ensure!(
+            peer[..48 << 10] == src[..48 << 10],
+            "seed {s}: b's source after the {}",
+            if atomic { "FETCH_ADD" } else { "READ" }
+        );
+    }
+    Ok(())
+}
