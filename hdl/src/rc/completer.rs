@@ -305,6 +305,8 @@ pub struct Completer<const DW: usize> {
     qst_rew: Signal<Local, Bits<QS_W>>,
     /// The head is a READ or an atomic whose response was lost: an answer past it came.
     rd_lost: Signal<Local, Bit>,
+    /// A RESET's `una_psn` - 1: no retry made yet.
+    qpw_res: Signal<Local, Bits<24>>,
     rd_res: Signal<Local, Bits<24>>,
     s_span: Signal<Local, Bits<24>>,
     pub timeouts: Signal<Out, Bits<32>>,
@@ -638,6 +640,7 @@ impl<const DW: usize> Completer<DW> {
             rew_at: Default::default(),
             qst_rew: Default::default(),
             rd_lost: Default::default(),
+            qpw_res: Default::default(),
             rd_res: Default::default(),
             s_span: Default::default(),
             timeouts: Default::default(),
@@ -993,6 +996,11 @@ impl<const DW: usize> Logic for Completer<DW> {
         // Per-QP state and the CQ copy: the tables' writes, else this block's. Read at the
         // ACK's or the head request's QP (and CQ), the address held while it is worked on.
         self.qw_addr.next = self.s_qpw_index.val();
+        self.qpw_res.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<24>(self.q_una.val().index())
+            - bits::<24>(1);
         self.qw_data.next = bit_cast::<QS_W, 24>(
             self.s_qpw_data
                 .val()
@@ -1005,12 +1013,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                     .val()
                     .get_bits::<24>(self.q_una.val().index()),
             ) << 40)
-            | (bit_cast::<QS_W, 24>(
-                self.s_qpw_data
-                    .val()
-                    .get_bits::<24>(self.q_una.val().index())
-                    - bits::<24>(1),
-            ) << 71);
+            | (bit_cast::<QS_W, 24>(self.qpw_res.val()) << 71);
         self.qw_en.next = self.s_qpw_en.val()
             & (self
                 .s_qpw_data
