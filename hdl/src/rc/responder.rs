@@ -103,7 +103,8 @@
 //!   2^31, or a SEND packet longer than the receive WQE's room left: NAK invalid request; the
 //!   last also completes the receive WQE with LOC_LEN_ERR), `bad_rkey` (the RETH's key does
 //!   not name a region of the QP's PD with remote write access, or the range is not inside
-//!   it: NAK remote access error), `rnr` (a message that needs a receive WQE found none
+//!   it; a WRITE MIDDLE or LAST whose region no longer carries its FIRST's key, deregistered
+//!   or registered anew since: NAK remote access error), `rnr` (a message that needs a receive WQE found none
 //!   posted: RNR NAK with the QP's `min_rnr_timer` code, nothing written, IBA 9.7.5.2.8).
 //!   A receive WQE `RecvQueue` consumed in error (its keys, its SGE count, its fetch) is
 //!   completed with that status and the packet NAKed remote operational error (counted
@@ -111,6 +112,7 @@
 //!
 //! ```text
 //!  s_meta --> [Idle: take record; read QP copy, cursors, MR at the RETH key]
+//!         --> [ReKey: a WRITE MIDDLE/LAST: MR at the cursor's key]
 //!         --> [Check: QP, opcode, PSN, message order, length, key, range -> one decision]
 //!         --> [Wait: receive WQE from RecvQueue]   (SEND FIRST/ONLY, WRITE LAST/ONLY IMM)
 //!         --> [Room: a SEND packet fits the WQE's room left?]
@@ -183,8 +185,9 @@ const RCV_W: usize = RECV_DONE.len * 8;
 /// `min_rnr_timer` 152/5, `qp_access` 157/8 (`epsn` and `msn` live in `rq_ram`).
 const RCTX_W: usize = 165;
 /// The message cursor: next address 0/64, bytes left 64/32 (a WRITE's), in a message 96,
-/// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32.
-const CUR_W: usize = 131;
+/// NAK sent 97, the message is a SEND 98, the WRITE's RETH length 99/32, the WRITE's rkey
+/// 131/16 (an rkey past 16 bits names no region: refused at the FIRST).
+const CUR_W: usize = 147;
 /// The receive cursor, the receive WQE a QP's SEND is landing in: its SGEs not yet filled
 /// 0/384 (as `RecvQueue` answers them, the first one advanced past the bytes written), room
 /// left 384/32, bytes received 416/32, `wr_id` 448/64, receive CQ 512/16, held 528.
@@ -221,6 +224,8 @@ const AX: usize = SLOT_A - QA;
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum RespState {
     Idle,
+    /// A WRITE MIDDLE or LAST: the region its cursor's rkey names is read again.
+    ReKey,
     Check,
     Wait,
     Room,
@@ -580,6 +585,13 @@ pub struct Responder<const DW: usize, const KW: usize> {
     c_nak: Signal<Local, Bits<1>>,
     c_send: Signal<Local, Bits<1>>,
     c_tot: Signal<Local, Bits<32>>,
+    c_rkey: Signal<Local, Bits<16>>,
+    /// The packet in `s_meta` is a WRITE MIDDLE or LAST; the one in Check is.
+    in_wcont: Signal<Local, Bit>,
+    w_cont: Signal<Local, Bit>,
+    /// A WRITE MIDDLE's or LAST's region still the one its FIRST was checked against.
+    cont_key_ok: Signal<Local, Bit>,
+    rkey_next: Signal<Local, Bits<16>>,
     tot_next: Signal<Local, Bits<32>>,
     send_b: Signal<Local, Bits<1>>,
     rc_sges: Signal<Local, Bits<ANS_W>>,
@@ -1100,6 +1112,11 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             c_nak: Default::default(),
             c_send: Default::default(),
             c_tot: Default::default(),
+            c_rkey: Default::default(),
+            in_wcont: Default::default(),
+            w_cont: Default::default(),
+            cont_key_ok: Default::default(),
+            rkey_next: Default::default(),
             tot_next: Default::default(),
             send_b: Default::default(),
             rc_sges: Default::default(),
@@ -1694,6 +1711,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.in_resp.next = ((self.in_op.val() >= self.op_rfirst.val())
             & (self.in_op.val() <= self.op_ronly.val()))
             | (self.in_op.val() == self.op_aack.val());
+        self.in_wcont.next = (self.in_op.val() == self.op_middle.val())
+            | (self.in_op.val() == self.op_last.val())
+            | (self.in_op.val() == self.op_wlast_imm.val());
         self.mr_ram.read_address.next =
             self.m.q.val().get_bits::<QA>(self.x_rkey_idx.val().index());
         if self.state.q.val() == RespState::Idle {
@@ -1786,6 +1806,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.c_nak.next = self.cur_ram.read_data.val().get_bits::<1>(97);
         self.c_send.next = self.cur_ram.read_data.val().get_bits::<1>(98);
         self.c_tot.next = self.cur_ram.read_data.val().get_bits::<32>(99);
+        self.c_rkey.next = self.cur_ram.read_data.val().get_bits::<16>(131);
         // The receive cursor: read in Check into `rcv`, worked on there after.
         self.rc_sges.next = self.rcv.q.val().get_bits::<ANS_W>(0);
         self.rc_room.next = self.rcv.q.val().get_bits::<32>(384);
@@ -1975,9 +1996,20 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.send_b.next = bits::<1>(1);
         }
         self.tot_next.next = self.c_tot.val();
+        self.rkey_next.next = self.c_rkey.val();
         if self.starts.val() {
             self.tot_next.next = self.f_dlen.val();
+            self.rkey_next.next = self.f_rkey.val().get_bits::<16>(0);
         }
+        // A WRITE MIDDLE or LAST: its region (read again in `ReKey`) must still be the one
+        // its FIRST was checked against: the same key (a new registration at the index has
+        // another tag; a deregistered entry has none), REMOTE_WRITE, the QP's PD, and the
+        // QP's own right. The range was checked whole at the FIRST.
+        self.w_cont.next = (self.is_middle.val() | self.is_last.val()) & !self.is_send.val();
+        self.cont_key_ok.next = (self.mr_key.val() == bit_cast::<32, 16>(self.c_rkey.val()))
+            & ((self.mr_acc.val() & self.acc_rw.val()) != bits::<8>(0))
+            & (self.mr_pdn.val() == self.r_pdn.val())
+            & ((self.r_qacc.val() & self.acc_rw.val()) != bits::<8>(0));
         // A message given up (a NAK that ends it): the cursor back to "no message".
         self.cur_clear.next = self.cur_ram.read_data.val() & !(bits::<CUR_W>(0x3) << 96);
         // The receive WQE as `RecvQueue` answered it, SGEs past its count zeroed.
@@ -2413,7 +2445,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                                 .val()
                                 .get_bits::<QA>(self.x_qpn.val().index()));
                     self.state.d.next = RespState::Check;
+                    if self.in_wcont.val() {
+                        self.state.d.next = RespState::ReKey;
+                    }
                 }
+            }
+            RespState::ReKey => {
+                // The cursor is read: the region its rkey names, read again (a `dereg_mr` or
+                // a new registration at the index since the FIRST shows in it).
+                self.mr_ram.read_address.next = self.c_rkey.val().get_bits::<QA>(8);
+                self.state.d.next = RespState::Check;
             }
             RespState::FlRd => {
                 // (The QP's RAM entries are read this cycle.)
@@ -2546,9 +2587,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.n_bad_req.d.next = self.n_bad_req.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_inv.val();
-                } else if (self.starts.val() | self.is_rdreq.val() | self.is_atomic.val())
-                    & !self.key_ok.val()
+                } else if ((self.starts.val() | self.is_rdreq.val() | self.is_atomic.val())
+                    & !self.key_ok.val())
+                    | (self.w_cont.val() & !self.cont_key_ok.val())
                 {
+                    // (A WRITE MIDDLE or LAST whose region was deregistered, or registered
+                    // anew, since its FIRST: refused as rxe's per-packet `check_rkey`; the
+                    // NAK fails the QP, so nothing more of the message lands.)
                     self.n_bad_rkey.d.next = self.n_bad_rkey.q.val() + bits::<32>(1);
                     self.do_ack.d.next = true;
                     self.ack_syn.d.next = self.syn_acc.val();
@@ -2572,7 +2617,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         | (bit_cast::<CUR_W, 32>(self.rem_next.val()) << 64)
                         | (bit_cast::<CUR_W, 1>(self.in_next.val()) << 96)
                         | (bit_cast::<CUR_W, 1>(self.send_b.val()) << 98)
-                        | (bit_cast::<CUR_W, 32>(self.tot_next.val()) << 99);
+                        | (bit_cast::<CUR_W, 32>(self.tot_next.val()) << 99)
+                        | (bit_cast::<CUR_W, 16>(self.rkey_next.val()) << 131);
                     self.do_ack.d.next = self.f_ackreq.val() == bits::<1>(1);
                     self.ack_syn.d.next = self.syn_ack.val();
                     self.ack_psn.d.next = self.f_psn.val();

@@ -9,6 +9,7 @@ mod nic_send;
 mod pfc;
 mod pfc_classes;
 mod pfc_timing;
+mod protection;
 mod protocol;
 mod read;
 mod send_recv;

@@ -1,0 +1,133 @@
+//! Protection that holds while work is in flight: a region deregistered (or registered anew
+//! at its index) while a peer's WRITE into it is still arriving takes none of the rest.
+
+use anyhow::{ensure, Result};
+use ferroce_driver::{access, DmaMemory, SendWr, Sge};
+use ferroce_spec::queues::{WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
+use ferroce_tests::{lossless_world, nonzero_counters, rng, seed};
+use rand::Rng;
+
+/// A 32-64 KiB WRITE at PMTU 256-1024 (64 packets or more) into a region of host b; after 2
+/// to 12 of its packets have reached b, b deregisters the region (or, every other round,
+/// deregisters it and registers the same range again: a new tag at the same index). The rest
+/// of the message is refused: the WRITE completes REM_ACCESS_ERR at a (the QP fails, the
+/// WRITE behind it flushes), b counts one bad rkey, the bytes that landed are the message's
+/// first ones only, and a canary b writes into the range once the packets checked before the
+/// deregistration have landed is never overwritten. Each packet of a WRITE is checked against
+/// the region as rxe's `check_rkey` does; before, the rest landed and the WRITE succeeded.
+#[test]
+fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
+    let s = seed("a_region_deregistered_mid_write_takes_no_more_of_it");
+    let mut r = rng(s);
+    let mut w = lossless_world(s)?;
+    for round in 0..4 {
+        let pmtu = 256u32 << r.gen_range(0..3);
+        let len = r.gen_range(32 << 10..=64 << 10);
+        let (mut qa, _qb) =
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+        let data: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let src = w.a.buffer(len, &data)?;
+        let dst = w.b.dev.mem.alloc(len, 4096)?;
+        w.b.dev.mem.write(dst.addr, &vec![0u8; len])?;
+        let mr =
+            w.b.dev
+                .reg_mr(&w.b.pd, dst.addr, len as u64, access::REMOTE_WRITE)?;
+        let bad0 = w.b.counter("resp_bad_rkey")?;
+        let rx0 = w.b.counter("rx_accepted")?;
+        let write = |wr_id: u64, length: u32| SendWr {
+            wr_id,
+            sg_list: vec![Sge {
+                addr: src.addr,
+                length,
+                lkey: src.lkey,
+            }],
+            remote_addr: dst.addr,
+            rkey: mr.rkey,
+            signaled: true,
+            ..Default::default()
+        };
+        w.a.dev
+            .post_send(&mut qa, &[write(1, len as u32), write(2, 64)])?;
+        let after = r.gen_range(2..=12u64);
+        let mut waited = 0;
+        while w.b.counter("rx_accepted")? < rx0 + after {
+            w.run(10)?;
+            waited += 10;
+            ensure!(
+                waited < 100_000,
+                "seed {s}: round {round}: no packets reached b"
+            );
+        }
+        w.b.dev.dereg_mr(&mr)?;
+        let again = round % 2 == 1;
+        let new = if again {
+            Some(
+                w.b.dev
+                    .reg_mr(&w.b.pd, dst.addr, len as u64, access::REMOTE_WRITE)?,
+            )
+        } else {
+            None
+        };
+        if let Some(m) = new {
+            ensure!(
+                m.rkey >> 8 == mr.rkey >> 8 && m.rkey != mr.rkey,
+                "seed {s}: the new registration takes the index with a new tag"
+            );
+        }
+        // The packets checked before the deregistration land; then a canary.
+        w.run(2000)?;
+        let mut landed = vec![0u8; len];
+        w.b.dev.mem.read(dst.addr, &mut landed)?;
+        let n = landed
+            .iter()
+            .zip(&data)
+            .position(|(a, b)| a != b)
+            .unwrap_or(len);
+        // (In order: the message's first bytes, then nothing.)
+        ensure!(
+            n < len && landed[n..].iter().all(|&b| b == 0),
+            "seed {s}: round {round}: b holds bytes past the message's first {n} of {len}"
+        );
+        let canary: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        w.b.dev.mem.write(dst.addr, &canary)?;
+        let mut got = Vec::new();
+        let mut cycles = 0;
+        while got.len() < 2 {
+            w.run(1000)?;
+            cycles += 1000;
+            got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
+            ensure!(
+                cycles < 400_000,
+                "seed {s}: round {round}: {got:?}; a: {}; b: {}",
+                nonzero_counters(&w.a),
+                nonzero_counters(&w.b)
+            );
+        }
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [(1, WC_REM_ACCESS_ERR), (2, WC_WR_FLUSH_ERR)],
+            "seed {s}: round {round} (PMTU {pmtu}, {len} B, deregistered after {after} \
+             packets{}): {st:?}",
+            if again { ", registered again" } else { "" }
+        );
+        ensure!(
+            w.b.counter("resp_bad_rkey")? == bad0 + 1,
+            "seed {s}: round {round}: b refused one packet"
+        );
+        let mut end = vec![0u8; len];
+        w.b.dev.mem.read(dst.addr, &mut end)?;
+        ensure!(
+            end == canary,
+            "seed {s}: round {round}: the region was written after its deregistration"
+        );
+        println!(
+            "seed {s}: round {round}: PMTU {pmtu}, {len} B WRITE, deregistered{} after {after} \
+             packets: {n} B landed before, none after, REM_ACCESS_ERR",
+            if again { " and registered again" } else { "" }
+        );
+        if let Some(m) = new {
+            w.b.dev.dereg_mr(&m)?;
+        }
+    }
+    Ok(())
+}
