@@ -99,7 +99,8 @@
 //!   until a request at the expected PSN arrives, a READ or an atomic too; `seq_naks` counts
 //!   those NAKs), `bad_req` (FIRST/ONLY inside a message, MIDDLE/LAST
 //!   outside one or of the other kind (SEND vs WRITE), a payload length the opcode does not
-//!   allow (FIRST and MIDDLE exactly one PMTU, ONLY and LAST at most one), a RETH length over
+//!   allow (FIRST and MIDDLE exactly one PMTU, ONLY and LAST at most one, LAST one byte at
+//!   least), a RETH length over
 //!   2^31, or a SEND packet longer than the receive WQE's room left: NAK invalid request; the
 //!   last also completes the receive WQE with LOC_LEN_ERR), `bad_rkey` (the RETH's key does
 //!   not name a region of the QP's PD with remote write access, or the range is not inside
@@ -1906,6 +1907,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.is_send.val() {
             if self.is_first.val() | self.is_middle.val() {
                 self.len_ok.next = self.f_len32.val() == self.pmtu.val();
+            } else if self.is_last.val() {
+                // A LAST carries a byte at least (rxe's `check_length`): a message of whole
+                // PMTUs ends with a full one.
+                self.len_ok.next =
+                    (self.f_len32.val() != bits::<32>(0)) & (self.f_len32.val() <= self.pmtu.val());
             } else {
                 self.len_ok.next = self.f_len32.val() <= self.pmtu.val();
             }

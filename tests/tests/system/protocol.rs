@@ -187,6 +187,99 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
     Ok(())
 }
 
+/// A SEND's LAST packet carries at least one byte (rxe's `check_length`: a FIRST or MIDDLE
+/// is exactly one PMTU, so a message of whole PMTUs ends with a full LAST, never an empty
+/// one): a SEND FIRST and an empty LAST forged from a real SEND at the expected PSNs, at a
+/// random PMTU, get NAK invalid request at the LAST's PSN, `bad_req` counts it, the QP fails
+/// and the receive WQE the FIRST began completes in error, not SUCCESS with a PMTU of bytes.
+#[test]
+fn an_empty_send_last_is_naked_invalid_request() -> Result<()> {
+    use ferroce_spec::opcodes::{RC_SEND_FIRST, RC_SEND_LAST};
+    let s = seed("an_empty_send_last_is_naked_invalid_request");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = 256u32 << r.gen_range(0..5);
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let sa = w.a.buffer(4096, &vec![0x55; 4096])?;
+    let db = w.b.buffer(16384, &vec![0; 16384])?;
+    let recv = |id: u64, at: u64| RecvWr {
+        wr_id: id,
+        sg_list: vec![Sge {
+            addr: db.addr + at,
+            length: 8192,
+            lkey: db.lkey,
+        }],
+    };
+    w.b.dev.post_recv(&mut qb, &[recv(1, 0), recv(2, 8192)])?;
+    let caught = ferroce_tests::catch_first(&w.ab, RC_SEND_ONLY)?;
+    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
+    let n2 = naks.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 == 3)) {
+            n2.borrow_mut().push(b);
+        }
+        Fault::Pass
+    })?;
+    let send = SendWr {
+        wr_id: 9,
+        opcode: WrOpcode::Send,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: r.gen_range(1..=pmtu),
+            lkey: sa.lkey,
+        }],
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[send])?;
+    w.run_until(200_000, "the SEND's completions", || {
+        w.b.counter("cpl_cqes").is_ok_and(|n| n == 1)
+    })?;
+    let bad0 = w.b.counter("resp_bad_req")?;
+    let model = TxPacket::parse(&caught.borrow().clone().context("no SEND caught")?)?;
+    let mut first = model.clone();
+    first.opcode = RC_SEND_FIRST;
+    first.ack_req = false;
+    first.psn = (model.psn + 1) & 0xFF_FFFF;
+    first.payload = (0..pmtu).map(|_| r.gen()).collect();
+    let mut last = model.clone();
+    last.opcode = RC_SEND_LAST;
+    last.psn = (model.psn + 2) & 0xFF_FFFF;
+    last.payload = Vec::new();
+    w.ab.inject(0, &first.frame()?);
+    w.run(5_000)?;
+    // (58 bytes: padded to Ethernet's 60 before the FCS, as a MAC sends it.)
+    let mut f = last.frame()?;
+    f.resize(f.len().max(60), 0);
+    w.ab.inject(0, &f);
+    w.run(20_000)?;
+    ensure!(
+        w.b.counter("resp_bad_req")? == bad0 + 1,
+        "seed {s}: PMTU {pmtu}: b: {}",
+        nonzero_counters(&w.b)
+    );
+    let nk = naks.borrow().clone();
+    ensure!(
+        nk.len() == 1 && nk[0].syndrome == Some(AETH_NAK_INV_REQ) && nk[0].psn == last.psn,
+        "seed {s}: PMTU {pmtu}: NAKs on the wire {nk:?}"
+    );
+    ensure!(
+        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
+        "seed {s}: b's QP is not in ERR"
+    );
+    let mut wcs = w.b.dev.poll_cq(&mut w.b.cq, 8)?;
+    wcs.retain(|c| c.wr_id == 2);
+    ensure!(
+        wcs.len() == 1 && wcs[0].status != WC_SUCCESS,
+        "seed {s}: PMTU {pmtu}: the receive the FIRST began: {wcs:?}"
+    );
+    println!(
+        "seed {s}: PMTU {pmtu}: an empty SEND LAST NAKed invalid request, the receive {}",
+        wcs[0].status
+    );
+    Ok(())
+}
+
 /// A NAK with a code IBA reserves (syndrome 011 with a code above 3, or the reserved 010) is
 /// a refusal that does not say why: the request it names completes REM_OP_ERR and the QP
 /// fails, as rxe does (it used to move `una` and nothing else: with `timeout` 0 the WRITE
