@@ -61,16 +61,15 @@
 //!      or failed] -> [Cqe: 32 bytes to m_wd, CQ index + 1] -(more on the list)-> [Kick]
 //! ```
 //!
-//! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means
-//! every PSN before p did (`una` = p); `una` only moves forward. A NAK code IBA reserves (or
-//! the reserved syndrome 010) fails the request like a remote operational error (as rxe). An answer must name a PSN
-//! the requester has sent in the QP's epoch (IBA 9.7.5.1, rxe's `check_psn`): one past the
-//! last PSN sent (a stale ACK of the QP's last connection, a bogus peer) would complete work
-//! never delivered, and a NAK behind `una` (reordered, duplicated, stale) would start an RNR
-//! wait or fail the QP for nothing; both are dropped and counted. A NAK with a fatal code
-//! (invalid request, remote access or remote operational error) fails the request it names
-//! with REM_INV_REQ_ERR, REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with
-//! WR_FLUSH_ERR.
+//! ACKs: an ACK for PSN p means every PSN up to p arrived (`una` = p + 1), a NAK for p means every
+//! PSN before p did (`una` = p); `una` only moves forward. A NAK code IBA reserves (or the reserved
+//! syndrome 010) fails the request like a remote operational error (as rxe). An answer must name a
+//! PSN the requester has sent in the QP's epoch (IBA 9.7.5.1, rxe's `check_psn`): one past the last
+//! PSN sent (a stale ACK of the QP's last connection, a bogus peer) would complete work never
+//! delivered, and a NAK behind `una` (reordered, duplicated, stale) would start an RNR wait or fail
+//! the QP for nothing; both are dropped and counted. A NAK with a fatal code (invalid request,
+//! remote access or remote operational error) fails the request it names with REM_INV_REQ_ERR,
+//! REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with WR_FLUSH_ERR.
 //!
 //! Retries (IBA 9.7.6.1, go back N): a `Timers` entry per QP runs while the QP has requests
 //! out (set when its list stops being empty, again at every progress: `una` or `rd_una`
@@ -99,8 +98,8 @@
 //! at after it, under the same rule, not a timeout that every later ACK puts off.
 //! An RNR NAK starts an RNR wait of the NAK's timer code instead (a sequence NAK for the same
 //! PSN does not cut it short); when it ends the requester sends again from the NAKed PSN; the
-//! `rnr_retry`+1-th RNR NAK without progress fails the QP with RNR_RETRY_EXC_ERR (7: never). Counters `timeouts`, `seq_naks`,
-//! `rnr_naks` (received) and `retry_exc` (QPs failed so).
+//! `rnr_retry`+1-th RNR NAK without progress fails the QP with RNR_RETRY_EXC_ERR (7: never).
+//! Counters `timeouts`, `seq_naks`, `rnr_naks` (received) and `retry_exc` (QPs failed so).
 //! The host moving a QP to ERR (a context write with state ERR) flushes its outstanding
 //! requests the same way; a later `init_sq` write (RESET) clears that. A move to RESET also
 //! starts a new epoch (the context's `epoch`, which every `SENT` record carries): requests of

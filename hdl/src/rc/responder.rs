@@ -105,8 +105,9 @@
 //!   last also completes the receive WQE with LOC_LEN_ERR), `bad_rkey` (the RETH's key does
 //!   not name a region of the QP's PD with remote write access, or the range is not inside
 //!   it; a WRITE MIDDLE or LAST whose region no longer carries its FIRST's key, deregistered
-//!   or registered anew since: NAK remote access error), `rnr` (a message that needs a receive WQE found none
-//!   posted: RNR NAK with the QP's `min_rnr_timer` code, nothing written, IBA 9.7.5.2.8).
+//!   or registered anew since: NAK remote access error), `rnr` (a message that needs a
+//!   receive WQE found none posted: RNR NAK with the QP's `min_rnr_timer` code, nothing
+//!   written, IBA 9.7.5.2.8).
 //!   A receive WQE `RecvQueue` consumed in error (its keys, its SGE count, its fetch) is
 //!   completed with that status and the packet NAKed remote operational error (counted
 //!   there, `bad_wqe`). `sc_bad_len`: the scatter's contract breaks (none expected).

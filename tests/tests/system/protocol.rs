@@ -2,7 +2,7 @@
 //! the rule, and each failed before its fix.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_driver::{DmaMemory, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::headers::AETH_NAK_INV_REQ;
@@ -11,8 +11,89 @@ use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::tx::TxPacket;
 use ferroce_tests::{bth, budget, nonzero_counters, rng, seed, Bth};
 use rand::Rng;
+use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
+
+/// Where a test that forges requests from a real SEND starts: a QP pair at `pmtu`, receive
+/// WQEs 1 and 2 of `recv_len` bytes each posted at b, a SEND of `len` bytes from a that
+/// completed into the first, caught on the wire as the model, and b's NAKs as they pass.
+struct SendModel {
+    qb: QueuePair,
+    model: TxPacket,
+    naks: Rc<RefCell<Vec<Bth>>>,
+}
+
+fn send_model(
+    w: &mut World,
+    r: &mut ChaCha8Rng,
+    pmtu: u32,
+    recv_len: u32,
+    len: u32,
+) -> Result<SendModel> {
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let sa = w.a.buffer(4096, &vec![0x55; 4096])?;
+    let db =
+        w.b.buffer(2 * recv_len as usize, &vec![0; 2 * recv_len as usize])?;
+    let recv = |id: u64| RecvWr {
+        wr_id: id,
+        sg_list: vec![Sge {
+            addr: db.addr + (id - 1) * u64::from(recv_len),
+            length: recv_len,
+            lkey: db.lkey,
+        }],
+    };
+    w.b.dev.post_recv(&mut qb, &[recv(1), recv(2)])?;
+    let caught = ferroce_tests::catch_first(&w.ab, RC_SEND_ONLY)?;
+    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
+    let n2 = naks.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 == 3)) {
+            n2.borrow_mut().push(b);
+        }
+        Fault::Pass
+    })?;
+    let send = SendWr {
+        wr_id: 9,
+        opcode: WrOpcode::Send,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: len,
+            lkey: sa.lkey,
+        }],
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[send])?;
+    w.run_until(200_000, "the SEND's completions", || {
+        w.b.counter("cpl_cqes").is_ok_and(|n| n == 1)
+    })?;
+    let model = TxPacket::parse(&caught.borrow().clone().context("no SEND caught")?)?;
+    Ok(SendModel { qb, model, naks })
+}
+
+/// b sent one NAK, invalid request at `psn`, and its QP is in ERR: the status of its receive
+/// WQE 2.
+fn naked_invalid_request(
+    w: &mut World,
+    qb: &QueuePair,
+    naks: &Rc<RefCell<Vec<Bth>>>,
+    psn: u32,
+) -> Result<u32> {
+    let nk = naks.borrow().clone();
+    ensure!(
+        nk.len() == 1 && nk[0].syndrome == Some(AETH_NAK_INV_REQ) && nk[0].psn == psn,
+        "NAKs on the wire {nk:?}"
+    );
+    ensure!(
+        w.b.dev.query_qp(qb)?.state == Some(QpState::Err),
+        "b's QP is not in ERR"
+    );
+    let mut wcs = w.b.dev.poll_cq(&mut w.b.cq, 8)?;
+    wcs.retain(|c| c.wr_id == 2);
+    ensure!(wcs.len() == 1, "b's second receive: {wcs:?}");
+    Ok(wcs[0].status)
+}
 
 /// A gap NAKed once is closed by any request at the expected PSN, a READ too (rxe clears
 /// `sent_psn_nak` in `check_psn`): a peer that only READs and loses two requests far apart gets
@@ -111,44 +192,7 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
     let s = seed("an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request");
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
-    let (mut qa, mut qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    let sa = w.a.buffer(4096, &vec![0x55; 4096])?;
-    let db = w.b.buffer(8192, &vec![0; 8192])?;
-    let recv = |id: u64, at: u64| RecvWr {
-        wr_id: id,
-        sg_list: vec![Sge {
-            addr: db.addr + at,
-            length: 4096,
-            lkey: db.lkey,
-        }],
-    };
-    w.b.dev.post_recv(&mut qb, &[recv(1, 0), recv(2, 4096)])?;
-    // One good SEND, caught as the model for the forged one.
-    let caught = ferroce_tests::catch_first(&w.ab, RC_SEND_ONLY)?;
-    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
-    let n2 = naks.clone();
-    w.ba.set_fault_hook(move |_, f| {
-        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 == 3)) {
-            n2.borrow_mut().push(b);
-        }
-        Fault::Pass
-    })?;
-    let send = SendWr {
-        wr_id: 9,
-        opcode: WrOpcode::Send,
-        sg_list: vec![Sge {
-            addr: sa.addr,
-            length: 100,
-            lkey: sa.lkey,
-        }],
-        signaled: true,
-        ..Default::default()
-    };
-    w.a.dev.post_send(&mut qa, &[send])?;
-    w.run_until(200_000, "the SEND's completions", || {
-        w.b.counter("cpl_cqes").is_ok_and(|n| n == 1)
-    })?;
-    let model = TxPacket::parse(&caught.borrow().clone().context("no SEND caught")?)?;
+    let SendModel { qb, model, naks } = send_model(&mut w, &mut r, 1024, 4096, 100)?;
     // SEND ONLY with Invalidate (0x17): IETH (the rkey to invalidate) before the payload,
     // at the PSN b expects next.
     let mut p = model.clone();
@@ -163,21 +207,12 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
         "seed {s}: b: {}",
         nonzero_counters(&w.b)
     );
-    let nk = naks.borrow().clone();
-    ensure!(
-        nk.len() == 1 && nk[0].syndrome == Some(AETH_NAK_INV_REQ) && nk[0].psn == p.psn,
-        "seed {s}: NAKs on the wire {nk:?}"
-    );
-    ensure!(
-        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
-        "seed {s}: b's QP is not in ERR"
-    );
     // b's receive WQE 2 flushes; a drops the NAK for a PSN it never sent.
-    let mut wcs = w.b.dev.poll_cq(&mut w.b.cq, 8)?;
-    wcs.retain(|c| c.wr_id == 2);
+    let second =
+        naked_invalid_request(&mut w, &qb, &naks, p.psn).with_context(|| format!("seed {s}"))?;
     ensure!(
-        wcs.len() == 1 && wcs[0].status == WC_WR_FLUSH_ERR,
-        "seed {s}: b's second receive {wcs:?}"
+        second == WC_WR_FLUSH_ERR,
+        "seed {s}: b's second receive {second}"
     );
     ensure!(
         w.a.counter("cpl_ghosts")? == 1,
@@ -199,44 +234,9 @@ fn an_empty_send_last_is_naked_invalid_request() -> Result<()> {
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     let pmtu = 256u32 << r.gen_range(0..5);
-    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    let sa = w.a.buffer(4096, &vec![0x55; 4096])?;
-    let db = w.b.buffer(16384, &vec![0; 16384])?;
-    let recv = |id: u64, at: u64| RecvWr {
-        wr_id: id,
-        sg_list: vec![Sge {
-            addr: db.addr + at,
-            length: 8192,
-            lkey: db.lkey,
-        }],
-    };
-    w.b.dev.post_recv(&mut qb, &[recv(1, 0), recv(2, 8192)])?;
-    let caught = ferroce_tests::catch_first(&w.ab, RC_SEND_ONLY)?;
-    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
-    let n2 = naks.clone();
-    w.ba.set_fault_hook(move |_, f| {
-        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 == 3)) {
-            n2.borrow_mut().push(b);
-        }
-        Fault::Pass
-    })?;
-    let send = SendWr {
-        wr_id: 9,
-        opcode: WrOpcode::Send,
-        sg_list: vec![Sge {
-            addr: sa.addr,
-            length: r.gen_range(1..=pmtu),
-            lkey: sa.lkey,
-        }],
-        signaled: true,
-        ..Default::default()
-    };
-    w.a.dev.post_send(&mut qa, &[send])?;
-    w.run_until(200_000, "the SEND's completions", || {
-        w.b.counter("cpl_cqes").is_ok_and(|n| n == 1)
-    })?;
+    let len = r.gen_range(1..=pmtu);
+    let SendModel { qb, model, naks } = send_model(&mut w, &mut r, pmtu, 8192, len)?;
     let bad0 = w.b.counter("resp_bad_req")?;
-    let model = TxPacket::parse(&caught.borrow().clone().context("no SEND caught")?)?;
     let mut first = model.clone();
     first.opcode = RC_SEND_FIRST;
     first.ack_req = false;
@@ -258,24 +258,14 @@ fn an_empty_send_last_is_naked_invalid_request() -> Result<()> {
         "seed {s}: PMTU {pmtu}: b: {}",
         nonzero_counters(&w.b)
     );
-    let nk = naks.borrow().clone();
+    let second = naked_invalid_request(&mut w, &qb, &naks, last.psn)
+        .with_context(|| format!("seed {s}: PMTU {pmtu}"))?;
     ensure!(
-        nk.len() == 1 && nk[0].syndrome == Some(AETH_NAK_INV_REQ) && nk[0].psn == last.psn,
-        "seed {s}: PMTU {pmtu}: NAKs on the wire {nk:?}"
-    );
-    ensure!(
-        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
-        "seed {s}: b's QP is not in ERR"
-    );
-    let mut wcs = w.b.dev.poll_cq(&mut w.b.cq, 8)?;
-    wcs.retain(|c| c.wr_id == 2);
-    ensure!(
-        wcs.len() == 1 && wcs[0].status != WC_SUCCESS,
-        "seed {s}: PMTU {pmtu}: the receive the FIRST began: {wcs:?}"
+        second != WC_SUCCESS,
+        "seed {s}: PMTU {pmtu}: the receive the FIRST began completed SUCCESS"
     );
     println!(
-        "seed {s}: PMTU {pmtu}: an empty SEND LAST NAKed invalid request, the receive {}",
-        wcs[0].status
+        "seed {s}: PMTU {pmtu}: an empty SEND LAST NAKed invalid request, the receive {second}"
     );
     Ok(())
 }
