@@ -458,3 +458,29 @@ pub fn catch_first(
     })?;
     Ok(caught)
 }
+
+/// Completions of host a (`side` 0) or b (1) until `n` have come (`what` names the wait), at
+/// most `max` cycles.
+pub fn reap(
+    w: &mut ferroce_sim::world::World,
+    side: usize,
+    n: usize,
+    max: u64,
+    what: &str,
+) -> Result<Vec<ferroce_driver::WorkCompletion>> {
+    let mut got = Vec::new();
+    let start = w.cycle();
+    while got.len() < n {
+        w.run(500)?;
+        let h = if side == 0 { &mut w.a } else { &mut w.b };
+        got.extend(h.dev.poll_cq(&mut h.cq, 64)?);
+        ensure!(
+            w.cycle() - start < max,
+            "{what}: {} of {n} completions after {max} cycles: {got:?}; a: {}; b: {}",
+            got.len(),
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    Ok(got)
+}

@@ -3,37 +3,16 @@
 //! wire), and a reset QP keeps nothing of its last life.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{
-    DmaMemory, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge, WorkCompletion, WrOpcode,
-};
+use ferroce_driver::{DmaMemory, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{Host, World, WorldConfig};
 use ferroce_spec::queues::{
     WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR, WQE_LEN,
 };
-use ferroce_tests::{bth, budget, nonzero_counters, rng, seed};
+use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
 use std::rc::Rc;
-
-/// Completions of host `h` until `n` have come (`what` names the wait), at most `max` cycles.
-fn reap(w: &mut World, side: usize, n: usize, max: u64, what: &str) -> Result<Vec<WorkCompletion>> {
-    let mut got = Vec::new();
-    let start = w.cycle();
-    while got.len() < n {
-        w.run(500)?;
-        let h = if side == 0 { &mut w.a } else { &mut w.b };
-        got.extend(h.dev.poll_cq(&mut h.cq, 64)?);
-        ensure!(
-            w.cycle() - start < max,
-            "{what}: {} of {n} completions after {max} cycles: {got:?}; a: {}; b: {}",
-            got.len(),
-            nonzero_counters(&w.a),
-            nonzero_counters(&w.b)
-        );
-    }
-    Ok(got)
-}
 
 /// Post `wr` by writing its WQE into the ring behind the driver's back (its keys unchecked),
 /// and ring the doorbell.

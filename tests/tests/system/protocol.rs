@@ -9,7 +9,7 @@ use ferroce_spec::headers::AETH_NAK_INV_REQ;
 use ferroce_spec::opcodes::{RC_RDMA_READ_REQUEST, RC_SEND_ONLY};
 use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::tx::TxPacket;
-use ferroce_tests::{bth, budget, nonzero_counters, rng, seed, Bth};
+use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed, Bth};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -147,19 +147,13 @@ fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Resul
         })
         .collect();
     w.a.dev.post_send(&mut qa, &wrs)?;
-    let mut got = Vec::new();
-    let start = w.cycle();
-    while got.len() < n as usize {
-        w.run(1000)?;
-        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 64)?);
-        ensure!(
-            w.cycle() - start < budget(400_000),
-            "seed {s}: {} of {n} READs; a: {}; b: {}",
-            got.len(),
-            nonzero_counters(&w.a),
-            nonzero_counters(&w.b)
-        );
-    }
+    let got = reap(
+        &mut w,
+        0,
+        n as usize,
+        budget(400_000),
+        &format!("seed {s}: the READs"),
+    )?;
     for (i, c) in got.iter().enumerate() {
         ensure!(
             c.wr_id == i as u64 && c.status == WC_SUCCESS,
@@ -399,17 +393,13 @@ fn a_qp_keeps_at_most_its_max_rd_atomic_reads_outstanding() -> Result<()> {
         })
         .collect();
     w.a.dev.post_send(&mut qa, &wrs)?;
-    let mut got = Vec::new();
-    let start = w.cycle();
-    while got.len() < n as usize {
-        w.run(1000)?;
-        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 64)?);
-        ensure!(
-            w.cycle() - start < budget(300_000),
-            "seed {s}: {} READs",
-            got.len()
-        );
-    }
+    let got = reap(
+        &mut w,
+        0,
+        n as usize,
+        budget(300_000),
+        &format!("seed {s}: the READs"),
+    )?;
     ensure!(
         got.iter().all(|c| c.status == WC_SUCCESS),
         "seed {s}: {got:?}"
