@@ -422,6 +422,7 @@ impl Link {
     pub fn inject_backlog(&self) -> usize {
         self.0.borrow().inject.len()
     }
+
     /// Decide each frame's fate with `hook(frame index, frame bytes with FCS)`.
     pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) {
         self.0.borrow_mut().hook = Some(Box::new(hook));

@@ -93,6 +93,14 @@ impl Wire {
         }
     }
 
+    /// Frames given to [`Wire::inject`] and not on the wire yet.
+    pub fn inject_backlog(&self) -> usize {
+        match self {
+            Wire::Frames(l) => l.inject_backlog(),
+            Wire::Xgmii(l) => l.inject_backlog(),
+        }
+    }
+
     pub fn config(&self) -> LinkConfig {
         match self {
             Wire::Frames(l) => l.config(),

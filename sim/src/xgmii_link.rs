@@ -215,6 +215,11 @@ impl XgmiiLink {
         self.0.borrow_mut().inject.push_back((at_ps, f));
     }
 
+    /// Frames given to [`XgmiiLink::inject`] and not on the wire yet.
+    pub fn inject_backlog(&self) -> usize {
+        self.0.borrow().inject.len()
+    }
+
     /// The link's parameters, `propagation_ps` the delay it really has (whole clocks).
     pub fn config(&self) -> LinkConfig {
         self.0.borrow().cfg

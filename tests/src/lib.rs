@@ -1,6 +1,7 @@
 //! Shared helpers for ferroce's tests.
 
 pub mod diff;
+pub mod fuzz;
 pub mod rx;
 pub mod tx;
 pub mod wire;

@@ -3,6 +3,7 @@
 //! tools. Run one with `cargo test -p ferroce-tests --test system <module>`.
 
 mod atomic;
+mod fuzz;
 mod isolation;
 mod loopback;
 mod nic_send;

@@ -1,0 +1,470 @@
+//! The wire fuzzer: real frames (the Soft-RoCE captures and the NICs' own traffic) mutated
+//! field by field (`ferroce_tests::fuzz`), with a right ICRC and FCS, injected both ways
+//! between two NICs whose QPs are doing real work. Protected QPs (their own PD and CQ) are
+//! never named by a mutant; victim QPs (another PD and CQ, WRITEs, SENDs, READs and atomics of
+//! their own) and QPNs that name none are. Asserted: the protected QPs complete every WR
+//! SUCCESS with every byte where it belongs and nothing anywhere else (no hang: a watchdog on
+//! simulated time), their QPs stay in RTS, no DMA outside a driver buffer (the root complex
+//! fails the run on one), every mutant the parser must drop is counted under a reason, and
+//! neither NIC's self-checks fire. `FERROCE_SOAK` scales the number of frames.
+
+use anyhow::{ensure, Context, Result};
+use ferroce_driver::{
+    access, CompletionQueue, DmaMemory, MemoryRegion, ProtectionDomain, QpState, QueuePair, RecvWr,
+    SendWr, Sge, WrOpcode,
+};
+use ferroce_sim::link::Fault;
+use ferroce_sim::world::{Host, World, WorldConfig};
+use ferroce_spec::queues::{WC_RECV, WC_SUCCESS};
+use ferroce_tests::fuzz::{mutate, Target, MUTATIONS};
+use ferroce_tests::{nonzero_counters, rng, rxe_frames, seed, soak};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+/// Bytes of each QP's source and target regions.
+const REGION: usize = 16 << 10;
+/// Receive buffers per QP, and their size.
+const SLOTS: usize = 8;
+const SLOT: usize = 4 << 10;
+/// WRs a QP keeps outstanding.
+const OUTSTANDING: usize = 4;
+
+/// One end of a QP pair: its regions, what its peer's regions are, what it expects.
+struct End {
+    qp: QueuePair,
+    src: MemoryRegion,
+    src_bytes: Vec<u8>,
+    dst: MemoryRegion,
+    slots: Vec<MemoryRegion>,
+    /// The peer's source (READ) and target (WRITE) regions: (addr, rkey).
+    peer_src: (u64, u32),
+    peer_dst: (u64, u32),
+    /// The SENDs the peer has posted to this end: (offset in the peer's source, length).
+    incoming: VecDeque<(usize, usize)>,
+    /// Bytes of `dst` some WRITE or READ has filled, by offset (every one from the peer's
+    /// source at the same offset).
+    filled: Vec<bool>,
+    outstanding: usize,
+    posted: u64,
+    done: u64,
+    failed: bool,
+}
+
+/// A region of `len` bytes of `fill` in `pd`, open to every access.
+fn region(h: &mut Host, pd: &ProtectionDomain, fill: &[u8]) -> Result<MemoryRegion> {
+    let buf = h.dev.mem.alloc(fill.len(), 4096)?;
+    h.dev.mem.write(buf.addr, fill)?;
+    let all =
+        access::LOCAL_WRITE | access::REMOTE_WRITE | access::REMOTE_READ | access::REMOTE_ATOMIC;
+    Ok(h.dev.reg_mr(pd, buf.addr, fill.len() as u64, all)?)
+}
+
+/// A QP pair in the given PDs and CQs (the world's own are swapped out meanwhile), with its
+/// regions and receive buffers posted.
+fn pair(
+    w: &mut World,
+    r: &mut ChaCha8Rng,
+    pds: &mut [ProtectionDomain; 2],
+    cqs: &mut [CompletionQueue; 2],
+    psn: u32,
+) -> Result<[End; 2]> {
+    std::mem::swap(&mut w.a.pd, &mut pds[0]);
+    std::mem::swap(&mut w.b.pd, &mut pds[1]);
+    std::mem::swap(&mut w.a.cq, &mut cqs[0]);
+    std::mem::swap(&mut w.b.cq, &mut cqs[1]);
+    let qps = w.connect(1024, psn, psn ^ 0x80_0000, 16);
+    std::mem::swap(&mut w.a.pd, &mut pds[0]);
+    std::mem::swap(&mut w.b.pd, &mut pds[1]);
+    std::mem::swap(&mut w.a.cq, &mut cqs[0]);
+    std::mem::swap(&mut w.b.cq, &mut cqs[1]);
+    let (qa, qb) = qps?;
+    let mut ends = Vec::new();
+    for (h, pd, qp) in [(&mut w.a, &pds[0], qa), (&mut w.b, &pds[1], qb)] {
+        let mut src_bytes = vec![0; REGION];
+        r.fill(&mut src_bytes[..]);
+        let src = region(h, pd, &src_bytes)?;
+        let dst = region(h, pd, &[0; REGION])?;
+        let slots = (0..SLOTS)
+            .map(|_| region(h, pd, &[0; SLOT]))
+            .collect::<Result<Vec<_>>>()?;
+        let mut qp = qp;
+        let wrs: Vec<RecvWr> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| recv_wr(i, s))
+            .collect();
+        h.dev.post_recv(&mut qp, &wrs)?;
+        ends.push(End {
+            qp,
+            src,
+            src_bytes,
+            dst,
+            slots,
+            peer_src: (0, 0),
+            peer_dst: (0, 0),
+            incoming: VecDeque::new(),
+            filled: vec![false; REGION],
+            outstanding: 0,
+            posted: 0,
+            done: 0,
+            failed: false,
+        });
+    }
+    let (a, b) = ends.split_at_mut(1);
+    a[0].peer_src = (b[0].src.addr, b[0].src.rkey);
+    a[0].peer_dst = (b[0].dst.addr, b[0].dst.rkey);
+    b[0].peer_src = (a[0].src.addr, a[0].src.rkey);
+    b[0].peer_dst = (a[0].dst.addr, a[0].dst.rkey);
+    let b = ends.pop().context("two ends")?;
+    let a = ends.pop().context("two ends")?;
+    Ok([a, b])
+}
+
+fn recv_wr(slot: usize, s: &MemoryRegion) -> RecvWr {
+    RecvWr {
+        wr_id: slot as u64,
+        sg_list: vec![Sge {
+            addr: s.addr,
+            length: SLOT as u32,
+            lkey: s.lkey,
+        }],
+    }
+}
+
+/// Post one random WR on `me` (to `peer`): a WRITE, READ or SEND of up to 8 KiB, or (victims
+/// only) an atomic.
+fn post_one(
+    h: &mut Host,
+    me: &mut End,
+    peer: &mut End,
+    r: &mut ChaCha8Rng,
+    atomics: bool,
+) -> Result<()> {
+    let kind = r.gen_range(0..if atomics { 4 } else { 3 });
+    let len = match r.gen_range(0..3) {
+        0 => r.gen_range(1..64),
+        1 => r.gen_range(1..SLOT),
+        _ => r.gen_range(1..2 * SLOT),
+    };
+    let len = if kind == 2 { len.min(SLOT) } else { len };
+    let off = r.gen_range(0..=REGION - len);
+    let (opcode, local, remote) = match kind {
+        0 => (WrOpcode::RdmaWrite, (&me.src, off), me.peer_dst.0),
+        1 => (WrOpcode::RdmaRead, (&me.dst, off), me.peer_src.0),
+        2 => (WrOpcode::Send, (&me.src, off), 0),
+        _ => (
+            WrOpcode::AtomicFetchAndAdd,
+            (&me.dst, off & !7),
+            me.peer_dst.0,
+        ),
+    };
+    let (len, off) = if kind == 3 { (8, off & !7) } else { (len, off) };
+    let wr = SendWr {
+        wr_id: me.posted,
+        opcode,
+        sg_list: vec![Sge {
+            addr: local.0.addr + local.1 as u64,
+            length: len as u32,
+            lkey: local.0.lkey,
+        }],
+        remote_addr: remote + off as u64,
+        rkey: if kind == 1 {
+            me.peer_src.1
+        } else {
+            me.peer_dst.1
+        },
+        compare_add: 1,
+        signaled: true,
+        ..Default::default()
+    };
+    h.dev.post_send(&mut me.qp, &[wr])?;
+    match kind {
+        0 => peer.filled[off..off + len].fill(true),
+        1 => me.filled[off..off + len].fill(true),
+        2 => peer.incoming.push_back((off, len)),
+        _ => {}
+    }
+    me.posted += 1;
+    me.outstanding += 1;
+    Ok(())
+}
+
+/// Take the completions of one host's CQ for its `side` of `pairs`: protected QPs must see
+/// SUCCESS and their SENDs' bytes; a victim's first error stops its posting.
+fn reap(
+    h: &mut Host,
+    cq: &mut CompletionQueue,
+    pairs: &mut [[End; 2]],
+    side: usize,
+    protected: bool,
+) -> Result<()> {
+    for wc in h.dev.poll_cq(cq, 64)? {
+        let k = pairs
+            .iter()
+            .position(|p| p[side].qp.qpn == wc.qpn)
+            .with_context(|| format!("a completion for QP {} of no pair: {wc:?}", wc.qpn))?;
+        let [me, peer] = {
+            let [a, b] = &mut pairs[k];
+            if side == 0 {
+                [a, b]
+            } else {
+                [b, a]
+            }
+        };
+        if protected {
+            ensure!(wc.status == WC_SUCCESS, "protected QP {}: {wc:?}", wc.qpn);
+        } else if wc.status != WC_SUCCESS {
+            me.failed = true;
+        }
+        if wc.opcode & WC_RECV == 0 {
+            ensure!(
+                me.outstanding > 0,
+                "QP {}: a completion for no WR posted: {wc:?}",
+                wc.qpn
+            );
+            me.outstanding -= 1;
+            me.done += 1;
+            continue;
+        }
+        // A receive completion (a victim's may be a forged SEND's or WRITE with immediate's).
+        if wc.status != WC_SUCCESS {
+            continue;
+        }
+        let slot = wc.wr_id as usize;
+        ensure!(slot < SLOTS, "QP {}: {wc:?} names no receive WR", wc.qpn);
+        let sent = me.incoming.pop_front();
+        if protected {
+            let (off, len) = sent.context("a receive completion unasked")?;
+            ensure!(
+                wc.opcode == WC_RECV && wc.byte_len as usize == len,
+                "QP {}: {wc:?}, sent {len}",
+                wc.qpn
+            );
+            let mut got = vec![0; len];
+            h.dev.mem.read(me.slots[slot].addr, &mut got)?;
+            ensure!(
+                got == peer.src_bytes[off..off + len],
+                "QP {}: a SEND of {len} bytes received wrong",
+                wc.qpn
+            );
+        }
+        let wr = recv_wr(slot, &me.slots[slot]);
+        h.dev.post_recv(&mut me.qp, &[wr])?;
+    }
+    Ok(())
+}
+
+/// Frames on `wire` to `t` (the receiver) kept for mutation: up to 2,048, the newest
+/// replacing one at random, only well-formed ones to a QP of the test.
+fn capture(w: &World, ab: bool, t: &Target, s: u64) -> Result<Rc<RefCell<Vec<Vec<u8>>>>> {
+    let corpus = Rc::new(RefCell::new(Vec::new()));
+    let (c2, t2) = (corpus.clone(), t.clone());
+    let mut r = rng(s);
+    let wire = if ab { &w.ab } else { &w.ba };
+    wire.set_fault_hook(move |_, f| {
+        let f = &f[..f.len() - 4];
+        let ours = ferroce_tests::bth(f)
+            .is_some_and(|b| t2.protected.contains(&b.dqpn) || t2.victims.contains(&b.dqpn));
+        let right = ferroce_spec::icrc::icrc(f).ok() == ferroce_spec::icrc::carried_icrc(f).ok();
+        if ours && right {
+            let mut c = c2.borrow_mut();
+            if c.len() < 2048 {
+                c.push(f.to_vec());
+            } else {
+                let i = r.gen_range(0..c.len());
+                c[i] = f.to_vec();
+            }
+        }
+        Fault::Pass
+    })?;
+    Ok(corpus)
+}
+
+#[test]
+fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
+    let s = seed("fuzzed_frames_change_nothing_of_the_qps_they_do_not_name");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig {
+        reorder_seed: Some(s),
+        ..WorldConfig::default()
+    })?;
+    w.retry.timeout = Some(6);
+    let mut ppd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
+    let mut pcq = [w.a.dev.create_cq(256)?, w.b.dev.create_cq(256)?];
+    let mut vpd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
+    let mut vcq = [w.a.dev.create_cq(256)?, w.b.dev.create_cq(256)?];
+    let mut prot = Vec::new();
+    let mut vict = Vec::new();
+    for i in 0..3u32 {
+        prot.push(pair(
+            &mut w,
+            &mut r,
+            &mut ppd,
+            &mut pcq,
+            0x10_0000 * i + 100,
+        )?);
+        vict.push(pair(
+            &mut w,
+            &mut r,
+            &mut vpd,
+            &mut vcq,
+            0x10_0000 * i + 0x8_0000,
+        )?);
+    }
+    let target = |h: &Host, side: usize| Target {
+        mac: h.mac,
+        ip: h.ip,
+        protected: prot.iter().map(|p| p[side].qp.qpn).collect(),
+        victims: vict.iter().map(|p| p[side].qp.qpn).collect(),
+    };
+    let targets = [target(&w.b, 1), target(&w.a, 0)];
+    let corpus = [
+        capture(&w, true, &targets[0], s ^ 1)?,
+        capture(&w, false, &targets[1], s ^ 2)?,
+    ];
+    let rxe: Vec<Vec<u8>> = rxe_frames()?
+        .into_iter()
+        .filter(|f| ferroce_spec::icrc::parse(f).is_ok())
+        .collect();
+    let frames = soak(6000);
+    let period = w.a.sim.borrow().tb.period_ps();
+    let (mut injected, mut parser_drops) = (0usize, 0u64);
+    let mut by_kind: BTreeMap<&str, usize> = MUTATIONS.iter().map(|&m| (m, 0)).collect();
+    // The watchdog: the protected QPs complete something at least every million cycles
+    // (6.4 ms of simulated time, 24 ACK timeouts).
+    let start = w.cycle();
+    let (mut last_done, mut last_cycle) = (0, start);
+    let mut posting = true;
+    let mut next_at = [0u64; 2];
+    loop {
+        let done: u64 = prot.iter().flatten().map(|e| e.done).sum();
+        if done != last_done {
+            (last_done, last_cycle) = (done, w.cycle());
+        }
+        ensure!(
+            w.cycle() - last_cycle < 1_000_000,
+            "no protected WR completed in a million cycles: {injected} frames injected, \
+             (done, posted) per QP {:?}\na: {}\nb: {}",
+            prot.iter()
+                .flatten()
+                .map(|e| (e.done, e.posted))
+                .collect::<Vec<_>>(),
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+        // Mutants both ways, a few at a time behind the NICs' own frames.
+        for (i, wire) in [&w.ab, &w.ba].into_iter().enumerate() {
+            while injected < frames && wire.inject_backlog() < 2 {
+                let from_rxe = corpus[i].borrow().is_empty() || r.gen_ratio(1, 8);
+                let f = if from_rxe {
+                    rxe[r.gen_range(0..rxe.len())].clone()
+                } else {
+                    let c = corpus[i].borrow();
+                    c[r.gen_range(0..c.len())].clone()
+                };
+                let Some(m) = mutate(&mut r, &f, &targets[i]) else {
+                    continue;
+                };
+                // (Paced to half the wire's time: the NIC's own frames keep the rest, as a
+                // switch would share the port.)
+                let at = next_at[i].max(w.cycle() * period);
+                wire.inject(at, &m.frame);
+                next_at[i] = at + 2 * wire.config().wire_ps(m.frame.len() as u64 + 24);
+                injected += 1;
+                parser_drops += u64::from(m.parser_drops);
+                *by_kind.entry(m.what).or_default() += 1;
+            }
+        }
+        posting &= injected < frames;
+        w.run(64)?;
+        for (side, h) in [&mut w.a, &mut w.b].into_iter().enumerate() {
+            reap(h, &mut pcq[side], &mut prot, side, true)?;
+            reap(h, &mut vcq[side], &mut vict, side, false)?;
+        }
+        if posting {
+            for (pairs, atomics) in [(&mut prot, false), (&mut vict, true)] {
+                for [a, b] in pairs.iter_mut() {
+                    for side in 0..2 {
+                        let (h, me, peer) = if side == 0 {
+                            (&mut w.a, &mut *a, &mut *b)
+                        } else {
+                            (&mut w.b, &mut *b, &mut *a)
+                        };
+                        if !me.failed && me.outstanding < OUTSTANDING && r.gen_ratio(1, 4) {
+                            post_one(h, me, peer, &mut r, atomics)?;
+                        }
+                    }
+                }
+            }
+        } else if prot
+            .iter()
+            .flatten()
+            .all(|e| e.outstanding == 0 && e.incoming.is_empty())
+        {
+            break;
+        }
+    }
+    // Every protected byte where it belongs and nowhere else; the QPs still in RTS.
+    for (k, p) in prot.iter().enumerate() {
+        for side in 0..2 {
+            let (me, peer) = (&p[side], &p[1 - side]);
+            let h = if side == 0 { &mut w.a } else { &mut w.b };
+            let mut got = vec![0; REGION];
+            h.dev.mem.read(me.dst.addr, &mut got)?;
+            for (i, &b) in got.iter().enumerate() {
+                let want = if me.filled[i] { peer.src_bytes[i] } else { 0 };
+                ensure!(
+                    b == want,
+                    "pair {k} side {side}: byte {i} of the target is {b:#x}, not {want:#x}"
+                );
+            }
+            let state = h.dev.query_qp(&me.qp)?.state;
+            ensure!(
+                state == Some(QpState::Rts),
+                "pair {k} side {side}: QP in {state:?}"
+            );
+        }
+    }
+    // Every frame that reached a NIC accepted or dropped under a reason (the parser's
+    // counters add up to the wire's frames), every mutant the parser must drop among the
+    // drops; no self-check fired.
+    let mut counted = 0;
+    for (h, wire) in [(&w.a, &w.ba), (&w.b, &w.ab)] {
+        let mut dropped = 0;
+        for (name, v) in h.faults()? {
+            ensure!(
+                !name.ends_with("self_check") || v == 0,
+                "{name} = {v}: {}",
+                nonzero_counters(h)
+            );
+            dropped += if name.starts_with("rx_") { v } else { 0 };
+        }
+        let (frames, accepted) = (wire.stats().frames, h.counter("rx_accepted")?);
+        ensure!(
+            accepted + dropped == frames,
+            "{frames} frames arrived, {accepted} accepted, {dropped} dropped: {:?}",
+            h.faults()?
+        );
+        counted += dropped;
+    }
+    ensure!(
+        counted >= parser_drops,
+        "{parser_drops} mutants the parser must drop, {counted} dropped"
+    );
+    let work: u64 = prot.iter().flatten().map(|e| e.done).sum();
+    let vwork: u64 = vict.iter().flatten().map(|e| e.done).sum();
+    let dead = vict.iter().flatten().filter(|e| e.failed).count();
+    println!(
+        "fuzz: seed {s}, {injected} mutants ({parser_drops} for the parser), {} cycles, \
+         {work} protected WRs done, {vwork} victim WRs ({dead} of 6 victim QPs failed); \
+         {by_kind:?}\na: {}\nb: {}",
+        w.cycle() - start,
+        nonzero_counters(&w.a),
+        nonzero_counters(&w.b)
+    );
+    ensure!(work > 50, "only {work} protected WRs done");
+    Ok(())
+}
