@@ -464,6 +464,9 @@ pub struct SendWr {
     /// Set the solicited event bit on the last packet of a SEND or a WRITE with immediate
     /// (`IBV_SEND_SOLICITED`).
     pub solicited: bool,
+    /// Start only once every READ and atomic posted before it on the QP has completed
+    /// (`IBV_SEND_FENCE`, IBA 10.8.3.3).
+    pub fence: bool,
 }
 
 impl SendWr {
@@ -482,6 +485,9 @@ impl SendWr {
         }
         if self.solicited {
             flags |= queues::WQE_FLAG_SOLICITED;
+        }
+        if self.fence {
+            flags |= queues::WQE_FLAG_FENCE;
         }
         let w = &queues::WQE;
         put(w, &mut img, "opcode", self.opcode.code().into());

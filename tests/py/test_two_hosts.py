@@ -322,6 +322,17 @@ def test_rdma_read_in_pyverbs_shape_both_ways():
     assert world.b.counter("resp_bad_rkey") == 1
     assert world.a.faults() == {"cpl_naks": 1}
     assert set(world.b.faults()) <= {"resp_bad_rkey"}
+    # ``fence``: a WRITE behind a READ waits for it, and both complete in order.
+    base = world.b.alloc(8192)
+    mr = world.b.reg_mr(base, 8192, access=verbs.ACCESS_REMOTE_READ | verbs.ACCESS_REMOTE_WRITE)
+    dst, dmr = region(world.a, 8192)
+    world.a.post_send(qa, [
+        dict(wr_id=10, opcode=verbs.WR_RDMA_READ, remote_addr=base, rkey=mr.rkey,
+             sg_list=[(dst, 8192, dmr.lkey)]),
+        dict(wr_id=11, opcode=verbs.WR_RDMA_WRITE, remote_addr=base, rkey=mr.rkey,
+             sg_list=[(dst, 64, dmr.lkey)], fence=True)])
+    wcs = world.a.wait_cq(2, max_cycles=400_000)
+    assert [(w.wr_id, w.status) for w in wcs] == [(10, verbs.WC_SUCCESS), (11, verbs.WC_SUCCESS)]
 
 
 def test_atomics_in_pyverbs_shape_both_ways():

@@ -162,9 +162,9 @@ use ferroce_spec::opcodes::{
 use ferroce_spec::queues::{
     ACCESS_LOCAL_WRITE, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS,
     SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
-    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT, WR_ATOMIC_CMP_AND_SWP,
-    WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND,
-    WR_SEND_WITH_IMM,
+    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT,
+    WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE,
+    WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -435,6 +435,12 @@ pub struct Requester<const DW: usize, const KW: usize> {
     rdl_init: RAM<Bits<RDC_W>, QA>,
     rdi: DFF<Bits<RDC_W>>,
     rdl: DFF<Bits<RDC_W>>,
+    // FENCE: a QP whose fenced WQE waits for its READs and atomics to land (passed over in
+    // Check without a fetch meanwhile), the bit read in Look.
+    fence_ram: RAM<Bit, QA>,
+    fenced: DFF<Bit>,
+    fence_hold: Signal<Local, Bit>,
+    fl_fence: Constant<Bits<8>>,
     init_pend: DFF<Bit>,
     init_q: DFF<Bits<QA>>,
     npk: DFF<Bits<24>>,
@@ -986,6 +992,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rdl_init: RAM::default(),
             rdi: Default::default(),
             rdl: Default::default(),
+            fence_ram: RAM::default(),
+            fenced: Default::default(),
+            fence_hold: Default::default(),
+            fl_fence: k(WQE_FLAG_FENCE.into()),
             init_pend: Default::default(),
             init_q: Default::default(),
             npk: Default::default(),
@@ -1308,11 +1318,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             snd_e, flushing, pkts0, ctx, pi, ci, psn, wqe, wqe_have, wqe_fail, rem, laddr, first,
             kq, ka, kbad, tot, r_va, r_len, si, soff, s_rem, pk_rem, lastpk, pmtu_r, first_psn,
             status, rd_addr, rd_len, rd_valid, pay_out, sent, sent_valid, n_bad_db, n_bad_qp,
-            n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp, job, pick, rdi, rdl, init_pend,
-            init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v, rdone_q, rdone_s, n_reads,
-            rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp, n_pwait,
-            rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v, ue_q, ue_p,
-            una_r, win, n_win, rec_ci, park_cr
+            n_bad_wqe, n_dma_err, n_prot_err, n_yield, rsv, rsp, job, pick, rdi, rdl, fenced,
+            init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v, rdone_q, rdone_s,
+            n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
+            n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
+            ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -1333,6 +1343,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
         self.rdi_ram.read_clock.next = self.clk.val();
+        self.fence_ram.read_clock.next = self.clk.val();
+        self.fence_ram.write_clock.next = self.clk.val();
         self.rdi_ram.write_clock.next = self.clk.val();
         self.rdl_ram.read_clock.next = self.clk.val();
         self.rdl_ram.write_clock.next = self.clk.val();
@@ -1980,6 +1992,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.ctx_ram.read_address.next = self.ready.m_tdata.val();
         self.sq_ram.read_address.next = self.ready.m_tdata.val();
         self.rdi_ram.read_address.next = self.ready.m_tdata.val();
+        self.fence_ram.read_address.next = self.ready.m_tdata.val();
         self.rdl_ram.read_address.next = self.ready.m_tdata.val();
         self.iss_ram.read_address.next = self.ready.m_tdata.val();
         self.ret_ram.read_address.next = self.ready.m_tdata.val();
@@ -2075,6 +2088,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             & (self.ready.m_tvalid.val() | self.rj_q.m_tvalid.val());
         // A work request of a retry whose `SENT` record the completer holds already.
         self.sup.next = self.rp.q.val() & (self.ci.q.val() != self.hi_ci.q.val());
+        // FENCE (IBA 10.8.3.3): a fenced WQE not yet started waits while READs or atomics
+        // the QP issued before it have not landed (a WQE sent again in a retry has had its
+        // fence).
+        self.fence_hold.next = ((self.w_flags.val() & self.fl_fence.val()) != bits::<8>(0))
+            & (self.c_pkts.val() == bits::<24>(0))
+            & (self.rdi.q.val() != self.rdl.q.val())
+            & !self.sup.val();
+        self.fence_ram.write_address.next = self.qpn.q.val();
+        self.fence_ram.write_data.next = self.fence_hold.val();
+        self.fence_ram.write_enable.next = false;
         // A packet before the point sending had reached: a retransmission.
         self.retx.next = self.psn.q.val() - self.hi_psn.q.val();
         // `SENT` records: one per work request, in Done (the ACK timer covers a message from
@@ -2179,6 +2202,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.pkts0.d.next = self.sq_ram.read_data.val().get_bits::<24>(40);
                 self.rdi.d.next = self.rdi_ram.read_data.val();
                 self.rdl.d.next = self.rdl_ram.read_data.val();
+                self.fenced.d.next = self.fence_ram.read_data.val();
                 self.rp.d.next = self.hi_ram.read_data.val().get_bit(0);
                 self.hi_ci.d.next = self.hi_ram.read_data.val().get_bits::<16>(1);
                 self.hi_psn.d.next = self.hi_ram.read_data.val().get_bits::<24>(17);
@@ -2217,7 +2241,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 } else if !self.pmtu_ok.val() & !self.flush.val() {
                     self.n_bad_qp.d.next = self.n_bad_qp.q.val() + bits::<32>(1);
                     self.state.d.next = ReqState::Idle;
-                } else if (self.rd_full.val() & !self.flush.val() & !self.sup.val())
+                } else if ((self.rd_full.val()
+                    | (self.fenced.q.val() & (self.rdi.q.val() != self.rdl.q.val())))
+                    & !self.flush.val()
+                    & !self.sup.val())
                     | self.pool_wait.val()
                     | (!self.open0.val() & !self.flush.val())
                 {
@@ -2268,7 +2295,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.status.d.next = self.st_bad_wqe.val();
                         self.n_bad_wqe.d.next = self.n_bad_wqe.q.val() + bits::<32>(1);
                         self.state.d.next = ReqState::Done;
+                    } else if self.fence_hold.val() {
+                        // Fenced: fetched again once the READs and atomics have landed.
+                        self.requeue.next = true;
+                        self.state.d.next = ReqState::Idle;
                     }
+                    // (The QP's fence bit: set while its WQE waits, clear once it goes.)
+                    self.fence_ram.write_enable.next = !self.flushing.q.val();
                 }
             }
             ReqState::Prot => {

@@ -435,7 +435,8 @@ impl Host {
     /// pyverbs' shape: each a dict with `wr_id`, `opcode` (a `verbs.WR_*` code), `sg_list`
     /// (a list of `(addr, length, lkey)`, at most 4), and as the opcode needs `remote_addr`,
     /// `rkey`, `imm_data` (the ImmDt as a big-endian number), `compare_add`, `swap`;
-    /// `signaled` (default True), `solicited` (default False). All or nothing:
+    /// `signaled` (default True), `solicited` (default False), `fence` (default False: wait
+    /// for this QP's earlier READs and atomics to complete). All or nothing:
     /// a request the driver refuses (a key that does not cover its buffer, too many SGEs, an
     /// opcode the NIC does not run yet) raises `ValueError` and posts none of the list.
     fn post_send(&self, py: Python<'_>, qp: &mut Qp, wrs: Vec<Bound<'_, PyAny>>) -> PyResult<()> {
@@ -475,6 +476,7 @@ impl Host {
                 swap: opt("swap")?.map_or(Ok(0), |v| v.extract())?,
                 signaled: opt("signaled")?.map_or(Ok(true), |v| v.extract())?,
                 solicited: opt("solicited")?.map_or(Ok(false), |v| v.extract())?,
+                fence: opt("fence")?.map_or(Ok(false), |v| v.extract())?,
             });
         }
         self.with(py, |h| h.dev.post_send(&mut qp.qp, &list).map_err(drv))

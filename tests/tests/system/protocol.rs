@@ -6,7 +6,9 @@ use ferroce_driver::{DmaMemory, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcod
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::headers::AETH_NAK_INV_REQ;
-use ferroce_spec::opcodes::{RC_RDMA_READ_REQUEST, RC_SEND_ONLY};
+use ferroce_spec::opcodes::{
+    RC_RDMA_READ_REQUEST, RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_WRITE_ONLY, RC_SEND_ONLY,
+};
 use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::tx::TxPacket;
 use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed, Bth};
@@ -490,5 +492,97 @@ fn a_qp_without_remote_write_refuses_writes_its_regions_allow() -> Result<()> {
         "seed {s}: {}",
         nonzero_counters(&w.b)
     );
+    Ok(())
+}
+
+/// FENCE (IBA 10.8.3.3, `IBV_SEND_FENCE`): a WRITE posted with `fence` behind a READ of
+/// 16-64 KiB leaves only after the READ's last response has come back; the same WRITE without
+/// the fence leaves right behind the READ request, and a fenced WRITE with no READ before it
+/// leaves at once. Both complete with every byte.
+#[test]
+fn a_fenced_write_waits_for_the_reads_before_it() -> Result<()> {
+    let s = seed("a_fenced_write_waits_for_the_reads_before_it");
+    let mut r = rng(s);
+    for (fence, read) in [(false, true), (true, true), (true, false)] {
+        let mut w = World::open(&WorldConfig::default())?;
+        let pmtu = [256, 1024, 4096][r.gen_range(0..3)];
+        let (mut qa, _qb) =
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+        let len = r.gen_range(16 << 10..=64 << 10);
+        let src: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let sb = w.b.buffer(len, &src)?;
+        let da = w.a.buffer(len + 64, &vec![0; len + 64])?;
+        let db = w.b.buffer(64, &[0; 64])?;
+        // Frames both ways in wire order: (from a, opcode).
+        let log = Rc::new(RefCell::new(Vec::<(bool, u8)>::new()));
+        for (ab, wire) in [(true, &w.ab), (false, &w.ba)] {
+            let l2 = log.clone();
+            wire.set_fault_hook(move |_, f| {
+                if let Some(b) = bth(f) {
+                    l2.borrow_mut().push((ab, b.opcode));
+                }
+                Fault::Pass
+            })?;
+        }
+        let mut wrs = Vec::new();
+        if read {
+            wrs.push(SendWr {
+                wr_id: 1,
+                opcode: WrOpcode::RdmaRead,
+                sg_list: vec![Sge {
+                    addr: da.addr,
+                    length: len as u32,
+                    lkey: da.lkey,
+                }],
+                remote_addr: sb.addr,
+                rkey: sb.rkey,
+                signaled: true,
+                ..Default::default()
+            });
+        }
+        wrs.push(SendWr {
+            wr_id: 2,
+            opcode: WrOpcode::RdmaWrite,
+            sg_list: vec![Sge {
+                addr: da.addr + len as u64,
+                length: 64,
+                lkey: da.lkey,
+            }],
+            remote_addr: db.addr,
+            rkey: db.rkey,
+            signaled: true,
+            fence,
+            ..Default::default()
+        });
+        w.a.dev.post_send(&mut qa, &wrs)?;
+        let what = format!("seed {s}: fence {fence}, READ of {len} bytes {read}, PMTU {pmtu}");
+        let got = reap(&mut w, 0, wrs.len(), budget(200_000), &what)?;
+        ensure!(
+            got.iter().all(|c| c.status == WC_SUCCESS),
+            "{what}: {got:?}"
+        );
+        let mut mem = vec![0u8; len];
+        w.a.dev.mem.read(da.addr, &mut mem)?;
+        ensure!(!read || mem == src, "{what}: the READ's bytes");
+        let log = log.borrow();
+        let at = |from_a: bool, op: u8| log.iter().rposition(|&e| e == (from_a, op));
+        let write = at(true, RC_RDMA_WRITE_ONLY).context("no WRITE on the wire")?;
+        let request = at(true, RC_RDMA_READ_REQUEST);
+        let last = at(false, RC_RDMA_READ_RESPONSE_LAST).or(at(false, 0x10));
+        match (request, last) {
+            (Some(q), Some(l)) if fence => ensure!(
+                write > l && l > q,
+                "{what}: the WRITE went out at {write}, the READ's last response came at {l}"
+            ),
+            (Some(q), Some(l)) => ensure!(
+                write == q + 1 && write < l,
+                "{what}: unfenced, the WRITE went out at {write}, READ at {q}, last response {l}"
+            ),
+            _ => ensure!(
+                !read && write == 0,
+                "{what}: the WRITE went out at {write} of {log:?}"
+            ),
+        }
+    }
     Ok(())
 }
