@@ -2649,13 +2649,18 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
             RespState::RdAcc => {
-                // A READ accepted: its PSNs and one message taken, a job for the requester.
-                self.wb_ctx.d.next = true;
-                self.new_epsn.d.next = self.r_epsn.val() + self.npk.q.val();
-                self.new_msn.d.next = self.r_msn.val() + bits::<24>(1);
-                self.do_job.d.next = true;
-                self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
-                self.state.d.next = RespState::Drain;
+                // A READ accepted: its PSNs and one message taken, a job for the requester,
+                // handed over once every write this block took before it is ahead of it on
+                // the way to the host (the requester's reads of the job would overtake them:
+                // IBA 9.5, a QP's requests execute in order).
+                if !self.cmdq.m_tvalid.val() & self.wr_ordered.val() {
+                    self.wb_ctx.d.next = true;
+                    self.new_epsn.d.next = self.r_epsn.val() + self.npk.q.val();
+                    self.new_msn.d.next = self.r_msn.val() + bits::<24>(1);
+                    self.do_job.d.next = true;
+                    self.n_reads.d.next = self.n_reads.q.val() + bits::<32>(1);
+                    self.state.d.next = RespState::Drain;
+                }
             }
             RespState::AtOrd => {
                 // An atomic, serialized with everything this block writes: its read goes out

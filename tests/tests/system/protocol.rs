@@ -586,3 +586,83 @@ fn a_fenced_write_waits_for_the_reads_before_it() -> Result<()> {
     }
     Ok(())
 }
+
+/// A READ is served after the writes the responder took before it (IBA 9.5: requests of a QP
+/// are executed in order; rxe reads after its earlier writes are done): WRITE 8 bytes to
+/// 4 KiB, READ its first word back, sixteen pairs a round on one QP, with the responder's host
+/// memory slow and its requests held back at random: each READ returns the WRITE just before
+/// it.
+#[test]
+fn a_read_returns_what_the_write_before_it_wrote() -> Result<()> {
+    let s = seed("a_read_returns_what_the_write_before_it_wrote");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig {
+        reorder_seed: Some(s),
+        rq_pause: 0.5,
+        write_gbps: [None, Some(r.gen_range(0.2..2.0))],
+        ..WorldConfig::default()
+    })?;
+    let (mut qa, _qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?;
+    let rounds = 16;
+    let per = 16u64;
+    let src =
+        w.a.buffer(4096 * per as usize, &vec![0; 4096 * per as usize])?;
+    let dst = w.a.buffer(8 * per as usize, &vec![0; 8 * per as usize])?;
+    let target = w.b.buffer(2 * 4096, &[0; 2 * 4096])?;
+    for round in 0..rounds {
+        let mut values = Vec::new();
+        let mut wrs = Vec::new();
+        for i in 0..per {
+            let v: u64 = r.gen();
+            values.push(v);
+            // A WRITE of 8 bytes to 4 KiB (16 TLPs at the host) starting with `v` at word i
+            // (the earlier WRITEs of the round reach over it, the later ones start past it).
+            let len = [8u64, 8, 1024, 4096][r.gen_range(0..4)];
+            let at = target.addr + 8 * i;
+            let from = src.addr + 4096 * i;
+            w.a.dev.mem.write(from, &v.to_le_bytes())?;
+            wrs.push(SendWr {
+                wr_id: 2 * i,
+                opcode: WrOpcode::RdmaWrite,
+                sg_list: vec![Sge {
+                    addr: from,
+                    length: len as u32,
+                    lkey: src.lkey,
+                }],
+                remote_addr: at,
+                rkey: target.rkey,
+                ..Default::default()
+            });
+            wrs.push(SendWr {
+                wr_id: 2 * i + 1,
+                opcode: WrOpcode::RdmaRead,
+                sg_list: vec![Sge {
+                    addr: dst.addr + 8 * i,
+                    length: 8,
+                    lkey: dst.lkey,
+                }],
+                remote_addr: at,
+                rkey: target.rkey,
+                signaled: true,
+                ..Default::default()
+            });
+        }
+        w.a.dev.post_send(&mut qa, &wrs)?;
+        let what = format!("seed {s}: round {round}");
+        let got = reap(&mut w, 0, per as usize, budget(400_000), &what)?;
+        ensure!(
+            got.iter().all(|c| c.status == WC_SUCCESS),
+            "{what}: {got:?}"
+        );
+        for (i, v) in values.iter().enumerate() {
+            let mut b = [0u8; 8];
+            w.a.dev.mem.read(dst.addr + 8 * i as u64, &mut b)?;
+            ensure!(
+                u64::from_le_bytes(b) == *v,
+                "{what}: READ {i} returned {:#x}, the WRITE before it wrote {v:#x}",
+                u64::from_le_bytes(b)
+            );
+        }
+    }
+    Ok(())
+}
