@@ -322,7 +322,9 @@ def test_rdma_read_in_pyverbs_shape_both_ways():
     assert world.b.counter("resp_bad_rkey") == 1
     assert world.a.faults() == {"cpl_naks": 1}
     assert set(world.b.faults()) <= {"resp_bad_rkey"}
-    # ``fence``: a WRITE behind a READ waits for it, and both complete in order.
+    # ``fence``: a WRITE behind a READ waits for it, and both complete in order (a new QP:
+    # the NAK above failed ``qa``).
+    qa, _ = world.connect(pmtu=1024)
     base = world.b.alloc(8192)
     mr = world.b.reg_mr(base, 8192, access=verbs.ACCESS_REMOTE_READ | verbs.ACCESS_REMOTE_WRITE)
     dst, dmr = region(world.a, 8192)
