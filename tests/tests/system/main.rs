@@ -7,6 +7,7 @@ mod fuzz;
 mod isolation;
 mod loopback;
 mod nic_send;
+mod ordering;
 mod pfc;
 mod pfc_classes;
 mod pfc_timing;
