@@ -428,6 +428,19 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
             );
         }
     }
+    // Quiet wires: no frame on either or in flight for 4,000 cycles (the victims' last
+    // retries may still be going out), so every frame sent has been through the parser.
+    let frames_now = |w: &World| w.ab.stats().frames + w.ba.stats().frames;
+    let mut quiet = false;
+    for _ in 0..500 {
+        let before = frames_now(&w);
+        w.run(4000)?;
+        if frames_now(&w) == before && w.ab.idle() && w.ba.idle() {
+            quiet = true;
+            break;
+        }
+    }
+    ensure!(quiet, "the wires never went quiet in 2 M cycles");
     // Every frame that reached a NIC accepted or dropped under a reason (the parser's
     // counters add up to the wire's frames), every mutant the parser must drop among the
     // drops; no self-check fired.
