@@ -186,6 +186,12 @@ pub const ACKREQ_PSN_MASK: u32 = 63;
 /// ambiguous at the responder (IBA 9.7.1 allows 2^23). A power of two, well above the AckReq
 /// interval, so a window's worth of ACKs is always on its way (Linux's rxe allows 128).
 pub const MAX_UNACKED_PSNS: u32 = 1024;
+/// How far behind `una` a QP's next PSN may be and still be read as behind (a retry sent
+/// again from before the ACKs that came meanwhile): 2^22. A PSN 2^22 to 2^23 + 1023 past
+/// `una` is ahead, out of the window: after a READ of 2^23 PSNs (2^31 bytes at PMTU 256) the
+/// next PSN is 2^23 past `una`, which the PSN space alone cannot tell from 2^23 behind. A retry
+/// further behind than this waits for its ACK timeout, which sends again from `una`.
+pub const MAX_PSNS_BEHIND: u32 = 1 << 22;
 /// The NIC's timers count in units of 256 ns, 1/16 of IBA's 4.096 us timeout unit: a local ACK
 /// timeout `t` (1..31) is `2^(t + 4)` units.
 pub const TIMER_UNIT_NS: u64 = 256;

@@ -143,8 +143,8 @@ use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{
-    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, MAX_UNACKED_PSNS, RETH,
-    VLAN_TAG_LEN,
+    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, MAX_PSNS_BEHIND,
+    MAX_UNACKED_PSNS, RETH, VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -351,9 +351,11 @@ pub struct Requester<const DW: usize, const KW: usize> {
     win: DFF<Bit>,
     d_una: Signal<Local, Bits<24>>,
     open0: Signal<Local, Bit>,
+    behind: Signal<Local, Bit>,
     open1: Signal<Local, Bit>,
     win_lim: Constant<Bits<24>>,
     win_lim1: Constant<Bits<24>>,
+    behind_lim: Constant<Bits<24>>,
     pk_go: Signal<Local, Bit>,
     n_win: DFF<Bits<32>>,
     /// The QP in Park was set aside for want of credit (counted in `yields`), not by the
@@ -916,9 +918,11 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             win: Default::default(),
             d_una: Default::default(),
             open0: Default::default(),
+            behind: Default::default(),
             open1: Default::default(),
             win_lim: k(MAX_UNACKED_PSNS.into()),
             win_lim1: k((MAX_UNACKED_PSNS - 1).into()),
+            behind_lim: k(((1u32 << 24) - MAX_PSNS_BEHIND).into()),
             pk_go: Default::default(),
             n_win: Default::default(),
             park_cr: Default::default(),
@@ -2149,7 +2153,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // The window: the completer's `una` per QP (a copy of its state writes, one caught
         // in the register `ue` while the RAM is read), the served QP's in `una_r` (loaded in
         // Look, then followed). A packet may go at `psn` while `psn - una` is below the
-        // window (or negative: a retry behind `una`); `win` says so for the next cycle, from
+        // window (or behind it by at most `MAX_PSNS_BEHIND`: a retry behind `una`; further
+        // is ahead, so the PSN after a READ of 2^23 PSNs is not open); `win` says so for the next cycle, from
         // the PSN after this cycle's packet if one goes (`open1`), else this one (`open0`).
         self.una_ram.write_address.next = self.s_una_qpn.val();
         self.una_ram.write_data.next = self.s_una_psn.val();
@@ -2159,8 +2164,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.ue_q.d.next = self.s_una_qpn.val();
         self.ue_p.d.next = self.s_una_psn.val();
         self.d_una.next = self.psn.q.val() - self.una_r.q.val();
-        self.open0.next = (self.d_una.val() < self.win_lim.val()) | self.d_una.val().get_bit(23);
-        self.open1.next = (self.d_una.val() < self.win_lim1.val()) | self.d_una.val().get_bit(23);
+        self.behind.next = self.d_una.val() >= self.behind_lim.val();
+        self.open0.next = (self.d_una.val() < self.win_lim.val()) | self.behind.val();
+        self.open1.next = (self.d_una.val() < self.win_lim1.val()) | self.behind.val();
         self.pk_go.next = false;
         match self.state.q.val() {
             ReqState::Idle => {

@@ -78,7 +78,8 @@
 //!   completion's CQE (written by the completer's engine) never overtakes the message's data.
 //! - `m_ack_*`: `TX_META` records of ACKs and NAKs to send (no payload), to the TX arbiter. At
 //!   most one per QP waits: a newer one for the same QP replaces it (ACKs are cumulative), so
-//!   a TX path busy with long packets never stalls the receive path.
+//!   a TX path busy with long packets never stalls the receive path; but an RNR or fatal NAK
+//!   waiting is replaced by none weaker, and each record goes once.
 //! - `m_rack_*`: one `RX_ACK` record per ACK or NAK received, to the completer.
 //! - `tx_used`, `tx_cap` in, `m_rsv` out: credits, as the requester's. An ACK goes out only
 //!   when its frame fits its priority's transmit queue, and reserves its beats there; when it
@@ -517,6 +518,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     ack_qps: Fifo<QA, QA, 9>,
     ack_out: Fifo<META_W, 1, 2>,
     ack_pend: DFF<Bits<256>>,
+    /// Per QP: its record in `ack_info` is an RNR or fatal NAK not yet sent, which nothing
+    /// weaker replaces.
+    ack_strong: DFF<Bits<256>>,
+    /// The record of the QP being sent was written in the last cycle (or at its pop): it is
+    /// read again before it goes.
+    snd_stale: DFF<Bit>,
     snd_busy: DFF<Bit>,
     snd_q: DFF<Bits<QA>>,
     rsv: DFF<Bits<RSV_W>>,
@@ -678,6 +685,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     a_fits: Signal<Local, Bit>,
     resp_push: Signal<Local, Bit>,
     snd_bit: Signal<Local, Bits<256>>,
+    resp_wq: Signal<Local, Bit>,
+    strong_keep: Signal<Local, Bits<256>>,
+    snd_done: Signal<Local, Bit>,
+    new_strong: Signal<Local, Bit>,
+    ack_wr: Signal<Local, Bit>,
+    absorb: Signal<Local, Bit>,
     // Constants.
     x_op: Constant<Bits<9>>,
     x_psn: Constant<Bits<9>>,
@@ -1049,6 +1062,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             ack_qps: Fifo::new(),
             ack_out: Fifo::new(),
             ack_pend: Default::default(),
+            ack_strong: Default::default(),
+            snd_stale: Default::default(),
             snd_busy: Default::default(),
             snd_q: Default::default(),
             rsv: Default::default(),
@@ -1201,6 +1216,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             a_fits: Default::default(),
             resp_push: Default::default(),
             snd_bit: Default::default(),
+            resp_wq: Default::default(),
+            strong_keep: Default::default(),
+            snd_done: Default::default(),
+            new_strong: Default::default(),
+            ack_wr: Default::default(),
+            absorb: Default::default(),
             x_op: at(&RX_META, "opcode"),
             x_psn: at(&RX_META, "psn"),
             x_qpn: at(&RX_META, "dest_qp"),
@@ -1343,6 +1364,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             dirty,
             do_ack,
             ack_pend,
+            ack_strong,
+            snd_stale,
             snd_busy,
             snd_q,
             rsv,
@@ -2289,11 +2312,34 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         self.rd_clear.next = self.rda_ack.read_data.val() == self.rdf_ram.read_data.val();
         self.a_go.next = self.a_fits.val() & self.rd_clear.val();
-        self.ack_out.s_tvalid.next = self.snd_busy.q.val() & self.a_go.val();
+        // Resp's outputs all have room (the QP queue always has: it holds each QP at most
+        // once).
+        self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+            & (!self.do_job.q.val() | self.rj_q.s_tready.val())
+            & (!self.do_rl.q.val() | self.rl_q.s_tready.val())
+            & (!self.do_rcv.q.val() | self.rcv_q.s_tready.val())
+            & self.ack_qps.s_tready.val()
+            & !self.s_qpw_en.val();
+        // A record goes as read: not in the cycle after it was written (`snd_stale`), nor in
+        // the cycle the responder writes the QP's record anew, so each record is sent once.
+        self.resp_wq.next = (self.state.q.val() == RespState::Resp)
+            & self.resp_go.val()
+            & self.do_ack.q.val()
+            & (self.snd_q.q.val() == self.f_qpn.val().get_bits::<QA>(0));
+        self.ack_out.s_tvalid.next =
+            self.snd_busy.q.val() & self.a_go.val() & !self.snd_stale.q.val() & !self.resp_wq.val();
+        self.snd_done.next = self.ack_out.s_tvalid.val() & self.ack_out.s_tready.val();
+        self.snd_bit.next = self.one256.val() << self.snd_q.q.val();
+        self.strong_keep.next = self.ack_strong.q.val();
+        if self.snd_done.val() {
+            self.strong_keep.next = self.ack_strong.q.val() & !self.snd_bit.val();
+        }
+        self.ack_strong.d.next = self.strong_keep.val();
+        self.snd_stale.d.next = false;
         if self.snd_pop.val() {
             self.snd_busy.d.next = true;
             self.snd_q.d.next = self.ack_qps.m_tdata.val();
-        } else if self.snd_busy.q.val() & self.a_go.val() & self.ack_out.s_tready.val() {
+        } else if self.snd_done.val() {
             self.snd_busy.d.next = false;
             self.rsv.d.next = bit_cast::<RSV_W, 16>(self.a_beats.val())
                 | (bit_cast::<RSV_W, 4>(self.a_tag.val()) << self.sh_rsv.val());
@@ -2321,20 +2367,28 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.ack_qps.s_tvalid.next = false;
         self.rack_q.s_tdata.next = self.rack.val();
         self.rack_q.s_tvalid.next = false;
-        // (The QP queue always has room: it holds each QP at most once.)
-        self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
-            & (!self.do_job.q.val() | self.rj_q.s_tready.val())
-            & (!self.do_rl.q.val() | self.rl_q.s_tready.val())
-            & (!self.do_rcv.q.val() | self.rcv_q.s_tready.val())
-            & self.ack_qps.s_tready.val()
-            & !self.s_qpw_en.val();
+        // Records are ranked (rxe keeps one response per QP, IBA 9.7.5.2.8 and 9.7.5.2.5):
+        // an RNR or fatal NAK not yet sent is never replaced by an ACK or a sequence NAK (the
+        // packets behind a SEND that found no receive WQE earn one for the same PSN).
+        self.new_strong.next = (self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(1))
+            | ((self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(3))
+                & (self.ack_syn.q.val().get_bits::<5>(0) != bits::<5>(0)));
+        self.ack_wr.next = self.do_ack.q.val()
+            & (self.new_strong.val()
+                | ((self.ack_strong.q.val() & self.q_bit.val()) == bits::<256>(0)));
+        // A record written for the QP the sender holds (or pops now) is the one it sends: the
+        // QP is not queued again.
+        self.absorb.next = (self.snd_busy.q.val()
+            & (self.snd_q.q.val() == self.f_qpn.val().get_bits::<QA>(0)))
+            | (self.snd_pop.val()
+                & (self.ack_qps.m_tdata.val() == self.f_qpn.val().get_bits::<QA>(0)));
         self.resp_push.next = (self.state.q.val() == RespState::Resp)
             & self.resp_go.val()
-            & self.do_ack.q.val()
+            & self.ack_wr.val()
+            & !self.absorb.val()
             & ((self.pend_after.val() & self.q_bit.val()) == bits::<256>(0));
         // An ACK that does not fit goes back to the end of the queue (when the responder is
         // not queueing one this cycle; when a newer one for the QP is queued, it is dropped).
-        self.snd_bit.next = self.one256.val() << self.snd_q.q.val();
         if self.snd_busy.q.val() & !self.a_go.val() & !self.resp_push.val() {
             self.snd_busy.d.next = false;
             if (self.pend_after.val() & self.snd_bit.val()) == bits::<256>(0) {
@@ -2919,9 +2973,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::Resp => {
                 if self.resp_go.val() {
-                    if self.do_ack.q.val() {
+                    if self.ack_wr.val() {
                         self.ack_info.write_enable.next = true;
-                        if (self.pend_after.val() & self.q_bit.val()) == bits::<256>(0) {
+                        if self.new_strong.val() {
+                            self.ack_strong.d.next = self.strong_keep.val() | self.q_bit.val();
+                        }
+                        if self.absorb.val() {
+                            self.snd_stale.d.next = true;
+                        } else if (self.pend_after.val() & self.q_bit.val()) == bits::<256>(0) {
                             self.ack_qps.s_tvalid.next = true;
                             self.ack_pend.d.next = self.pend_after.val() | self.q_bit.val();
                         }
@@ -2997,6 +3056,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
             self.ack_pend.d.next = bits::<256>(0);
+            self.ack_strong.d.next = bits::<256>(0);
             self.snd_busy.d.next = false;
             self.rsv.d.next = bits::<RSV_W>(0);
             self.req_v.d.next = false;

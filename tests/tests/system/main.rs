@@ -2,6 +2,7 @@
 //! BAR and root complex, joined by link models; frames judged from the wire's pcap by outside
 //! tools. Run one with `cargo test -p ferroce-tests --test system <module>`.
 
+mod acks;
 mod atomic;
 mod fuzz;
 mod isolation;
