@@ -523,6 +523,13 @@ impl<
         // An atomic's read waits until the responder's writes are ahead of it: out of its
         // engine and past the write mux (the request mux keeps them in order from there).
         self.resp.wr_ordered.next = self.wr_resp.idle.val() & !self.wr_mux.m_rq_tvalid.val();
+        // A region's table entry written: BAR0 ends the command once the responder has taken
+        // no packet since and every write of those before has left the NIC's request port.
+        self.resp.s_hold.next = self.bar0.m_fence_req.val();
+        self.bar0.s_fence_done.next = self.resp.m_held.val()
+            & self.wr_resp.idle.val()
+            & !self.wr_mux.m_rq_tvalid.val()
+            & !self.rq_mux.m_rq_tvalid.val();
         // RDMA READ: jobs from the responder to the requester, the requester's word that a
         // job's last record has gone, its READ slots; READ landings to the completer and
         // their counts back to the requester.

@@ -721,17 +721,25 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         put(&MR_CTX, &mut img, "access", access.into());
         self.write_context(regs::TABLE_MR, index as u32, &img)?;
         self.mrs[index] = Some(mr);
+        self.mem.region_registered(addr, len);
         Ok(mr)
     }
 
-    /// Deregister a memory region (`ibv_dereg_mr`): its keys stop working.
+    /// Deregister a memory region (`ibv_dereg_mr`): its keys stop working, and once this
+    /// returns the NIC writes nothing more into the region (remote packets to it are refused,
+    /// those checked before have landed).
     pub fn dereg_mr(&mut self, mr: &MemoryRegion) -> Result<()> {
         let index = (mr.lkey >> 8) as usize;
         match self.mrs.get_mut(index) {
             Some(slot) if *slot == Some(*mr) => {
                 *slot = None;
                 // A cleared entry has no access rights: the NIC refuses the key from now on.
-                self.write_context(regs::TABLE_MR, index as u32, &[0u8; MR_CTX.len])
+                // The command ends (its STATUS read returns) only once every packet checked
+                // against the old entry has had its writes sent to the host, so from here on
+                // the NIC writes nothing into the region.
+                self.write_context(regs::TABLE_MR, index as u32, &[0u8; MR_CTX.len])?;
+                self.mem.region_deregistered(mr.addr, mr.len);
+                Ok(())
             }
             _ => Err(DriverError::Invalid(format!(
                 "memory region with lkey {:#x} is not registered",

@@ -47,4 +47,11 @@ pub trait DmaMemory {
     fn free(&mut self, buf: DmaBuf) -> Result<()>;
     fn read(&mut self, addr: u64, out: &mut [u8]) -> Result<()>;
     fn write(&mut self, addr: u64, data: &[u8]) -> Result<()>;
+    /// `[addr, addr + len)` is now a registered memory region the NIC may reach (a platform
+    /// with an IOMMU maps it here). The default does nothing.
+    fn region_registered(&mut self, _addr: u64, _len: u64) {}
+    /// The region `[addr, addr + len)` is deregistered and the NIC has let go of it: no DMA
+    /// of the NIC touches it from now on (an IOMMU unmaps it here; the simulated root complex
+    /// refuses DMA writes into it). The default does nothing.
+    fn region_deregistered(&mut self, _addr: u64, _len: u64) {}
 }

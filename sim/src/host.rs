@@ -198,4 +198,22 @@ impl DmaMemory for SimMem {
             .write(addr, data)
             .map_err(sim_err)
     }
+
+    fn region_registered(&mut self, addr: u64, len: u64) {
+        self.0
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .region_registered(addr, len);
+    }
+
+    fn region_deregistered(&mut self, addr: u64, len: u64) {
+        self.0
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .region_deregistered(addr, len);
+    }
 }

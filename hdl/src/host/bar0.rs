@@ -19,6 +19,9 @@
 //! - `m_cqw_{en,index,data}`: the same for the CQ table.
 //! - `m_mrw_{en,index,data}`: the same for the MR table (memory regions; the responder checks
 //!   remote keys against its copy).
+//! - `m_fence_req` out, `s_fence_done` in: an MR table write's command ends only when the
+//!   datapath says every packet checked against the old entry has had its host writes sent
+//!   (`m_fence_req` high until `s_fence_done`), so `dereg_mr`'s STATUS read is a fence.
 //! - `m_peek_index` out, `s_peek_{sq,rq,cpl}` in: the QP the command register names, and the
 //!   engines' running state of it (requester: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts`
 //!   40..64; responder: `epsn` 0..24, `msn` 24..48; completer: `una_psn` 0..24 and its error
@@ -75,6 +78,8 @@ pub enum Bar0State {
     Drain,
     Cmd,
     CmdRead,
+    /// An MR table write waits for the datapath's fence (`m_fence_req`, `s_fence_done`).
+    Fence,
     Resp,
 }
 
@@ -121,6 +126,8 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_mrw_en: Signal<Out, Bit>,
     pub m_mrw_index: Signal<Out, Bits<OBJ_A>>,
     pub m_mrw_data: Signal<Out, Bits<MR_W>>,
+    pub m_fence_req: Signal<Out, Bit>,
+    pub s_fence_done: Signal<In, Bit>,
     pub m_peek_index: Signal<Out, Bits<OBJ_A>>,
     pub s_peek_sq: Signal<In, Bits<64>>,
     pub s_peek_rq: Signal<In, Bits<49>>,
@@ -368,6 +375,8 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_mrw_en: Default::default(),
             m_mrw_index: Default::default(),
             m_mrw_data: Default::default(),
+            m_fence_req: Default::default(),
+            s_fence_done: Default::default(),
             m_peek_index: Default::default(),
             s_peek_sq: Default::default(),
             s_peek_rq: Default::default(),
@@ -541,6 +550,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.m_mrw_data.next = self.mr_table.w_data.val();
 
         // Outputs straight from registers.
+        self.m_fence_req.next = self.state.q.val() == Bar0State::Fence;
         self.m_cpl_hdr.next = self.cpl_hdr.q.val();
         self.m_cpl_tdata.next = self.cpl_data.q.val();
         self.m_cpl_tkeep.next = self.cpl_keep.q.val();
@@ -717,6 +727,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             }
             Bar0State::Cmd => {}
             Bar0State::CmdRead => {}
+            Bar0State::Fence => {}
         }
 
         // Register file: read value and write effects of the access.
@@ -849,12 +860,21 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
                     self.cq_table.cmd_we.next = self.c_table.val() == bits::<4>(1);
                     self.mr_table.cmd_we.next = self.c_table.val() == bits::<4>(2);
                     self.commands.d.next = self.commands.q.val() + bits::<32>(1);
+                    if self.c_table.val() == bits::<4>(2) {
+                        self.state.d.next = Bar0State::Fence;
+                    }
                 } else {
                     self.state.d.next = Bar0State::CmdRead;
                 }
             } else {
                 self.commands.d.next = self.commands.q.val() + bits::<32>(1);
             }
+        }
+        // A region's entry written (deregistered, or registered anew): the command ends once
+        // every packet checked against the old entry has had its writes sent to the host, so
+        // the host's STATUS read returns only then (PCIe orders the completion behind them).
+        if (self.state.q.val() == Bar0State::Fence) & self.s_fence_done.val() {
+            self.state.d.next = Bar0State::Idle;
         }
         if self.state.q.val() == Bar0State::CmdRead {
             for i in 0..self.ctx.len() {

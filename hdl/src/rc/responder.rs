@@ -81,6 +81,9 @@
 //!   a TX path busy with long packets never stalls the receive path; but an RNR or fatal NAK
 //!   waiting is replaced by none weaker, and each record goes once.
 //! - `m_rack_*`: one `RX_ACK` record per ACK or NAK received, to the completer.
+//! - `s_hold` in, `m_held` out: a deregistration's fence (BAR0's `m_fence_req`): no packet is
+//!   taken while `s_hold`; `m_held` once the responder is between packets with no write
+//!   command left (the NIC adds that the DMA write engine and the request muxes are empty).
 //! - `tx_used`, `tx_cap` in, `m_rsv` out: credits, as the requester's. An ACK goes out only
 //!   when its frame fits its priority's transmit queue, and reserves its beats there; when it
 //!   does not fit, its QP goes to the back of the queue of QPs owed one, so ACKs of other
@@ -369,6 +372,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rq_req_addr: Signal<Out, Bits<64>>,
     pub s_rq_ans_data: Signal<In, Bits<64>>,
     pub wr_ordered: Signal<In, Bit>,
+    pub s_hold: Signal<In, Bit>,
+    pub m_held: Signal<Out, Bit>,
+    held: DFF<Bit>,
     pub atomics: Signal<Out, Bits<32>>,
     pub s_rdb_en: Signal<In, Bit>,
     pub s_rdb_qpn: Signal<In, Bits<24>>,
@@ -901,6 +907,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             m_rq_req_addr: Default::default(),
             s_rq_ans_data: Default::default(),
             wr_ordered: Default::default(),
+            s_hold: Default::default(),
+            m_held: Default::default(),
+            held: Default::default(),
             atomics: Default::default(),
             s_rdb_en: Default::default(),
             s_rdb_qpn: Default::default(),
@@ -1363,6 +1372,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             m,
             dirty,
             do_ack,
+            held,
             ack_pend,
             ack_strong,
             snd_stale,
@@ -1565,7 +1575,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (self.state.q.val() == RespState::Drain);
         // Packets first, but a flush waiting when a packet is taken goes next (`fl_turn`), so
         // a QP in ERR flushes whatever other QPs receive.
-        self.s_meta_tready.next = (self.state.q.val() == RespState::Idle) & !self.fl_turn.q.val();
+        self.s_meta_tready.next =
+            (self.state.q.val() == RespState::Idle) & !self.fl_turn.q.val() & !self.s_hold.val();
+        // A deregistration's fence: no packet is taken while `s_hold`; `m_held` once every
+        // packet taken before has its writes out of the write command queue.
+        self.held.d.next =
+            self.s_hold.val() & (self.state.q.val() == RespState::Idle) & !self.cmdq.m_tvalid.val();
+        self.m_held.next = self.held.q.val();
 
         // The record.
         self.f_op.next = self.m.q.val().get_bits::<8>(self.x_op.val().index());
@@ -2488,7 +2504,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                             & (self.s_qpw_index.val() == self.s_fail_qpn.val());
                         self.state.d.next = RespState::FlRd;
                     }
-                } else if self.s_meta_tvalid.val() {
+                } else if self.s_meta_tvalid.val() & !self.s_hold.val() {
                     self.fl_turn.d.next = self.fl_q.m_tvalid.val() | self.s_fail_valid.val();
                     self.m.d.next = self.s_meta_tdata.val();
                     // The port's one P_Key is the default full member 0xFFFF: it matches a

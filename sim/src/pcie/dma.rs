@@ -421,6 +421,10 @@ impl DmaSide {
             ));
             return;
         }
+        if let Some(why) = mem.dma_write_refused(start, len as u64) {
+            violations.push(why);
+            return;
+        }
         match mem.write(start, &data) {
             Ok(()) => self.stats.write_bytes += len as u64,
             Err(e) => violations.push(fault_text(e)),

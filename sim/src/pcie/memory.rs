@@ -1,5 +1,7 @@
 //! Host memory made only of buffers the driver allocated: every access is checked against
-//! them, and one outside them is a [`SimError::Dma`], never a silent read or write.
+//! them, and one outside them is a [`SimError::Dma`], never a silent read or write. It also
+//! keeps the memory regions the driver has registered and deregistered, as an IOMMU would:
+//! a DMA write into a range deregistered and not registered again is refused.
 
 use crate::{Result, SimError};
 use std::collections::BTreeMap;
@@ -16,6 +18,10 @@ pub struct Buffer {
 pub struct HostMemory {
     buffers: BTreeMap<u64, Vec<u8>>,
     next: u64,
+    /// Registered memory regions `(addr, len)`, one entry per registration.
+    regions: Vec<(u64, u64)>,
+    /// Ranges of deregistered regions, until their buffer is freed.
+    retired: Vec<(u64, u64)>,
 }
 
 /// Where allocations start: above 4 GiB, so 32-bit address truncation shows up as a fault.
@@ -28,6 +34,8 @@ impl Default for HostMemory {
         HostMemory {
             buffers: BTreeMap::new(),
             next: HEAP_BASE,
+            regions: Vec::new(),
+            retired: Vec::new(),
         }
     }
 }
@@ -48,10 +56,48 @@ impl HostMemory {
 
     /// Free a buffer; later accesses to it are faults.
     pub fn free(&mut self, addr: u64) -> Result<()> {
-        self.buffers
+        let buf = self
+            .buffers
             .remove(&addr)
-            .map(|_| ())
-            .ok_or_else(|| SimError::Dma(format!("free of {addr:#x}, which is not a buffer")))
+            .ok_or_else(|| SimError::Dma(format!("free of {addr:#x}, which is not a buffer")))?;
+        let end = addr + buf.len() as u64;
+        self.retired.retain(|&(a, _)| a < addr || a >= end);
+        Ok(())
+    }
+
+    /// `[addr, addr + len)` is registered as a memory region.
+    pub fn region_registered(&mut self, addr: u64, len: u64) {
+        self.regions.push((addr, len));
+    }
+
+    /// A region `[addr, addr + len)` is deregistered: from now on the NIC may not write into
+    /// the part of it no other registered region covers.
+    pub fn region_deregistered(&mut self, addr: u64, len: u64) {
+        if let Some(i) = self.regions.iter().position(|&r| r == (addr, len)) {
+            self.regions.swap_remove(i);
+        }
+        if len > 0 {
+            self.retired.push((addr, len));
+        }
+    }
+
+    /// Why a DMA write of `len` bytes at `addr` may not happen, if it may not: it touches a
+    /// deregistered region where no registered region covers it.
+    pub fn dma_write_refused(&self, addr: u64, len: u64) -> Option<String> {
+        let end = addr.saturating_add(len);
+        self.retired.iter().find_map(|&(ra, rl)| {
+            let (lo, hi) = (addr.max(ra), end.min(ra.saturating_add(rl)));
+            let covered = self
+                .regions
+                .iter()
+                .any(|&(ga, gl)| ga <= lo && hi <= ga.saturating_add(gl));
+            (lo < hi && !covered).then(|| {
+                format!(
+                    "memory write of {len} bytes at {addr:#x} into the region [{ra:#x}, +{rl}) \
+                     after its deregistration"
+                )
+            })
+        })
     }
 
     fn find(&self, addr: u64, len: usize) -> Option<(u64, usize)> {

@@ -116,6 +116,9 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         }
         let (h, data, keep, last) = held.unwrap_or_default();
         let (cpl_ready, db_ready) = (r.gen_bool(0.7), r.gen_bool(0.5));
+        // The datapath's fence after an MR table write: done after a few cycles.
+        let fence_done = r.gen_bool(0.3);
+        hdl.s_fence_done.next = fence_done;
         hdl.s_req_hdr.next = bits_from_u128(h.pack());
         hdl.s_req_tdata.next = bits_from_u64(data);
         hdl.s_req_tkeep.next = bits_from_u64(keep);
@@ -138,6 +141,7 @@ fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_req_tvalid", valid.into())?;
         tb.set("m_cpl_tready", cpl_ready.into())?;
         tb.set("m_db_tready", db_ready.into())?;
+        tb.set("s_fence_done", fence_done.into())?;
         tb.set("s_peek_sq", psq)?;
         tb.set("s_peek_rq", prq)?;
         tb.set("s_peek_cpl", puna)?;
