@@ -98,8 +98,10 @@ pub enum Fault {
 /// Seeded random faults on one direction of a link: each frame, independently, is lost,
 /// corrupted (one byte flipped: the receiving MAC's FCS check drops it), duplicated or
 /// reordered (held back 0.5-5 us, so the next frames overtake it) with these probabilities,
-/// and starts a burst of `burst_len` lost frames with probability `burst`. The same seed gives
-/// the same faults for the same frames.
+/// and starts a burst of `burst_len` lost frames with probability `burst`. A burst is an
+/// outage: it also ends at the first frame that starts `burst_ps` or more after the burst's
+/// first one (on a quiet link, twenty frames would be a QP's every retry, spread over
+/// milliseconds). The same seed gives the same faults for the same frames at the same times.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RandomFaults {
     pub loss: f64,
@@ -108,11 +110,13 @@ pub struct RandomFaults {
     pub reorder: f64,
     pub burst: f64,
     pub burst_len: u32,
+    /// The longest a burst lasts, in ps of wire time from its first frame's start.
+    pub burst_ps: u64,
     pub seed: u64,
 }
 
 impl Default for RandomFaults {
-    /// No faults; bursts of 20 frames when `burst` is set; seed 1.
+    /// No faults; bursts of 20 frames within 100 us when `burst` is set; seed 1.
     fn default() -> Self {
         RandomFaults {
             loss: 0.0,
@@ -121,6 +125,7 @@ impl Default for RandomFaults {
             reorder: 0.0,
             burst: 0.0,
             burst_len: 20,
+            burst_ps: 100_000_000,
             seed: 1,
         }
     }
@@ -133,7 +138,7 @@ impl RandomFaults {
     }
 
     /// Every probability in 0..=1, the four per-frame ones summing to at most 1, bursts of at
-    /// least one frame.
+    /// least one frame and one ps.
     pub fn validate(&self) -> Result<()> {
         let p = [
             ("loss", self.loss),
@@ -155,8 +160,10 @@ impl RandomFaults {
                 "link faults loss + corrupt + duplicate + reorder = {sum}: at most 1 (one fault per frame)"
             )));
         }
-        if self.burst > 0.0 && self.burst_len == 0 {
-            return Err(SimError::Design("link fault bursts of 0 frames".into()));
+        if self.burst > 0.0 && (self.burst_len == 0 || self.burst_ps == 0) {
+            return Err(SimError::Design(
+                "link fault bursts of 0 frames or 0 ps".into(),
+            ));
         }
         Ok(())
     }
@@ -166,21 +173,25 @@ impl RandomFaults {
         RandomFaults { seed, ..self }
     }
 
-    /// A fault hook drawing these faults ([`Link::set_fault_hook`]).
-    pub fn hook(&self) -> impl FnMut(u64, &[u8]) -> Fault + 'static {
+    /// A fault hook drawing these faults ([`Link::set_timed_fault_hook`]).
+    pub fn hook(&self) -> impl FnMut(u64, u64, &[u8]) -> Fault + 'static {
         use rand::{Rng, SeedableRng};
         let f = *self;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(f.seed);
-        let mut burst_left = 0u32;
-        move |_, frame| {
+        let (mut burst_left, mut burst_start) = (0u32, 0u64);
+        move |_, start, frame| {
             // Draw the same numbers for every frame, whatever happens to it.
             let start_burst = rng.gen_bool(f.burst);
             let r: f64 = rng.gen();
             let offset = rng.gen_range(0..frame.len().max(1));
             let mask = rng.gen_range(1..=255u8);
             let delay = rng.gen_range(500_000..=5_000_000u64);
+            if burst_left > 0 && start.saturating_sub(burst_start) >= f.burst_ps {
+                burst_left = 0;
+            }
             if burst_left == 0 && start_burst {
                 burst_left = f.burst_len;
+                burst_start = start;
             }
             if burst_left > 0 {
                 burst_left -= 1;
@@ -220,7 +231,8 @@ pub struct LinkStats {
     pub last_end_ps: u64,
 }
 
-type Hook = Box<dyn FnMut(u64, &[u8]) -> Fault>;
+/// (frame index, the frame's start on the wire in ps, bytes with FCS) -> its fate.
+type Hook = Box<dyn FnMut(u64, u64, &[u8]) -> Fault>;
 
 struct TxPorts {
     tdata: Port,
@@ -424,7 +436,13 @@ impl Link {
     }
 
     /// Decide each frame's fate with `hook(frame index, frame bytes with FCS)`.
-    pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) {
+    pub fn set_fault_hook(&self, mut hook: impl FnMut(u64, &[u8]) -> Fault + 'static) {
+        self.set_timed_fault_hook(move |i, _, f| hook(i, f));
+    }
+
+    /// Decide each frame's fate with `hook(frame index, start on the wire in ps, frame bytes
+    /// with FCS)`.
+    pub fn set_timed_fault_hook(&self, hook: impl FnMut(u64, u64, &[u8]) -> Fault + 'static) {
         self.0.borrow_mut().hook = Some(Box::new(hook));
     }
 
@@ -545,7 +563,7 @@ impl State {
             p.write(start, &frame[..frame.len().saturating_sub(4)]);
         }
         let fault = match &mut self.hook {
-            Some(h) => h(index, &frame),
+            Some(h) => h(index, start, &frame),
             None => Fault::Pass,
         };
         let mut frame = frame;
@@ -778,6 +796,44 @@ mod tests {
     }
 
     #[test]
+    fn a_burst_on_a_quiet_link_ends_after_its_time() {
+        // Frames 40 us apart: a burst of at most 100 us takes the frames at 0, 40 and 80 us
+        // of its start (runs of 3, or 6, 9 when one starts as one ends); without the bound,
+        // its 20 frames (800 us, a QP's every retry at a short ACK timeout).
+        let runs = |f: RandomFaults| {
+            let mut h = f.hook();
+            let (mut runs, mut run) = (Vec::new(), 0);
+            for i in 0..100_000u64 {
+                if h(i, i * 40_000_000, &[0u8; 64]) == Fault::BurstDrop {
+                    run += 1;
+                } else if run > 0 {
+                    runs.push(run);
+                    run = 0;
+                }
+            }
+            runs
+        };
+        let f = RandomFaults {
+            burst: 0.01,
+            burst_len: 20,
+            burst_ps: 100_000_000,
+            seed: 11,
+            ..RandomFaults::default()
+        };
+        f.validate().expect("valid");
+        let bounded = runs(f);
+        assert!(bounded.len() > 500, "{} bursts", bounded.len());
+        assert!(bounded.iter().all(|r| r % 3 == 0), "{bounded:?}");
+        let unbounded = runs(RandomFaults {
+            burst_ps: u64::MAX,
+            ..f
+        });
+        assert!(unbounded.iter().all(|r| r % 20 == 0), "{unbounded:?}");
+        let zero = RandomFaults { burst_ps: 0, ..f };
+        assert!(zero.validate().is_err());
+    }
+
+    #[test]
     fn random_faults_follow_their_rates_and_their_seed() {
         let f = RandomFaults {
             loss: 0.01,
@@ -786,13 +842,15 @@ mod tests {
             reorder: 0.01,
             burst: 0.0005,
             burst_len: 20,
+            burst_ps: 100_000_000,
             seed: 7,
         };
         f.validate().expect("valid");
+        // Back to back: a frame a microsecond, so every burst runs its 20 frames.
         let draw = |f: RandomFaults| {
             let mut h = f.hook();
             (0..200_000u64)
-                .map(|i| h(i, &[0u8; 64]))
+                .map(|i| h(i, i * 1_000_000, &[0u8; 64]))
                 .collect::<Vec<_>>()
         };
         let v = draw(f);

@@ -131,10 +131,22 @@ impl Wire {
 
     /// A frame-level fault hook ([`Link::set_fault_hook`]); an XGMII link takes
     /// [`XgmiiLink::set_fault_hook`] instead.
-    pub fn set_fault_hook(&self, hook: impl FnMut(u64, &[u8]) -> Fault + 'static) -> Result<()> {
+    pub fn set_fault_hook(
+        &self,
+        mut hook: impl FnMut(u64, &[u8]) -> Fault + 'static,
+    ) -> Result<()> {
+        self.set_timed_fault_hook(move |i, _, f| hook(i, f))
+    }
+
+    /// A frame-level fault hook that also sees each frame's start on the wire, in ps
+    /// ([`Link::set_timed_fault_hook`]).
+    pub fn set_timed_fault_hook(
+        &self,
+        hook: impl FnMut(u64, u64, &[u8]) -> Fault + 'static,
+    ) -> Result<()> {
         match self {
             Wire::Frames(l) => {
-                l.set_fault_hook(hook);
+                l.set_timed_fault_hook(hook);
                 Ok(())
             }
             Wire::Xgmii(_) => Err(SimError::Design(
@@ -224,8 +236,8 @@ impl World {
             ),
         };
         if !cfg.faults.is_clean() {
-            ab.set_fault_hook(cfg.faults.hook())?;
-            ba.set_fault_hook(cfg.faults.reseeded(cfg.faults.seed.wrapping_add(1)).hook())?;
+            ab.set_timed_fault_hook(cfg.faults.hook())?;
+            ba.set_timed_fault_hook(cfg.faults.reseeded(cfg.faults.seed.wrapping_add(1)).hook())?;
         }
         let pcie = |k: u64| PcieConfig {
             cpl_reorder_seed: cfg.reorder_seed.map(|s| s ^ k),

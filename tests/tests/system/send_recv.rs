@@ -552,6 +552,7 @@ fn lossy_mix(
         reorder: 0.01,
         burst,
         burst_len: 20,
+        burst_ps: 100_000_000,
         seed: s,
     };
     let w = ferroce_tests::faulty_world(s, faults)?;
