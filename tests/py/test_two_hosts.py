@@ -196,6 +196,55 @@ def test_qp_by_hand_and_a_remote_access_error():
         a.wait_cq(1, max_cycles=2000)
 
 
+def test_connect_sets_the_read_limit_and_the_rights_granted(tmp_path):
+    """``connect(max_rd_atomic=..., qp_access_flags=...)`` sets both QPs' READ limit (no READ
+    request on the wire before the previous READ's response, at 1) and the rights each grants
+    its peer (a WRITE to a QP that grants READ only is refused, whatever its region allows);
+    values the driver refuses raise ``ValueError``."""
+    rng = seeded("test_connect_sets_the_read_limit_and_the_rights_granted")
+    world = verbs.World(pcap_dir=str(tmp_path), reorder_seed=rng.randrange(1 << 32))
+    a, b = world.a, world.b
+    qa, _ = world.connect(pmtu=1024, max_rd_atomic=1, qp_access_flags=verbs.ACCESS_REMOTE_READ)
+    n = 4 * 1024
+    data = rng.randbytes(n)
+    base = b.alloc(n)
+    b.write(base, data)
+    mr = b.reg_mr(base, n, access=verbs.ACCESS_LOCAL_WRITE | verbs.ACCESS_REMOTE_READ
+                  | verbs.ACCESS_REMOTE_WRITE)
+    dst, dmr = region(a, n)
+    a.post_send(qa, [dict(wr_id=i, opcode=verbs.WR_RDMA_READ, remote_addr=base + 1024 * i,
+                          rkey=mr.rkey, sg_list=[(dst + 1024 * i, 1024, dmr.lkey)])
+                     for i in range(4)])
+    wcs = a.wait_cq(4, max_cycles=400_000)
+    assert [(w.wr_id, w.status) for w in wcs] == [(i, verbs.WC_SUCCESS) for i in range(4)]
+    assert a.read(dst, n) == data
+    world.run(2000)
+    from scapy.contrib.roce import BTH
+    from scapy.layers.l2 import Ether
+    from scapy.utils import rdpcap
+
+    def times(name: str, opcode: int) -> list[float]:
+        return [float(p.time) for p in rdpcap(str(tmp_path / name))
+                if BTH in Ether(bytes(p)) and Ether(bytes(p))[BTH].opcode == opcode]
+
+    requests = times("a_to_b.pcap", 12)  # RDMA READ request
+    responses = times("b_to_a.pcap", 16)  # RDMA READ response ONLY
+    assert len(requests) == len(responses) == 4
+    for k in range(3):
+        assert responses[k] < requests[k + 1], (requests, responses)
+    # b's QP grants READ only: a's WRITE is refused (NAK remote access), nothing lands.
+    b.write(base, bytes(64))
+    a.post_write(qa, [(9, dst, 64, dmr.lkey, base, mr.rkey)])
+    [wc] = a.wait_cq(1)
+    assert (wc.wr_id, wc.status) == (9, verbs.WC_REM_ACCESS_ERR)
+    assert b.read(base, 64) == bytes(64)
+    assert b.counter("resp_bad_rkey") == 1
+    with pytest.raises(ValueError):
+        world.connect(pmtu=1024, max_rd_atomic=17)
+    with pytest.raises(ValueError):
+        world.connect(pmtu=1024, qp_access_flags=verbs.ACCESS_LOCAL_WRITE)
+
+
 def test_post_recv_takes_pyverbs_receive_lists_and_refuses_bad_ones_whole():
     """``post_recv`` with pyverbs' receive work request dicts (1 to 4 SGEs) posts them; a list
     with a region lacking local write access, or five SGEs, raises ``ValueError`` and posts

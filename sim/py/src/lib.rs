@@ -7,6 +7,7 @@
 //! `World` (module `verbs`) is the two-host system with the Rust driver's verbs, which the
 //! package re-exports as `ferroce.verbs`.
 
+mod host;
 mod verbs;
 
 use ferroce_sim::designs::open_tb;
@@ -312,7 +313,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pause_frame, m)?)?;
     m.add_function(wrap_pyfunction!(parse_mac_ctrl, m)?)?;
     m.add_class::<verbs::World>()?;
-    m.add_class::<verbs::Host>()?;
+    m.add_class::<host::Host>()?;
     m.add_class::<verbs::Qp>()?;
     m.add_class::<verbs::Mr>()?;
     m.add_class::<verbs::Wc>()?;
