@@ -19,6 +19,10 @@
 //! (`m_rland_*`) and the QP's landed count to the requester (`m_rl_*`). A READ whose
 //! responses were lost goes on from the first missing one (IBA 9.7.4.1.4): the requester asks
 //! for the rest, and a FIRST (ONLY) at the held READ's next PSN goes on as a MIDDLE (LAST).
+//! A READ's local SGEs are checked again before any response lands after an MR table write
+//! (its WQE fetched again, the cursor's SGEs kept): a region deregistered mid-READ takes
+//! none of the rest, and the READ fails with `RecvQueue`'s status (LOC_PROT_ERR), as rxe
+//! checks the MR of each response it copies.
 //! A copy of each QP's READ cursor (next PSN, epoch, held) and a bit per QP set by any READ
 //! response are read by the completer (`s_rpk_qpn` in, `m_rpk_data` out, `s_rpk_clr` clears
 //! the bit). A response past the held READ's next PSN is dropped and counted in the cursor;
@@ -201,7 +205,8 @@ const RCUR_W: usize = 529;
 /// The READ cursor (the receive cursor RAM's upper half, one per QP as requester): the READ
 /// response landing in the WQE's SGEs, as above (its fetch answered by `RecvQueue` from the
 /// send queue), with the next response PSN 448/24, the QP's count of READs landed (mod 32)
-/// 472/5 and the QP's epoch when the READ began 480/8 in place of `wr_id`; held 528 = a
+/// 472/5, the QP's epoch when the READ began 480/8 and the MR generation of its check
+/// 490/32 (`RL_GEN`) in place of `wr_id` and the CQ; held 528 = a
 /// response in progress.
 const RL_EXP: usize = 448;
 const RL_EPOCH: usize = 480;
@@ -213,6 +218,11 @@ pub const RPK_W: usize = 34;
 /// Out-of-sequence responses of the READ in progress at its expected PSN (2 bits, at 3 the
 /// requester is told: `RX_ACK.gap`), in the READ cursor.
 const RL_GAPS: usize = 488;
+/// The MR table's generation when the READ's local SGEs were last checked (`GEN_W` bits), in
+/// the READ cursor: a response of a READ checked before a later MR table write has the READ's
+/// WQE checked again first (a region deregistered since takes none of it).
+const RL_GEN: usize = 490;
+const GEN_W: usize = 32;
 /// Receive WQE SGE counts, 0 to `MAX_SGE` (a kernel loop bound: rust-hdl emits `a..=b` as
 /// `a..b`).
 const SGE_N: usize = MAX_SGE + 1;
@@ -297,6 +307,17 @@ pub struct Responder<const DW: usize, const KW: usize> {
     seen_keep: Signal<Local, Bits<256>>,
     rs_gaps: Signal<Local, Bits<2>>,
     rs_gaps1: Signal<Local, Bits<2>>,
+    /// The READ in progress was checked at the MR table's current generation.
+    rs_gen_ok: Signal<Local, Bit>,
+    /// MR table writes seen (mod 2^32), the generation a check now sees, and whether the
+    /// READ's WQE is fetched to check it again (not to start it).
+    mr_gen: DFF<Bits<GEN_W>>,
+    chk_gen: DFF<Bits<GEN_W>>,
+    rechk: DFF<Bit>,
+    gen_mask: Constant<Bits<RCUR_W>>,
+    gen_at: Constant<Bits<10>>,
+    /// `chk_gen` in its place in the READ cursor.
+    chk_field: Signal<Local, Bits<RCUR_W>>,
     rs_after: Signal<Local, Bit>,
     rs_gapd: Signal<Local, Bits<24>>,
     rk_gap: DFF<Bit>,
@@ -857,6 +878,17 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             seen_keep: Default::default(),
             rs_gaps: Default::default(),
             rs_gaps1: Default::default(),
+            rs_gen_ok: Default::default(),
+            mr_gen: Default::default(),
+            chk_gen: Default::default(),
+            rechk: Default::default(),
+            gen_at: k(RL_GEN as u64),
+            chk_field: Default::default(),
+            gen_mask: Constant::new(crate::util::bits_from_bools(&{
+                let mut b = vec![false; RCUR_W];
+                b[RL_GEN..RL_GEN + GEN_W].fill(true);
+                b
+            })),
             rs_after: Default::default(),
             rs_gapd: Default::default(),
             rk_gap: Default::default(),
@@ -899,6 +931,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
                 let mut b = vec![false; RCUR_W];
                 b[RL_EXP..RL_EPOCH + 8].fill(true);
                 b[RL_GAPS..RL_GAPS + 2].fill(true);
+                b[RL_GEN..RL_GEN + GEN_W].fill(true);
                 b[RCUR_W - 1] = true;
                 b
             })),
@@ -1392,6 +1425,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             req_qpn,
             rcv,
             wb_rcur,
+            mr_gen,
+            chk_gen,
+            rechk,
             do_rcv,
             rcv_st,
             sl,
@@ -1734,6 +1770,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.mr_ram.write_address.next = self.s_mrw_index.val();
         self.mr_ram.write_data.next = self.s_mrw_data.val().get_bits::<MRS_W>(0);
         self.mr_ram.write_enable.next = self.s_mrw_en.val();
+        if self.s_mrw_en.val() {
+            self.mr_gen.d.next = self.mr_gen.q.val() + bits::<GEN_W>(1);
+        }
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.cur_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2101,6 +2140,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // late): counted in the cursor; the third tells the completer (once, until the
         // expected one lands).
         self.rs_gaps.next = self.rcv.q.val().get_bits::<2>(488);
+        self.rs_gen_ok.next = self
+            .rcv
+            .q
+            .val()
+            .get_bits::<GEN_W>(self.gen_at.val().index())
+            == self.mr_gen.q.val();
+        self.chk_field.next = bit_cast::<RCUR_W, GEN_W>(self.chk_gen.q.val()) << self.gen_at.val();
         self.rs_gaps1.next = self.rs_gaps.val() + bits::<2>(1);
         self.rs_gapd.next = self.f_psn.val() - self.rs_exp.val();
         self.rs_after.next = self.rcv.q.val().get_bit(528)
@@ -2143,13 +2189,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // After this packet: the next PSN, and at the READ's end (or when it fails) one more
         // landed and nothing in progress.
         self.f_psn1.next = self.f_psn.val() + bits::<24>(1);
+        // (The generation its SGEs were checked at stays.)
         self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
             | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt1.val()) << 472)
-            | (bit_cast::<RCUR_W, 8>(self.r_epoch.val()) << 480);
+            | (bit_cast::<RCUR_W, 8>(self.r_epoch.val()) << 480)
+            | (self.rcv.q.val() & self.gen_mask.val());
         if !self.rs_ends.val() & (self.state.q.val() == RespState::Split) {
             self.rl_fields.next = (bit_cast::<RCUR_W, 24>(self.f_psn1.val()) << 448)
                 | (bit_cast::<RCUR_W, RDC_W>(self.rs_cnt.val()) << 472)
                 | (bit_cast::<RCUR_W, 8>(self.r_epoch.val()) << 480)
+                | (self.rcv.q.val() & self.gen_mask.val())
                 | self.held_bit.val();
         }
         // (Sent in Resp, when `rcv` holds the cursor after the READ: its count is the new one.)
@@ -2790,6 +2839,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;
                 self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
+                self.chk_gen.d.next = self.mr_gen.q.val();
+                self.rechk.d.next = false;
                 if (self.r_state.val() != self.st_rts.val()) | self.rf_hit.val() {
                     // (A failed QP's READs have flushed: nothing lands in their buffers.)
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
@@ -2818,6 +2869,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         // The READ resumed at its first missing response (a READ request
                         // for the rest): this FIRST goes on as a MIDDLE, an ONLY as a LAST.
                         self.state.d.next = RespState::Room;
+                        if !self.rs_gen_ok.val() {
+                            self.rechk.d.next = true;
+                            self.req_v.d.next = true;
+                            self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                            self.req_sq.d.next = true;
+                            self.req_idx.d.next = self.sl_idx.val();
+                            self.state.d.next = RespState::Wait;
+                        }
                     } else {
                         self.req_v.d.next = true;
                         self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2832,6 +2891,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     | (self.f_len32.val() > self.pmtu.val())
                 {
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
+                } else if !self.rs_gen_ok.val() {
+                    // The MR table was written since the READ's SGEs were checked (a
+                    // deregistration, perhaps of its buffer): its WQE is checked again first.
+                    self.rechk.d.next = true;
+                    self.req_v.d.next = true;
+                    self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                    self.req_sq.d.next = true;
+                    self.req_idx.d.next = self.sl_idx.val();
+                    self.state.d.next = RespState::Wait;
                 } else {
                     self.state.d.next = RespState::Room;
                 }
@@ -2841,9 +2909,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // error (its completion, NAK remote operational error), or taken.
                 if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.is_resp.val() {
                     // A READ's WQE again: its SGEs (the READ cursor's own fields kept), or
-                    // the READ fails with the status.
+                    // the READ fails with the status; checked at the generation RSlot saw.
+                    // Checked again mid-READ: the cursor's SGEs (past what landed) stay.
                     self.rcv.d.next = (self.ans_rcur.val() & !self.rl_mask.val())
-                        | (self.rcv.q.val() & self.rl_mask.val());
+                        | (self.rcv.q.val() & self.rl_mask.val() & !self.gen_mask.val())
+                        | self.chk_field.val();
+                    if self.rechk.q.val() {
+                        self.rcv.d.next =
+                            (self.rcv.q.val() & !self.gen_mask.val()) | self.chk_field.val();
+                    }
                     self.state.d.next = RespState::Room;
                     if self.s_rq_ans_status.val() != bits::<8>(0) {
                         self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);

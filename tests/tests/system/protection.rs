@@ -1,9 +1,10 @@
 //! Protection that holds while work is in flight: a region deregistered (or registered anew
-//! at its index) while a peer's WRITE into it is still arriving takes none of the rest.
+//! at its index) while a peer's WRITE into it is still arriving takes none of the rest, and
+//! a local region deregistered while a READ's responses are landing in it neither.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{access, DmaMemory, SendWr, Sge};
-use ferroce_spec::queues::{WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
+use ferroce_driver::{access, DmaMemory, SendWr, Sge, WrOpcode};
+use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
 use ferroce_tests::{lossless_world, nonzero_counters, rng, seed};
 use rand::Rng;
 
@@ -127,6 +128,129 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
         );
         if let Some(m) = new {
             w.b.dev.dereg_mr(&m)?;
+        }
+    }
+    Ok(())
+}
+
+/// A 32-64 KiB READ at PMTU 256-1024 (32 responses or more) into a local region of host a;
+/// after 2 to 12 of its responses have reached a, a deregisters the region (or, every other
+/// round, deregisters it and registers the same range again). The rest of the responses land
+/// nowhere: the READ completes LOC_PROT_ERR (the QP fails, the WR behind it flushes), the
+/// bytes that landed are the READ's first ones only, a canary a writes into the range once
+/// the responses checked before are in is never overwritten, and the root complex sees no
+/// write into the range once deregistered (it fails the run on one). The READ's SGEs are
+/// checked again after an MR table write, as rxe checks the MR of each response it copies;
+/// before, the rest landed and the READ succeeded.
+#[test]
+fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
+    let s = seed("a_local_region_deregistered_mid_read_takes_no_more_of_it");
+    let mut r = rng(s);
+    let mut w = lossless_world(s)?;
+    for round in 0..4 {
+        let pmtu = 256u32 << r.gen_range(0..3);
+        let len = r.gen_range(32 << 10..=64 << 10);
+        let (mut qa, _qb) =
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+        let data: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let src = w.b.buffer(len, &data)?;
+        let dst = w.a.dev.mem.alloc(len, 4096)?;
+        w.a.dev.mem.write(dst.addr, &vec![0u8; len])?;
+        let mr =
+            w.a.dev
+                .reg_mr(&w.a.pd, dst.addr, len as u64, access::LOCAL_WRITE)?;
+        let small = w.a.buffer(64, &[0u8; 64])?;
+        let bad0 = w.a.counter("resp_bad_resp")?;
+        let rx0 = w.a.counter("rx_accepted")?;
+        let read = |wr_id: u64, length: u32, addr: u64, lkey: u32| SendWr {
+            wr_id,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![Sge { addr, length, lkey }],
+            remote_addr: src.addr,
+            rkey: src.rkey,
+            signaled: true,
+            ..Default::default()
+        };
+        w.a.dev.post_send(
+            &mut qa,
+            &[
+                read(1, len as u32, dst.addr, mr.lkey),
+                read(2, 64, small.addr, small.lkey),
+            ],
+        )?;
+        let after = r.gen_range(2..=12u64);
+        let mut waited = 0;
+        while w.a.counter("rx_accepted")? < rx0 + after {
+            w.run(10)?;
+            waited += 10;
+            ensure!(
+                waited < 100_000,
+                "seed {s}: round {round}: no responses reached a"
+            );
+        }
+        w.a.dev.dereg_mr(&mr)?;
+        let again = round % 2 == 1;
+        let new = if again {
+            Some(
+                w.a.dev
+                    .reg_mr(&w.a.pd, dst.addr, len as u64, access::LOCAL_WRITE)?,
+            )
+        } else {
+            None
+        };
+        // The responses checked before the deregistration land; then a canary.
+        w.run(2000)?;
+        let mut landed = vec![0u8; len];
+        w.a.dev.mem.read(dst.addr, &mut landed)?;
+        let n = landed
+            .iter()
+            .zip(&data)
+            .position(|(a, b)| a != b)
+            .unwrap_or(len);
+        ensure!(
+            n < len && landed[n..].iter().all(|&b| b == 0),
+            "seed {s}: round {round}: a holds bytes past the READ's first {n} of {len}"
+        );
+        let canary: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        w.a.dev.mem.write(dst.addr, &canary)?;
+        let mut got = Vec::new();
+        let mut cycles = 0;
+        while got.len() < 2 {
+            w.run(1000)?;
+            cycles += 1000;
+            got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
+            ensure!(
+                cycles < 400_000,
+                "seed {s}: round {round}: {got:?}; a: {}; b: {}",
+                nonzero_counters(&w.a),
+                nonzero_counters(&w.b)
+            );
+        }
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [(1, WC_LOC_PROT_ERR), (2, WC_WR_FLUSH_ERR)],
+            "seed {s}: round {round} (PMTU {pmtu}, {len} B, deregistered after {after} \
+             responses{}): {st:?}",
+            if again { ", registered again" } else { "" }
+        );
+        ensure!(
+            w.a.counter("resp_bad_resp")? > bad0,
+            "seed {s}: round {round}: a refused the READ's rest"
+        );
+        w.run(5000)?;
+        let mut end = vec![0u8; len];
+        w.a.dev.mem.read(dst.addr, &mut end)?;
+        ensure!(
+            end == canary,
+            "seed {s}: round {round}: the region was written after its deregistration"
+        );
+        println!(
+            "seed {s}: round {round}: PMTU {pmtu}, {len} B READ, deregistered{} after {after} \
+             responses: {n} B landed before, none after, LOC_PROT_ERR",
+            if again { " and registered again" } else { "" }
+        );
+        if let Some(m) = new {
+            w.a.dev.dereg_mr(&m)?;
         }
     }
     Ok(())
