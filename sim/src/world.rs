@@ -294,8 +294,37 @@ impl World {
         depth: u32,
         vlan: Option<Vlan>,
     ) -> Result<(QueuePair, QueuePair)> {
-        let mut qa = self.a.dev.create_qp(&self.a.pd, &self.a.cq, depth)?;
-        let mut qb = self.b.dev.create_qp(&self.b.pd, &self.b.cq, depth)?;
+        let qa = self.a.dev.create_qp(&self.a.pd, &self.a.cq, depth)?;
+        let qb = self.b.dev.create_qp(&self.b.pd, &self.b.cq, depth)?;
+        self.join(qa, qb, pmtu, psn_ab, psn_ba, vlan)
+    }
+
+    /// `connect`, each QP in the protection domain and completion queue given for its side
+    /// (`[a's, b's]`) rather than its host's own: QPs that share nothing with the others.
+    pub fn connect_in(
+        &mut self,
+        pds: [&ProtectionDomain; 2],
+        cqs: [&CompletionQueue; 2],
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        depth: u32,
+    ) -> Result<(QueuePair, QueuePair)> {
+        let qa = self.a.dev.create_qp(pds[0], cqs[0], depth)?;
+        let qb = self.b.dev.create_qp(pds[1], cqs[1], depth)?;
+        self.join(qa, qb, pmtu, psn_ab, psn_ba, None)
+    }
+
+    /// Walk a fresh QP on each side to RTS, each the other's peer.
+    fn join(
+        &mut self,
+        mut qa: QueuePair,
+        mut qb: QueuePair,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        vlan: Option<Vlan>,
+    ) -> Result<(QueuePair, QueuePair)> {
         for (h, q) in [(&mut self.a, &mut qa), (&mut self.b, &mut qb)] {
             h.dev.modify_qp(q, QpState::Init, QpAttr::default())?;
         }

@@ -62,25 +62,22 @@ fn region(h: &mut Host, pd: &ProtectionDomain, fill: &[u8]) -> Result<MemoryRegi
     Ok(h.dev.reg_mr(pd, buf.addr, fill.len() as u64, all)?)
 }
 
-/// A QP pair in the given PDs and CQs (the world's own are swapped out meanwhile), with its
-/// regions and receive buffers posted.
+/// A QP pair in the given PDs and CQs, with its regions and receive buffers posted.
 fn pair(
     w: &mut World,
     r: &mut ChaCha8Rng,
-    pds: &mut [ProtectionDomain; 2],
-    cqs: &mut [CompletionQueue; 2],
+    pds: &[ProtectionDomain; 2],
+    cqs: &[CompletionQueue; 2],
     psn: u32,
 ) -> Result<[End; 2]> {
-    std::mem::swap(&mut w.a.pd, &mut pds[0]);
-    std::mem::swap(&mut w.b.pd, &mut pds[1]);
-    std::mem::swap(&mut w.a.cq, &mut cqs[0]);
-    std::mem::swap(&mut w.b.cq, &mut cqs[1]);
-    let qps = w.connect(1024, psn, psn ^ 0x80_0000, 16);
-    std::mem::swap(&mut w.a.pd, &mut pds[0]);
-    std::mem::swap(&mut w.b.pd, &mut pds[1]);
-    std::mem::swap(&mut w.a.cq, &mut cqs[0]);
-    std::mem::swap(&mut w.b.cq, &mut cqs[1]);
-    let (qa, qb) = qps?;
+    let (qa, qb) = w.connect_in(
+        [&pds[0], &pds[1]],
+        [&cqs[0], &cqs[1]],
+        1024,
+        psn,
+        psn ^ 0x80_0000,
+        16,
+    )?;
     let mut ends = Vec::new();
     for (h, pd, qp) in [(&mut w.a, &pds[0], qa), (&mut w.b, &pds[1], qb)] {
         let mut src_bytes = vec![0; REGION];
@@ -292,27 +289,15 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
         ..WorldConfig::default()
     })?;
     w.retry.timeout = Some(6);
-    let mut ppd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
+    let ppd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
     let mut pcq = [w.a.dev.create_cq(256)?, w.b.dev.create_cq(256)?];
-    let mut vpd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
+    let vpd = [w.a.dev.alloc_pd()?, w.b.dev.alloc_pd()?];
     let mut vcq = [w.a.dev.create_cq(256)?, w.b.dev.create_cq(256)?];
     let mut prot = Vec::new();
     let mut vict = Vec::new();
     for i in 0..3u32 {
-        prot.push(pair(
-            &mut w,
-            &mut r,
-            &mut ppd,
-            &mut pcq,
-            0x10_0000 * i + 100,
-        )?);
-        vict.push(pair(
-            &mut w,
-            &mut r,
-            &mut vpd,
-            &mut vcq,
-            0x10_0000 * i + 0x8_0000,
-        )?);
+        prot.push(pair(&mut w, &mut r, &ppd, &pcq, 0x10_0000 * i + 100)?);
+        vict.push(pair(&mut w, &mut r, &vpd, &vcq, 0x10_0000 * i + 0x8_0000)?);
     }
     let target = |h: &Host, side: usize| Target {
         mac: h.mac,
