@@ -2841,6 +2841,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
                 self.chk_gen.d.next = self.mr_gen.q.val();
                 self.rechk.d.next = false;
+                // (The READ's WQE, if it is fetched: to start the READ or to check it again.)
+                self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                self.req_sq.d.next = true;
+                self.req_idx.d.next = self.sl_idx.val();
                 if (self.r_state.val() != self.st_rts.val()) | self.rf_hit.val() {
                     // (A failed QP's READs have flushed: nothing lands in their buffers.)
                     self.n_bad_resp.d.next = self.n_bad_resp.q.val() + bits::<32>(1);
@@ -2872,16 +2876,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         if !self.rs_gen_ok.val() {
                             self.rechk.d.next = true;
                             self.req_v.d.next = true;
-                            self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
-                            self.req_sq.d.next = true;
-                            self.req_idx.d.next = self.sl_idx.val();
                             self.state.d.next = RespState::Wait;
                         }
                     } else {
                         self.req_v.d.next = true;
-                        self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
-                        self.req_sq.d.next = true;
-                        self.req_idx.d.next = self.sl_idx.val();
                         self.state.d.next = RespState::Wait;
                     }
                 } else if !self.rcv.q.val().get_bit(528)
@@ -2896,9 +2894,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     // deregistration, perhaps of its buffer): its WQE is checked again first.
                     self.rechk.d.next = true;
                     self.req_v.d.next = true;
-                    self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
-                    self.req_sq.d.next = true;
-                    self.req_idx.d.next = self.sl_idx.val();
                     self.state.d.next = RespState::Wait;
                 } else {
                     self.state.d.next = RespState::Room;

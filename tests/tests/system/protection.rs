@@ -2,8 +2,9 @@
 //! at its index) while a peer's WRITE into it is still arriving takes none of the rest, and
 //! a local region deregistered while a READ's responses are landing in it neither.
 
-use anyhow::{ensure, Result};
+use anyhow::{ensure, Context, Result};
 use ferroce_driver::{access, DmaMemory, SendWr, Sge, WrOpcode};
+use ferroce_sim::world::World;
 use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
 use ferroce_tests::{lossless_world, nonzero_counters, rng, seed};
 use rand::Rng;
@@ -50,15 +51,7 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
         w.a.dev
             .post_send(&mut qa, &[write(1, len as u32), write(2, 64)])?;
         let after = r.gen_range(2..=12u64);
-        let mut waited = 0;
-        while w.b.counter("rx_accepted")? < rx0 + after {
-            w.run(10)?;
-            waited += 10;
-            ensure!(
-                waited < 100_000,
-                "seed {s}: round {round}: no packets reached b"
-            );
-        }
+        accepted(&w, true, rx0 + after, &format!("seed {s}: round {round}"))?;
         w.b.dev.dereg_mr(&mr)?;
         let again = round % 2 == 1;
         let new = if again {
@@ -79,32 +72,12 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
         w.run(2000)?;
         let mut landed = vec![0u8; len];
         w.b.dev.mem.read(dst.addr, &mut landed)?;
-        let n = landed
-            .iter()
-            .zip(&data)
-            .position(|(a, b)| a != b)
-            .unwrap_or(len);
         // (In order: the message's first bytes, then nothing.)
-        ensure!(
-            n < len && landed[n..].iter().all(|&b| b == 0),
-            "seed {s}: round {round}: b holds bytes past the message's first {n} of {len}"
-        );
+        let n = first_bytes_only(&landed, &data)
+            .with_context(|| format!("seed {s}: round {round}: b holds bytes past a prefix"))?;
         let canary: Vec<u8> = (0..len).map(|_| r.gen()).collect();
         w.b.dev.mem.write(dst.addr, &canary)?;
-        let mut got = Vec::new();
-        let mut cycles = 0;
-        while got.len() < 2 {
-            w.run(1000)?;
-            cycles += 1000;
-            got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
-            ensure!(
-                cycles < 400_000,
-                "seed {s}: round {round}: {got:?}; a: {}; b: {}",
-                nonzero_counters(&w.a),
-                nonzero_counters(&w.b)
-            );
-        }
-        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        let st = two_completions(&mut w, &format!("seed {s}: round {round}"))?;
         ensure!(
             st == [(1, WC_REM_ACCESS_ERR), (2, WC_WR_FLUSH_ERR)],
             "seed {s}: round {round} (PMTU {pmtu}, {len} B, deregistered after {after} \
@@ -179,15 +152,7 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
             ],
         )?;
         let after = r.gen_range(2..=12u64);
-        let mut waited = 0;
-        while w.a.counter("rx_accepted")? < rx0 + after {
-            w.run(10)?;
-            waited += 10;
-            ensure!(
-                waited < 100_000,
-                "seed {s}: round {round}: no responses reached a"
-            );
-        }
+        accepted(&w, false, rx0 + after, &format!("seed {s}: round {round}"))?;
         w.a.dev.dereg_mr(&mr)?;
         let again = round % 2 == 1;
         let new = if again {
@@ -202,31 +167,11 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
         w.run(2000)?;
         let mut landed = vec![0u8; len];
         w.a.dev.mem.read(dst.addr, &mut landed)?;
-        let n = landed
-            .iter()
-            .zip(&data)
-            .position(|(a, b)| a != b)
-            .unwrap_or(len);
-        ensure!(
-            n < len && landed[n..].iter().all(|&b| b == 0),
-            "seed {s}: round {round}: a holds bytes past the READ's first {n} of {len}"
-        );
+        let n = first_bytes_only(&landed, &data)
+            .with_context(|| format!("seed {s}: round {round}: a holds bytes past a prefix"))?;
         let canary: Vec<u8> = (0..len).map(|_| r.gen()).collect();
         w.a.dev.mem.write(dst.addr, &canary)?;
-        let mut got = Vec::new();
-        let mut cycles = 0;
-        while got.len() < 2 {
-            w.run(1000)?;
-            cycles += 1000;
-            got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
-            ensure!(
-                cycles < 400_000,
-                "seed {s}: round {round}: {got:?}; a: {}; b: {}",
-                nonzero_counters(&w.a),
-                nonzero_counters(&w.b)
-            );
-        }
-        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        let st = two_completions(&mut w, &format!("seed {s}: round {round}"))?;
         ensure!(
             st == [(1, WC_LOC_PROT_ERR), (2, WC_WR_FLUSH_ERR)],
             "seed {s}: round {round} (PMTU {pmtu}, {len} B, deregistered after {after} \
@@ -254,4 +199,45 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Run `w` until host b's (`on_b`) or a's parser has accepted `goal` frames in all.
+fn accepted(w: &World, on_b: bool, goal: u64, ctx: &str) -> Result<()> {
+    let h = if on_b { &w.b } else { &w.a };
+    let mut waited = 0;
+    while h.counter("rx_accepted")? < goal {
+        w.run(10)?;
+        waited += 10;
+        ensure!(waited < 100_000, "{ctx}: nothing reached the host");
+    }
+    Ok(())
+}
+
+/// How many of `data`'s first bytes `landed` holds, when it holds nothing else (zeros past
+/// them) and not all of them.
+fn first_bytes_only(landed: &[u8], data: &[u8]) -> Option<usize> {
+    let n = landed
+        .iter()
+        .zip(data)
+        .position(|(a, b)| a != b)
+        .unwrap_or(data.len());
+    (n < data.len() && landed[n..].iter().all(|&b| b == 0)).then_some(n)
+}
+
+/// The next two completions on host a's CQ, as (wr_id, status).
+fn two_completions(w: &mut World, ctx: &str) -> Result<Vec<(u64, u32)>> {
+    let mut got = Vec::new();
+    let mut cycles = 0;
+    while got.len() < 2 {
+        w.run(1000)?;
+        cycles += 1000;
+        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
+        ensure!(
+            cycles < 400_000,
+            "{ctx}: {got:?}; a: {}; b: {}",
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    Ok(got.iter().map(|c| (c.wr_id, c.status)).collect())
 }
