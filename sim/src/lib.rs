@@ -50,6 +50,7 @@ pub mod pause;
 pub mod pcie;
 pub mod perf;
 pub mod pnr;
+pub mod random_faults;
 pub mod record;
 pub mod roce;
 pub mod sta;
