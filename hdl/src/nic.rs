@@ -37,6 +37,8 @@
 //!   READ response streams cut short (stale: the peer asked again from an earlier PSN);
 //!   `req_win_stops`: times a QP stopped mid-message with `MAX_UNACKED_PSNS` PSNs out;
 //!   `fail_local`: QPs a local error failed (a WQE refused, a fetch that failed: `QpFail`);
+//!   `req_rsp_refused`: READ responses refused on a second check of their region, after an
+//!   MR table write (a NAK remote access error sent in their place; the QP fails);
 //!   `cpl_ghosts`: ACKs and NAKs dropped for a PSN never sent (or a NAK behind `una`);
 //!   `req_pool_waits`: times a QP waited for its share of the completer's pool.
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
@@ -188,6 +190,7 @@ pub struct Nic<
     pub req_cuts: Signal<Out, Bits<32>>,
     pub req_win_stops: Signal<Out, Bits<32>>,
     pub fail_local: Signal<Out, Bits<32>>,
+    pub req_rsp_refused: Signal<Out, Bits<32>>,
     pub cpl_ghosts: Signal<Out, Bits<32>>,
     pub req_pool_waits: Signal<Out, Bits<32>>,
     pub wr_bad_len: Signal<Out, Bits<32>>,
@@ -376,6 +379,7 @@ impl<
             req_cuts: Default::default(),
             req_win_stops: Default::default(),
             fail_local: Default::default(),
+            req_rsp_refused: Default::default(),
             cpl_ghosts: Default::default(),
             req_pool_waits: Default::default(),
             wr_bad_len: Default::default(),
@@ -527,6 +531,7 @@ impl<
         // no packet since and every write of those before has left the NIC's request port.
         self.resp.s_hold.next = self.bar0.m_fence_req.val();
         self.bar0.s_fence_done.next = self.resp.m_held.val()
+            & self.req.m_quiet.val()
             & self.wr_resp.idle.val()
             & !self.wr_mux.m_rq_tvalid.val()
             & !self.rq_mux.m_rq_tvalid.val();
@@ -593,6 +598,7 @@ impl<
         self.fail.rst.next = self.rst.val();
         self.fail.s_req_valid.next = self.req.m_fail_valid.val();
         self.fail.s_req_qpn.next = self.req.m_fail_qpn.val();
+        self.fail.s_req_local.next = self.req.m_fail_local.val();
         self.fail.s_cpl_valid.next = self.cpl.m_qerr_valid.val();
         self.fail.s_cpl_qpn.next = self.cpl.m_qerr_qpn.val();
         self.fail.s_resp_valid.next = self.resp.m_qerr_valid.val();
@@ -872,6 +878,7 @@ impl<
         self.req_cuts.next = self.req.cuts.val();
         self.req_win_stops.next = self.req.win_stops.val();
         self.fail_local.next = self.fail.local_fails.val();
+        self.req_rsp_refused.next = self.req.rsp_refused.val();
         self.cpl_ghosts.next = self.cpl.ghosts.val();
         self.req_pool_waits.next = self.req.pool_waits.val();
         self.cpl.s_snd_en.next = self.req.m_snd_en.val();

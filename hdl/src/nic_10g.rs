@@ -120,6 +120,7 @@ crate::net::xgmii_face::xgmii_face! {
         req_cuts: Bits<32>,
         req_win_stops: Bits<32>,
         fail_local: Bits<32>,
+        req_rsp_refused: Bits<32>,
         cpl_ghosts: Bits<32>,
         req_pool_waits: Bits<32>,
         wr_bad_len: Bits<32>,

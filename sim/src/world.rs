@@ -585,6 +585,7 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "cpl_retry_exc",
     "cpl_ghosts",
     "fail_local",
+    "req_rsp_refused",
     "req_retrans",
     "wr_bad_len",
     "cqe_bad_len",

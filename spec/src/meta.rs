@@ -367,7 +367,7 @@ pub const RX_ACK: Layout = Layout::host(
 /// with `msn` in their AETHs, on QP `qpn` (its peer's addresses from the QP context).
 pub const READ_JOB: Layout = Layout::host(
     "READ response job",
-    24,
+    32,
     &[
         f("qpn", 0, 24, "local QP number"),
         f(
@@ -411,6 +411,20 @@ pub const READ_JOB: Layout = Layout::host(
             64,
             "host address of the first byte (checked against the rkey's region); an \
              atomic's original remote data",
+        ),
+        f(
+            "rkey",
+            192,
+            32,
+            "the request's R_Key: the region is checked again with it after an MR table write",
+        ),
+        f(
+            "gen",
+            224,
+            32,
+            "MR table writes the responder had seen when it read the rkey's entry (a count \
+             the requester keeps too): a job whose count is behind checks its region again \
+             before it reads a byte",
         ),
     ],
     "An accepted RDMA READ request or a done atomic (`hdl::rc::Responder` to \

@@ -382,6 +382,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "req_cuts",
         "req_win_stops",
         "fail_local",
+        "req_rsp_refused",
         "cpl_ghosts",
         "req_pool_waits",
         "wr_bad_len",

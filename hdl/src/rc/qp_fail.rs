@@ -21,7 +21,9 @@
 //! - `m_cpl_{valid,ready,qpn}`, `m_resp_{valid,ready,qpn}`: QPs to flush, for the completer
 //!   (reports of the requester and the responder) and the responder (reports of the requester
 //!   and the completer), each held until taken.
-//! - `local_fails`: QPs the requester's reports failed (counter).
+//! - `s_req_local`: with a requester's report, a local error (not a READ response it refused,
+//!   which fails the QP all the same).
+//! - `local_fails`: QPs the requester's local errors failed (counter).
 //!
 //! Each consumer has a bit per QP waiting to be handed over and a scan pointer that visits one
 //! QP a cycle, so a report is handed over within one round (256 cycles, 1.6 us at 156.25 MHz)
@@ -46,6 +48,7 @@ pub struct QpFail {
     pub rst: Signal<In, Bit>,
     pub s_req_valid: Signal<In, Bit>,
     pub s_req_qpn: Signal<In, Bits<QA>>,
+    pub s_req_local: Signal<In, Bit>,
     pub s_cpl_valid: Signal<In, Bit>,
     pub s_cpl_qpn: Signal<In, Bits<QA>>,
     pub s_resp_valid: Signal<In, Bit>,
@@ -98,6 +101,7 @@ impl QpFail {
             rst: Default::default(),
             s_req_valid: Default::default(),
             s_req_qpn: Default::default(),
+            s_req_local: Default::default(),
             s_cpl_valid: Default::default(),
             s_cpl_qpn: Default::default(),
             s_resp_valid: Default::default(),
@@ -181,8 +185,9 @@ impl Logic for QpFail {
         self.n_cpl.next = self.b_cpl.val() & !self.fail.q.val();
         self.n_resp.next = self.b_resp.val() & !self.fail.q.val();
         // (The count a cycle later: the report's QP looked up, then the add.)
-        self.loc_new.d.next =
-            self.s_req_valid.val() & !self.fail.q.val().get_bit(self.s_req_qpn.val().index());
+        self.loc_new.d.next = self.s_req_valid.val()
+            & self.s_req_local.val()
+            & !self.fail.q.val().get_bit(self.s_req_qpn.val().index());
         if self.loc_new.q.val() {
             self.n_local.d.next = self.n_local.q.val() + bits::<32>(1);
         }

@@ -39,9 +39,13 @@
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
 //! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
-//! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn}`: this
-//!   block's reports, a pulse when a local error (a WQE refused, its fetch failed) fails a
-//!   QP.
+//! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn,local}`: this
+//!   block's reports, a pulse when a local error (a WQE refused, its fetch failed; `local`)
+//!   or a READ response refused on its second check fails a QP.
+//! - `m_quiet`: a deregistration's fence (with the responder's `m_held`): no work in hand is
+//!   under a check from before the last MR table write, and every payload read issued before
+//!   it (or after it, to finish a packet begun) has had its bytes back. Counter
+//!   `rsp_refused`: READ response jobs refused on their second check.
 //! - `m_snd_{en,qpn,psn,epoch}`: every new request packet (not one sent again in a retry):
 //!   the PSN after it and the QP's epoch, so the completer drops answers to PSNs never sent.
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
@@ -119,7 +123,13 @@
 //! the lkey names a registered region of the QP's PD and the range is inside it) before it
 //! reads a byte of it, also when a QP resumes a WQE after yielding. A WQE written into the ring
 //! behind the driver's back with a forged key completes with LOC_PROT_ERR and causes no DMA
-//! beyond its own fetch.
+//! beyond its own fetch. An MR table write (`mr_gen` counts them, as the responder does)
+//! marks the work in hand (`mr_new`): a WQE yields at its next packet and is fetched and
+//! checked again on its next visit; a READ response job (or one taken whose `gen` is behind)
+//! has its rkey checked again over the bytes still to send (`ReChk`), and refused sends a NAK
+//! remote access error at the next response's PSN in place of the packet, ends, and fails
+//! the QP. A job of a QP failed or in ERR sends nothing (`Drop`: its end still goes to the
+//! responder, after the records before it).
 //!
 //! Data from the DMA engine comes in command order, and a WQE fetch is issued only after the
 //! previous WQE's payload reads, so the router needs no tags: the bytes are payload while
@@ -143,8 +153,8 @@ use crate::rc::KeyCheck;
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{
-    ACKREQ_PSN_MASK, AETH, AETH_ACK, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN, MAX_PSNS_BEHIND,
-    MAX_UNACKED_PSNS, RETH, VLAN_TAG_LEN,
+    ACKREQ_PSN_MASK, AETH, AETH_ACK, AETH_NAK_REM_ACCESS, ATOMIC_ACK_ETH, ATOMIC_ETH, ICRC_LEN,
+    MAX_PSNS_BEHIND, MAX_UNACKED_PSNS, RETH, VLAN_TAG_LEN,
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
@@ -152,7 +162,7 @@ use ferroce_spec::meta::{
     SENT_RESERVED, TX_BASE_HDR_LEN, TX_META, TX_PKEY, TX_TTL,
 };
 use ferroce_spec::opcodes::{
-    RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
+    RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
     RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_LAST, RC_RDMA_READ_RESPONSE_MIDDLE,
     RC_RDMA_READ_RESPONSE_ONLY, RC_RDMA_WRITE_FIRST, RC_RDMA_WRITE_LAST,
     RC_RDMA_WRITE_LAST_WITH_IMMEDIATE, RC_RDMA_WRITE_MIDDLE, RC_RDMA_WRITE_ONLY,
@@ -160,10 +170,10 @@ use ferroce_spec::opcodes::{
     RC_SEND_MIDDLE, RC_SEND_ONLY, RC_SEND_ONLY_WITH_IMMEDIATE,
 };
 use ferroce_spec::queues::{
-    ACCESS_LOCAL_WRITE, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX, QP_STATE_ERR, QP_STATE_RTS,
-    SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR,
-    WC_WR_FLUSH_ERR, WQE, WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_LEN, WQE_SGE_AT,
-    WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE,
+    ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX,
+    QP_STATE_ERR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR,
+    WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_LEN,
+    WQE_SGE_AT, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE,
     WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
@@ -219,6 +229,8 @@ pub enum ReqState {
     Done,
     RJob,
     Rew,
+    ReChk,
+    Drop,
 }
 
 /// Bit position of a field in a 512-bit record (context, WQE header, TX_META) or the SENT
@@ -264,8 +276,32 @@ pub struct Requester<const DW: usize, const KW: usize> {
     /// A local error failed the QP (a WQE refused, a fetch that failed): a pulse, to `QpFail`.
     pub m_fail_valid: Signal<Out, Bit>,
     pub m_fail_qpn: Signal<Out, Bits<QA>>,
+    /// With `m_fail_valid`: a local error (not a READ response refused).
+    pub m_fail_local: Signal<Out, Bit>,
+    /// No payload read issued under a check older than the last MR table write is in flight,
+    /// and none will be: a deregistration's fence.
+    pub m_quiet: Signal<Out, Bit>,
+    /// Counter: READ response jobs refused on a second check of their region (NAK sent).
+    pub rsp_refused: Signal<Out, Bits<32>>,
     fail_v: DFF<Bit>,
     fail_q: DFF<Bits<QA>>,
+    fail_loc: DFF<Bit>,
+    /// MR table writes seen (as the responder counts them); one since the work in hand was
+    /// checked (`mr_new`); payload reads issued before or under such a write and not yet back.
+    mr_gen: DFF<Bits<32>>,
+    mr_new: DFF<Bit>,
+    stale_out: DFF<Bits<8>>,
+    /// The job's region failed its second check: its next packet is a NAK remote access error.
+    nak: DFF<Bit>,
+    n_refused: DFF<Bits<32>>,
+    st_nx: Signal<Local, Bits<8>>,
+    j_rkey: Signal<Local, Bits<32>>,
+    j_gen: Signal<Local, Bits<32>>,
+    x_j_rkey: Constant<Bits<8>>,
+    x_j_gen: Constant<Bits<8>>,
+    acc_rr: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+    syn_nak_ra: Constant<Bits<8>>,
     loc_err: Signal<Local, Bit>,
     /// Every new request packet (not a retransmission): its QP, the PSN after it and the
     /// QP's epoch, so the completer knows what was sent (an ACK past it is a ghost).
@@ -836,8 +872,25 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_failed: Default::default(),
             m_fail_valid: Default::default(),
             m_fail_qpn: Default::default(),
+            m_fail_local: Default::default(),
+            m_quiet: Default::default(),
+            rsp_refused: Default::default(),
             fail_v: Default::default(),
             fail_q: Default::default(),
+            fail_loc: Default::default(),
+            mr_gen: Default::default(),
+            mr_new: Default::default(),
+            stale_out: Default::default(),
+            nak: Default::default(),
+            n_refused: Default::default(),
+            st_nx: Default::default(),
+            j_rkey: Default::default(),
+            j_gen: Default::default(),
+            x_j_rkey: field_at(&READ_JOB, "rkey"),
+            x_j_gen: field_at(&READ_JOB, "gen"),
+            acc_rr: k(ACCESS_REMOTE_READ.into()),
+            op_ack: k(RC_ACKNOWLEDGE.into()),
+            syn_nak_ra: k(AETH_NAK_REM_ACCESS.into()),
             loc_err: Default::default(),
             m_snd_en: Default::default(),
             m_snd_qpn: Default::default(),
@@ -1326,7 +1379,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v, rdone_q, rdone_s,
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
-            ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr
+            ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_gen, mr_new, stale_out,
+            nak, n_refused
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -1337,7 +1391,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // A local error's report: a pulse, the cycle after Done.
         self.m_fail_valid.next = self.fail_v.q.val();
         self.m_fail_qpn.next = self.fail_q.q.val();
+        self.m_fail_local.next = self.fail_loc.q.val();
         self.fail_v.d.next = false;
+        self.rsp_refused.next = self.n_refused.q.val();
         self.m_snd_en.next = self.snd_v.q.val();
         self.m_snd_qpn.next = self.snd_q.q.val();
         self.m_snd_psn.next = self.snd_p.q.val();
@@ -1416,6 +1472,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.rj_q.s_tvalid.next = self.s_rj_tvalid.val();
         self.s_rj_tready.next = self.rj_q.s_tready.val();
         self.j_psn.next = self.job.q.val().get_bits::<24>(self.x_j_psn.val().index());
+        self.j_rkey.next = self.job.q.val().get_bits::<32>(self.x_j_rkey.val().index());
+        self.j_gen.next = self.job.q.val().get_bits::<32>(self.x_j_gen.val().index());
         self.j_msn.next = self.job.q.val().get_bits::<24>(self.x_j_msn.val().index());
         self.j_len.next = self.job.q.val().get_bits::<32>(self.x_j_len.val().index());
         self.j_va.next = self.job.q.val().get_bits::<64>(self.x_j_va.val().index());
@@ -1593,6 +1651,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.is_rda.val() {
             self.keys.s_need.next = self.acc_lw.val();
         }
+        // A READ response job's second check: its rkey over the bytes still to send.
+        if self.state.q.val() == ReqState::ReChk {
+            self.keys.s_key.next = self.j_rkey.val();
+            self.keys.s_addr.next = self.laddr.q.val();
+            self.keys.s_len.next = self.rem.q.val();
+            self.keys.s_need.next = self.acc_rr.val();
+        }
         self.k_more.next = bit_cast::<8, 3>(self.kq.q.val()) < self.w_nsge.val();
         self.w_raddr.next = self
             .wqe
@@ -1655,6 +1720,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             }
             if self.j_at.val() {
                 self.opcode.next = self.op_aack.val();
+            }
+            if self.nak.q.val() {
+                self.opcode.next = self.op_ack.val();
             }
         }
         // Solicited event: on the last packet of a SEND or a WRITE with immediate that asks.
@@ -1757,6 +1825,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.ext2_v.next = bits::<96>(0);
         self.r_aeth.next =
             (bit_cast::<32, 8>(self.syn_ack.val()) << 24) | bit_cast::<32, 24>(self.j_msn.val());
+        if self.nak.q.val() {
+            self.r_aeth.next = (bit_cast::<32, 8>(self.syn_nak_ra.val()) << 24)
+                | bit_cast::<32, 24>(self.j_msn.val());
+        }
         if self.rsp.q.val() {
             if self.j_at.val() {
                 // AETH, then the original data (the job's `va`).
@@ -2168,10 +2240,17 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.open0.next = (self.d_una.val() < self.win_lim.val()) | self.behind.val();
         self.open1.next = (self.d_una.val() < self.win_lim1.val()) | self.behind.val();
         self.pk_go.next = false;
+        // MR table writes, counted as the responder counts them; one since the work in hand
+        // was checked marks it (`mr_new`: the next packet checks again first).
+        if self.s_mrw_en.val() {
+            self.mr_gen.d.next = self.mr_gen.q.val() + bits::<32>(1);
+        }
+        self.mr_new.d.next = self.mr_new.q.val() | self.s_mrw_en.val();
         match self.state.q.val() {
             ReqState::Idle => {
                 self.rsp.d.next = false;
                 self.cut.d.next = false;
+                self.nak.d.next = false;
                 if self.take_rew.val() {
                     self.qpn.d.next = self.s_rew_qpn.val();
                     self.rw_ci.d.next = self.s_rew_ci.val();
@@ -2227,6 +2306,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             ReqState::RJob => {
                 // A READ response: its bytes at `va`, one piece per packet, PSNs from the
                 // request's (the context is in `ctx` now; the PMTU a cycle later, in Seg).
+                // Its region is checked again first if the MR table was written since the
+                // responder read the rkey's entry (an atomic reads nothing here).
+                self.mr_new.d.next = ((self.j_gen.val() != self.mr_gen.q.val()) & !self.j_at.val())
+                    | self.s_mrw_en.val();
                 self.psn.d.next = self.j_psn.val();
                 self.first.d.next = true;
                 self.rem.d.next = self.j_len.val();
@@ -2235,6 +2318,22 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.pk_rem.d.next = bits::<13>(0);
                 self.si.d.next = bits::<3>(0);
                 self.state.d.next = ReqState::Seg;
+                if self.flush.val() {
+                    // The QP failed (a NAK this block or the responder sent, any engine's
+                    // error) or was moved to ERR since the request was taken: nothing more
+                    // of it goes to the wire.
+                    self.state.d.next = ReqState::Drop;
+                }
+            }
+            ReqState::Drop => {
+                // A job dropped: the responder hears it has ended as if its last record had
+                // gone, once the records before it have (they tell it in order).
+                if !self.meta_q.m_tvalid.val() {
+                    self.rdone_v.d.next = true;
+                    self.rdone_q.d.next = self.qpn.q.val();
+                    self.rdone_s.d.next = self.j_seq.val();
+                    self.state.d.next = ReqState::Idle;
+                }
             }
             ReqState::Check => {
                 if self.dirty.q.val() {
@@ -2312,7 +2411,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             }
             ReqState::Prot => {
                 // One key check per SGE, one per cycle, adding up the message length; then
-                // the answers (in order, `key_check::LATENCY` cycles later).
+                // the answers (in order, `key_check::LATENCY` cycles later). The checks see
+                // every MR table write from before the first.
+                if self.kq.q.val() == bits::<3>(0) {
+                    self.mr_new.d.next = self.s_mrw_en.val();
+                }
                 if self.k_more.val() {
                     self.keys.s_valid.next = true;
                     self.kq.d.next = self.kq.q.val() + bits::<3>(1);
@@ -2417,6 +2520,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // Its quantum sent while other QPs wait: it yields between packets.
                     self.park_cr.d.next = false;
                     self.state.d.next = ReqState::Park;
+                } else if self.mr_new.q.val() & !self.rsp.q.val() {
+                    // The MR table written since the WQE's SGEs were checked: it yields, and
+                    // its next visit fetches and checks it again before another byte.
+                    self.park_cr.d.next = false;
+                    self.state.d.next = ReqState::Park;
+                } else if self.mr_new.q.val() & !self.nak.q.val() {
+                    // The same for a READ response job: its region checked again here.
+                    self.kq.d.next = bits::<3>(0);
+                    self.state.d.next = ReqState::ReChk;
                 } else if self.can_issue.val() & self.fits.val() {
                     // A packet: its record, its credits and its first piece.
                     self.vis_b.d.next = self.vis_b.q.val() + bit_cast::<32, 13>(self.plen.val());
@@ -2464,6 +2576,29 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 {
                     self.park_cr.d.next = true;
                     self.state.d.next = ReqState::Park;
+                }
+            }
+            ReqState::ReChk => {
+                // A READ response job's region checked again (rxe's `rxe_recheck_mr`): its
+                // rkey over the bytes still to send. Refused (deregistered, or registered
+                // anew): its next packet is a NAK remote access error at the next response's
+                // PSN, the job ends there and the QP fails.
+                if self.kq.q.val() == bits::<3>(0) {
+                    self.keys.s_valid.next = true;
+                    self.kq.d.next = bits::<3>(1);
+                    self.mr_new.d.next = self.s_mrw_en.val();
+                }
+                if self.keys.m_valid.val() {
+                    self.state.d.next = ReqState::Seg;
+                    if !self.keys.m_ok.val() {
+                        self.nak.d.next = true;
+                        self.rem.d.next = bits::<32>(0);
+                        self.s_rem.d.next = bits::<32>(0);
+                        self.n_refused.d.next = self.n_refused.q.val() + bits::<32>(1);
+                        self.fail_v.d.next = true;
+                        self.fail_loc.d.next = false;
+                        self.fail_q.d.next = self.qpn.q.val();
+                    }
                 }
             }
             ReqState::Park => {
@@ -2545,6 +2680,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // 10.7.3.1, as rxe): every later WQE flushes, and the other engines learn
                     // it through `QpFail`.
                     self.fail_v.d.next = self.loc_err.val();
+                    self.fail_loc.d.next = true;
                     self.fail_q.d.next = self.qpn.q.val();
                     // The work request's record, unless it has one already (its window
                     // stopped it, or it is sent again in a retry).
@@ -2647,6 +2783,27 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         } else if !self.issue_pay.val() & self.pay_done.val() {
             self.pay_out.d.next = self.pay_out.q.val() - bits::<8>(1);
         }
+        // Of those, the ones issued before an MR table write, or after it under the old
+        // check (the rest of a packet begun): the oldest, so the first to pass. A
+        // deregistration's fence waits for them (`m_quiet`), and for the work in hand to
+        // stop (yield) or be checked again (a READ response job) before its next packet.
+        self.st_nx.next = self.stale_out.q.val();
+        if self.issue_pay.val() & self.mr_new.q.val() {
+            self.st_nx.next = self.stale_out.q.val() + bits::<8>(1);
+        }
+        self.stale_out.d.next = self.st_nx.val();
+        if self.pay_done.val() & (self.stale_out.q.val() != bits::<8>(0)) {
+            self.stale_out.d.next = self.st_nx.val() - bits::<8>(1);
+        }
+        if self.s_mrw_en.val() {
+            self.stale_out.d.next = self.pay_out.d.val();
+        }
+        self.m_quiet.next = (self.stale_out.q.val() == bits::<8>(0))
+            & !(self.mr_new.q.val()
+                & ((self.state.q.val() == ReqState::Prot)
+                    | (self.state.q.val() == ReqState::Seek)
+                    | (self.state.q.val() == ReqState::Seg)
+                    | (self.state.q.val() == ReqState::ReChk)));
         // The send state and its copy for QUERY take the same writes.
         self.sq_ram.write_address.next = self.sw_addr.val();
         self.sq_ram.write_data.next = self.sw_data.val();
@@ -2674,6 +2831,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.fail_v.d.next = false;
             self.snd_v.d.next = false;
             self.n_yield.d.next = bits::<32>(0);
+            self.mr_gen.d.next = bits::<32>(0);
+            self.mr_new.d.next = false;
+            self.stale_out.d.next = bits::<8>(0);
+            self.nak.d.next = false;
+            self.n_refused.d.next = bits::<32>(0);
             self.rsv.d.next = bits::<RSV_W>(0);
             self.rsp.d.next = false;
             self.rslot_en.d.next = false;

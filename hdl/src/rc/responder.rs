@@ -10,7 +10,8 @@
 //!
 //! RDMA READ (docs/ARCHITECTURE.md, "RDMA READ"): a READ REQUEST checked like a WRITE's first
 //! packet (its rkey asking REMOTE_READ) becomes a `READ_JOB` for the requester (`m_rj_*`),
-//! which sends the responses; until the requester says the job's last record has gone
+//! with the rkey and `mr_gen` as it was when the rkey's entry was read (the requester checks
+//! the region again if the MR table was written since), which sends the responses; until the requester says the job's last record has gone
 //! (`s_rdone_*`), the QP's ACKs wait, so none overtakes a response. READ RESPONSE packets for
 //! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
 //! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
@@ -312,6 +313,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     /// MR table writes seen (mod 2^32), the generation a check now sees, and whether the
     /// READ's WQE is fetched to check it again (not to start it).
     mr_gen: DFF<Bits<GEN_W>>,
+    /// `mr_gen` when the rkey's entry was read for the packet being decided (its last Idle
+    /// cycle): a READ job carries it, so the requester checks the region again if behind.
+    job_gen: DFF<Bits<GEN_W>>,
     chk_gen: DFF<Bits<GEN_W>>,
     rechk: DFF<Bit>,
     gen_mask: Constant<Bits<RCUR_W>>,
@@ -534,6 +538,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     j_len: Constant<Bits<8>>,
     j_va: Constant<Bits<8>>,
     j_seq: Constant<Bits<8>>,
+    j_rkey: Constant<Bits<8>>,
+    j_gen: Constant<Bits<8>>,
     rctx_ram: RAM<Bits<RCTX_W>, QA>,
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
@@ -880,6 +886,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rs_gaps1: Default::default(),
             rs_gen_ok: Default::default(),
             mr_gen: Default::default(),
+            job_gen: Default::default(),
             chk_gen: Default::default(),
             rechk: Default::default(),
             gen_at: k(RL_GEN as u64),
@@ -1031,6 +1038,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             j_len: field_at(&READ_JOB, "len"),
             j_va: field_at(&READ_JOB, "va"),
             j_seq: field_at(&READ_JOB, "seq"),
+            j_rkey: field_at(&READ_JOB, "rkey"),
+            j_gen: field_at(&READ_JOB, "gen"),
             clk: Default::default(),
             rst: Default::default(),
             s_meta_tdata: Default::default(),
@@ -1426,6 +1435,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             rcv,
             wb_rcur,
             mr_gen,
+            job_gen,
             chk_gen,
             rechk,
             do_rcv,
@@ -1772,6 +1782,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.mr_ram.write_enable.next = self.s_mrw_en.val();
         if self.s_mrw_en.val() {
             self.mr_gen.d.next = self.mr_gen.q.val() + bits::<GEN_W>(1);
+        }
+        // (A write in that cycle is not in the entry read, nor in the count.)
+        if self.state.q.val() == RespState::Idle {
+            self.job_gen.d.next = self.mr_gen.q.val();
         }
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2227,7 +2241,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<JOB_W, 64>(self.j_va_v.val()) << self.j_va.val())
             | (bit_cast::<JOB_W, 1>(self.j_at.val()) << self.j_atomic.val())
             | (bit_cast::<JOB_W, 1>(self.job_dup.q.val()) << self.j_dup_at.val())
-            | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val());
+            | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val())
+            | (bit_cast::<JOB_W, 32>(self.f_rkey.val()) << self.j_rkey.val())
+            | (bit_cast::<JOB_W, GEN_W>(self.job_gen.q.val()) << self.j_gen.val());
         self.rj_q.s_tdata.next = self.job_rec.val();
         self.rj_q.s_tvalid.next = false;
         // Cutting the packet across the scatter list: one piece per cycle, the first SGE's
@@ -3140,6 +3156,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<49, 1>(self.pk_fail.q.val()) << 48);
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
+            // (The requester counts the same writes from the same reset: READ jobs compare.)
+            self.mr_gen.d.next = bits::<GEN_W>(0);
             self.ack_pend.d.next = bits::<256>(0);
             self.ack_strong.d.next = bits::<256>(0);
             self.snd_busy.d.next = false;

@@ -272,6 +272,11 @@ impl DmaSide {
             violations.push(format!("memory read with payload beats: {h:?}"));
         }
         let span = if ok { Self::span(&h, violations) } else { None };
+        let span = span.filter(|&(start, len)| {
+            let why = mem.dma_refused("memory read", start, len as u64);
+            violations.extend(why.clone());
+            why.is_none()
+        });
         let data = span.and_then(|(start, len)| {
             let mut buf = vec![0u8; len];
             match mem.read(start, &mut buf) {
@@ -421,7 +426,7 @@ impl DmaSide {
             ));
             return;
         }
-        if let Some(why) = mem.dma_write_refused(start, len as u64) {
+        if let Some(why) = mem.dma_refused("memory write", start, len as u64) {
             violations.push(why);
             return;
         }

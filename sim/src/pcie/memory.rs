@@ -1,7 +1,7 @@
 //! Host memory made only of buffers the driver allocated: every access is checked against
 //! them, and one outside them is a [`SimError::Dma`], never a silent read or write. It also
 //! keeps the memory regions the driver has registered and deregistered, as an IOMMU would:
-//! a DMA write into a range deregistered and not registered again is refused.
+//! a DMA write into, or a read from, a range deregistered and not registered again is refused.
 
 use crate::{Result, SimError};
 use std::collections::BTreeMap;
@@ -70,8 +70,8 @@ impl HostMemory {
         self.regions.push((addr, len));
     }
 
-    /// A region `[addr, addr + len)` is deregistered: from now on the NIC may not write into
-    /// the part of it no other registered region covers.
+    /// A region `[addr, addr + len)` is deregistered: from now on the NIC may not touch the
+    /// part of it no other registered region covers.
     pub fn region_deregistered(&mut self, addr: u64, len: u64) {
         if let Some(i) = self.regions.iter().position(|&r| r == (addr, len)) {
             self.regions.swap_remove(i);
@@ -81,9 +81,10 @@ impl HostMemory {
         }
     }
 
-    /// Why a DMA write of `len` bytes at `addr` may not happen, if it may not: it touches a
-    /// deregistered region where no registered region covers it.
-    pub fn dma_write_refused(&self, addr: u64, len: u64) -> Option<String> {
+    /// Why a DMA `what` ("memory write", "memory read") of `len` bytes at `addr` may not
+    /// happen, if it may not: it touches a deregistered region where no registered region
+    /// covers it.
+    pub fn dma_refused(&self, what: &str, addr: u64, len: u64) -> Option<String> {
         let end = addr.saturating_add(len);
         self.retired.iter().find_map(|&(ra, rl)| {
             let (lo, hi) = (addr.max(ra), end.min(ra.saturating_add(rl)));
@@ -93,7 +94,7 @@ impl HostMemory {
                 .any(|&(ga, gl)| ga <= lo && hi <= ga.saturating_add(gl));
             (lo < hi && !covered).then(|| {
                 format!(
-                    "memory write of {len} bytes at {addr:#x} into the region [{ra:#x}, +{rl}) \
+                    "{what} of {len} bytes at {addr:#x} in the region [{ra:#x}, +{rl}) \
                      after its deregistration"
                 )
             })

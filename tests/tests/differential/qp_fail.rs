@@ -87,6 +87,7 @@ fn qp_fail_rust_hdl_matches_verilator_and_the_rules() -> Result<()> {
                 ),
             )
         });
+        let loc = r.gen_bool(0.7);
         let ready = [
             cycle >= quiet || r.gen_bool(0.3),
             cycle >= quiet || r.gen_bool(0.5),
@@ -98,6 +99,8 @@ fn qp_fail_rust_hdl_matches_verilator_and_the_rules() -> Result<()> {
         }
         hdl.s_req_valid.next = rep[0].is_some();
         hdl.s_req_qpn.next = bits(rep[0].unwrap_or(0));
+        hdl.s_req_local.next = loc;
+        tb.set("s_req_local", loc.into())?;
         hdl.s_cpl_valid.next = rep[1].is_some();
         hdl.s_cpl_qpn.next = bits(rep[1].unwrap_or(0));
         hdl.s_resp_valid.next = rep[2].is_some();
@@ -142,7 +145,7 @@ fn qp_fail_rust_hdl_matches_verilator_and_the_rules() -> Result<()> {
             if let Some(q) = *q {
                 reports[i] += 1;
                 if !failed[q as usize] {
-                    if i == 0 && !newly[q as usize] {
+                    if i == 0 && loc && !newly[q as usize] {
                         local += 1;
                     }
                     newly[q as usize] = true;

@@ -103,8 +103,17 @@ fn region_image(e: &Region) -> Vec<u8> {
     put("len", e.1.into());
     put("key", e.2.into());
     put("pdn", e.3.into());
-    // Most regions may be written locally (READs land in them), some not.
-    put("access", if e.2 & 3 == 0 { 0 } else { 1 });
+    // Most regions may be written locally (READs land in them), some not; some may be read
+    // remotely (READ jobs check them again).
+    let remote = if e.2 & 4 == 0 {
+        0
+    } else {
+        ferroce_spec::queues::ACCESS_REMOTE_READ
+    };
+    put(
+        "access",
+        (if e.2 & 3 == 0 { 0 } else { 1 }) | u128::from(remote),
+    );
     img
 }
 
@@ -212,6 +221,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     let (mut jobs, mut jobs_done, mut atomics) = (0, 0, 0usize);
     let rj_data = tb.model_ref().port("s_rj_tdata")?;
     let mut job: VecDeque<Vec<u8>> = VecDeque::new();
+    // MR table writes since reset (the requester counts them too: a job made before one has
+    // its region checked again).
+    let mut mr_writes = 0u64;
     // Records handed over and not yet retired (QP, shared), and each QP's retired count.
     let mut pending_sent: VecDeque<(u64, bool)> = VecDeque::new();
     let mut ret_count = [0u64; 8];
@@ -226,6 +238,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         "retrans",
         "cuts",
         "win_stops",
+        "rsp_refused",
     ];
     // (Past `soak(36_000)` the run goes on, up to four times as long, until every counter
     // has moved and every floor is met: the window stops, one to five a run, missed one seed
@@ -261,6 +274,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         } else {
             None
         };
+        mr_writes += u64::from(mrw.is_some());
         let (mrw_en, mrw_index, mrw_bytes) = match &mrw {
             Some((i, b)) => (true, *i as u64, b.clone()),
             None => (false, 0, vec![0u8; 32]),
@@ -313,8 +327,25 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
                 ("seq", r.gen_range(0..32)),
                 // A duplicate's job: the QP's jobs ahead of it are cut short.
                 ("dup", u128::from(r.gen_bool(0.5))),
+                // Most made after the last MR write; the rest checked again, against a
+                // region (its range inside it or not) or a key that names none.
+                (
+                    "gen",
+                    (mr_writes - u64::from(r.gen_ratio(1, 4) && mr_writes > 0)).into(),
+                ),
+                ("rkey", r.gen::<u32>().into()),
             ] {
                 l.set(&l.field(n), &mut img, v);
+            }
+            if r.gen_bool(0.7) {
+                let (va, rlen, key, _) = regions[r.gen_range(0..regions.len())];
+                let off = r.gen_range(0..=rlen);
+                l.set(&l.field("rkey"), &mut img, key.into());
+                l.set(&l.field("va"), &mut img, (va + off).into());
+                if !atomic {
+                    let len = r.gen_range(0..=rlen - off + 20).min(3000);
+                    l.set(&l.field("len"), &mut img, len.into());
+                }
             }
             // Now and then a duplicate right behind it for the same QP, a few PSNs around
             // its first (the peer went back: the job is cut short, in hand or queued).
@@ -335,7 +366,10 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             }
         }
         let rj_valid = !job.is_empty() && r.gen_bool(0.7);
-        let rj_bytes = job.front().cloned().unwrap_or(vec![0; 24]);
+        let rj_bytes = job
+            .front()
+            .cloned()
+            .unwrap_or(vec![0; ferroce_spec::meta::READ_JOB.len]);
         // The completer takes SENT records off its pool some time after they are handed
         // over (one a cycle at most), each with its QP's count of records retired.
         let retire = (!pending_sent.is_empty() && r.gen_ratio(1, 4))

@@ -1,12 +1,11 @@
-//! Protection that holds while work is in flight: a region deregistered (or registered anew
-//! at its index) while a peer's WRITE into it is still arriving takes none of the rest, and
-//! a local region deregistered while a READ's responses are landing in it neither.
+//! Regions written no more: a peer's WRITE into a region deregistered mid-message, a READ's
+//! responses landing in a local region deregistered mid-READ.
 
+use super::{accepted, first_bytes_only, two_completions};
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{access, DmaMemory, SendWr, Sge, WrOpcode};
-use ferroce_sim::world::World;
 use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
-use ferroce_tests::{lossless_world, nonzero_counters, rng, seed};
+use ferroce_tests::{lossless_world, rng, seed};
 use rand::Rng;
 
 /// A 32-64 KiB WRITE at PMTU 256-1024 (64 packets or more) into a region of host b; after 2
@@ -199,45 +198,4 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Run `w` until host b's (`on_b`) or a's parser has accepted `goal` frames in all.
-fn accepted(w: &World, on_b: bool, goal: u64, ctx: &str) -> Result<()> {
-    let h = if on_b { &w.b } else { &w.a };
-    let mut waited = 0;
-    while h.counter("rx_accepted")? < goal {
-        w.run(10)?;
-        waited += 10;
-        ensure!(waited < 100_000, "{ctx}: nothing reached the host");
-    }
-    Ok(())
-}
-
-/// How many of `data`'s first bytes `landed` holds, when it holds nothing else (zeros past
-/// them) and not all of them.
-fn first_bytes_only(landed: &[u8], data: &[u8]) -> Option<usize> {
-    let n = landed
-        .iter()
-        .zip(data)
-        .position(|(a, b)| a != b)
-        .unwrap_or(data.len());
-    (n < data.len() && landed[n..].iter().all(|&b| b == 0)).then_some(n)
-}
-
-/// The next two completions on host a's CQ, as (wr_id, status).
-fn two_completions(w: &mut World, ctx: &str) -> Result<Vec<(u64, u32)>> {
-    let mut got = Vec::new();
-    let mut cycles = 0;
-    while got.len() < 2 {
-        w.run(1000)?;
-        cycles += 1000;
-        got.extend(w.a.dev.poll_cq(&mut w.a.cq, 8)?);
-        ensure!(
-            cycles < 400_000,
-            "{ctx}: {got:?}; a: {}; b: {}",
-            nonzero_counters(&w.a),
-            nonzero_counters(&w.b)
-        );
-    }
-    Ok(got.iter().map(|c| (c.wr_id, c.status)).collect())
 }
