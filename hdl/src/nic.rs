@@ -221,6 +221,7 @@ pub struct Nic<
     live_retry_exc: Constant<Bits<16>>,
     live_ghost_rx: Constant<Bits<16>>,
     live_local_fail: Constant<Bits<16>>,
+    live_rsp_refused: Constant<Bits<16>>,
     live_pool_wait: Constant<Bits<16>>,
     cap_req: Constant<Bits<16>>,
     cap_resp: Constant<Bits<16>>,
@@ -409,6 +410,7 @@ impl<
             live_retry_exc: live("RETRY_EXC"),
             live_ghost_rx: live("GHOST_RX"),
             live_local_fail: live("LOCAL_FAIL"),
+            live_rsp_refused: live("RSP_REFUSED"),
             live_pool_wait: live("POOL_WAIT"),
             bar0: Bar0::new(params),
             cap_req: k(cap_req as u64),
@@ -835,7 +837,8 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.cpl.retry_exc.val()) << self.live_retry_exc.val())
             | (bit_cast::<LIVE_W, 32>(self.cpl.ghosts.val()) << self.live_ghost_rx.val())
             | (bit_cast::<LIVE_W, 32>(self.fail.local_fails.val()) << self.live_local_fail.val())
-            | (bit_cast::<LIVE_W, 32>(self.req.pool_waits.val()) << self.live_pool_wait.val());
+            | (bit_cast::<LIVE_W, 32>(self.req.pool_waits.val()) << self.live_pool_wait.val())
+            | (bit_cast::<LIVE_W, 32>(self.req.rsp_refused.val()) << self.live_rsp_refused.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

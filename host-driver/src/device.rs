@@ -211,11 +211,14 @@ pub struct RcStats {
     pub local_fail: u32,
     /// Times a QP waited for its share of the completion pool.
     pub pool_wait: u32,
+    /// READ responses refused: the region of a READ being served was deregistered (or
+    /// registered anew) since it was checked; a NAK remote access error went instead.
+    pub rsp_refused: u32,
 }
 
 impl RcStats {
     /// `(name, value)` in BAR0's order, the names as the driver's fields.
-    pub fn fields(&self) -> [(&'static str, u32); 11] {
+    pub fn fields(&self) -> [(&'static str, u32); 12] {
         [
             ("retrans", self.retrans),
             ("timeouts", self.timeouts),
@@ -228,6 +231,7 @@ impl RcStats {
             ("ghost_rx", self.ghost_rx),
             ("local_fail", self.local_fail),
             ("pool_wait", self.pool_wait),
+            ("rsp_refused", self.rsp_refused),
         ]
     }
 }
@@ -1253,6 +1257,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             ghost_rx: rd("GHOST_RX")?,
             local_fail: rd("LOCAL_FAIL")?,
             pool_wait: rd("POOL_WAIT")?,
+            rsp_refused: rd("RSP_REFUSED")?,
         })
     }
 

@@ -306,7 +306,7 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
 
 const MAC_STATS_REGS: [Reg; MAC_LIVE] = mac_stats_regs();
 
-const RC_LIVE: usize = 11;
+const RC_LIVE: usize = 12;
 const RC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The RC transport's reliability statistics, each a live 32-bit counter (wrapping).
@@ -349,6 +349,10 @@ const fn rc_stats_regs() -> [Reg; RC_LIVE] {
         (
             "POOL_WAIT",
             "times a QP waited for its share of the completion pool (its own records out, or the shared part full)",
+        ),
+        (
+            "RSP_REFUSED",
+            "READ responses refused: the region of a READ being served, checked again after an MR table write (deregistered, or registered anew), refused it; a NAK remote access error went in the response's place and the QP failed",
         ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); RC_LIVE];
@@ -507,7 +511,7 @@ pub const BLOCKS: &[Block] = &[
         version: VERSION_1_0,
         base: 0x0600,
         regs: &RC_STATS_REGS,
-        doc: "The RC transport's reliability and isolation statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries and by local errors, answers to nothing sent, waits for a QP's share of the completion pool. Live 32-bit counters, wrapping.",
+        doc: "The RC transport's reliability and isolation statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries and by local errors, answers to nothing sent, waits for a QP's share of the completion pool, READ responses refused after a deregistration. Live 32-bit counters, wrapping.",
     },
 ];
 

@@ -294,6 +294,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     /// The job's region failed its second check: its next packet is a NAK remote access error.
     nak: DFF<Bit>,
     n_refused: DFF<Bits<32>>,
+    quiet: DFF<Bit>,
     st_nx: Signal<Local, Bits<8>>,
     j_rkey: Signal<Local, Bits<32>>,
     j_gen: Signal<Local, Bits<32>>,
@@ -883,6 +884,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             stale_out: Default::default(),
             nak: Default::default(),
             n_refused: Default::default(),
+            quiet: Default::default(),
             st_nx: Default::default(),
             j_rkey: Default::default(),
             j_gen: Default::default(),
@@ -1380,7 +1382,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
             ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_gen, mr_new, stale_out,
-            nak, n_refused
+            nak, n_refused, quiet
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -1991,7 +1993,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .val()
             .get_bits::<24>(self.x_j_psn.val().index());
         self.p_now.next = self.j_psn.val();
-        if self.state.q.val() == ReqState::Seg {
+        if (self.state.q.val() == ReqState::Seg) | (self.state.q.val() == ReqState::ReChk) {
             self.p_now.next = self.psn.q.val();
         }
         self.p_gap.next = self.p_now.val() - self.in_psn.val();
@@ -2012,7 +2014,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             & (self.in_q.val() == self.qpn.q.val())
             & ((self.state.q.val() == ReqState::Look)
                 | (self.state.q.val() == ReqState::RJob)
-                | (self.state.q.val() == ReqState::Seg))
+                | (self.state.q.val() == ReqState::Seg)
+                | (self.state.q.val() == ReqState::ReChk))
             & (self.p_gap.val() < bits::<24>(0x80_0000))
             & (self.in_psn.val() != self.j_psn.val())
         {
@@ -2525,8 +2528,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // its next visit fetches and checks it again before another byte.
                     self.park_cr.d.next = false;
                     self.state.d.next = ReqState::Park;
-                } else if self.mr_new.q.val() & !self.nak.q.val() {
-                    // The same for a READ response job: its region checked again here.
+                } else if self.mr_new.q.val() & !self.nak.q.val() & !self.j_at.val() {
+                    // The same for a READ response job: its region checked again here (an
+                    // ATOMIC ACKNOWLEDGE reads no memory: its `va` is the original data).
                     self.kq.d.next = bits::<3>(0);
                     self.state.d.next = ReqState::ReChk;
                 } else if self.can_issue.val() & self.fits.val() {
@@ -2798,8 +2802,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.s_mrw_en.val() {
             self.stale_out.d.next = self.pay_out.d.val();
         }
-        self.m_quiet.next = (self.stale_out.q.val() == bits::<8>(0))
+        // (A register: a write this cycle makes the next cycle not quiet; BAR0 asks from the
+        // cycle after its write on.)
+        self.m_quiet.next = self.quiet.q.val();
+        self.quiet.d.next = !self.s_mrw_en.val()
+            & (self.stale_out.q.val() == bits::<8>(0))
             & !(self.mr_new.q.val()
+                & !(self.rsp.q.val() & self.j_at.val())
                 & ((self.state.q.val() == ReqState::Prot)
                     | (self.state.q.val() == ReqState::Seek)
                     | (self.state.q.val() == ReqState::Seg)

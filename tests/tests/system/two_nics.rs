@@ -1374,6 +1374,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             h.counter("cpl_ghosts")?,
             h.counter("fail_local")?,
             h.counter("req_pool_waits")?,
+            h.counter("req_rsp_refused")?,
         ];
         let got = [
             st.retrans,
@@ -1386,6 +1387,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             st.ghost_rx,
             st.local_fail,
             st.pool_wait,
+            st.rsp_refused,
         ]
         .map(u64::from);
         ensure!(
