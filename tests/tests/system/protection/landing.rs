@@ -1,7 +1,7 @@
 //! Regions written no more: a peer's WRITE into a region deregistered mid-message, a READ's
 //! responses landing in a local region deregistered mid-READ.
 
-use super::{accepted, first_bytes_only, two_completions};
+use super::{accepted, deregister, first_bytes_only, start, two_completions, Round};
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{access, DmaMemory, SendWr, Sge, WrOpcode};
 use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_WR_FLUSH_ERR};
@@ -22,11 +22,13 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
     let mut r = rng(s);
     let mut w = lossless_world(s)?;
     for round in 0..4 {
-        let pmtu = 256u32 << r.gen_range(0..3);
-        let len = r.gen_range(32 << 10..=64 << 10);
-        let (mut qa, _qb) =
-            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-        let data: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let Round {
+            pmtu,
+            len,
+            mut qa,
+            qb: _,
+            data,
+        } = start(&mut w, &mut r)?;
         let src = w.a.buffer(len, &data)?;
         let dst = w.b.dev.mem.alloc(len, 4096)?;
         w.b.dev.mem.write(dst.addr, &vec![0u8; len])?;
@@ -51,16 +53,8 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
             .post_send(&mut qa, &[write(1, len as u32), write(2, 64)])?;
         let after = r.gen_range(2..=12u64);
         accepted(&w, true, rx0 + after, &format!("seed {s}: round {round}"))?;
-        w.b.dev.dereg_mr(&mr)?;
         let again = round % 2 == 1;
-        let new = if again {
-            Some(
-                w.b.dev
-                    .reg_mr(&w.b.pd, dst.addr, len as u64, access::REMOTE_WRITE)?,
-            )
-        } else {
-            None
-        };
+        let new = deregister(&mut w.b, &mr, again)?;
         if let Some(m) = new {
             ensure!(
                 m.rkey >> 8 == mr.rkey >> 8 && m.rkey != mr.rkey,
@@ -120,11 +114,13 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
     let mut r = rng(s);
     let mut w = lossless_world(s)?;
     for round in 0..4 {
-        let pmtu = 256u32 << r.gen_range(0..3);
-        let len = r.gen_range(32 << 10..=64 << 10);
-        let (mut qa, _qb) =
-            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-        let data: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let Round {
+            pmtu,
+            len,
+            mut qa,
+            qb: _,
+            data,
+        } = start(&mut w, &mut r)?;
         let src = w.b.buffer(len, &data)?;
         let dst = w.a.dev.mem.alloc(len, 4096)?;
         w.a.dev.mem.write(dst.addr, &vec![0u8; len])?;
@@ -152,16 +148,8 @@ fn a_local_region_deregistered_mid_read_takes_no_more_of_it() -> Result<()> {
         )?;
         let after = r.gen_range(2..=12u64);
         accepted(&w, false, rx0 + after, &format!("seed {s}: round {round}"))?;
-        w.a.dev.dereg_mr(&mr)?;
         let again = round % 2 == 1;
-        let new = if again {
-            Some(
-                w.a.dev
-                    .reg_mr(&w.a.pd, dst.addr, len as u64, access::LOCAL_WRITE)?,
-            )
-        } else {
-            None
-        };
+        let new = deregister(&mut w.a, &mr, again)?;
         // The responses checked before the deregistration land; then a canary.
         w.run(2000)?;
         let mut landed = vec![0u8; len];

@@ -7,8 +7,50 @@ mod landing;
 mod reading;
 
 use anyhow::{ensure, Result};
-use ferroce_sim::world::World;
+use ferroce_driver::{MemoryRegion, QueuePair};
+use ferroce_sim::world::{Host, World};
 use ferroce_tests::nonzero_counters;
+use rand::Rng;
+
+/// A round's QP pair (PMTU 256-1024, random first PSNs) and its message (32-64 KiB of random
+/// bytes).
+pub(super) struct Round {
+    pub pmtu: u32,
+    pub len: usize,
+    pub qa: QueuePair,
+    pub qb: QueuePair,
+    pub data: Vec<u8>,
+}
+
+/// A new round on `w`.
+pub(super) fn start(w: &mut World, r: &mut impl Rng) -> Result<Round> {
+    let pmtu = 256u32 << r.gen_range(0..3);
+    let len = r.gen_range(32 << 10..=64 << 10);
+    let (qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let data: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    Ok(Round {
+        pmtu,
+        len,
+        qa,
+        qb,
+        data,
+    })
+}
+
+/// Deregister `mr` of host `h` and, if `again`, register the same range with the same rights
+/// anew (a new tag at the index): the new region.
+pub(super) fn deregister(
+    h: &mut Host,
+    mr: &MemoryRegion,
+    again: bool,
+) -> Result<Option<MemoryRegion>> {
+    h.dev.dereg_mr(mr)?;
+    Ok(if again {
+        Some(h.dev.reg_mr(&h.pd, mr.addr, mr.len, mr.access)?)
+    } else {
+        None
+    })
+}
 
 /// Run `w` until host b's (`on_b`) or a's parser has accepted `goal` frames in all.
 pub(super) fn accepted(w: &World, on_b: bool, goal: u64, ctx: &str) -> Result<()> {
