@@ -14,7 +14,7 @@ use crate::net::{
 use crate::nic::Nic64;
 use crate::nic_10g::Nic10g;
 use crate::rc::timers::timer_unit_cycles;
-use crate::rc::{Completer, KeyCheck, QpFail, RecvQueue, Requester, Responder, Timers};
+use crate::rc::{Completer, JobPark, KeyCheck, QpFail, RecvQueue, Requester, Responder, Timers};
 use crate::stream::{Gather, Scatter};
 
 /// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
@@ -253,6 +253,12 @@ pub const DESIGNS: &[Design] = &[
         summary: "Key check: a local key, PD, access rights and range against the NIC's copy of the MR table, pipelined (4 cycles, one request per cycle)",
     },
     Design {
+        name: "ferroce_job_park",
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "Job park: one READ response job set aside between packets, so a long response takes turns with the QPs that send; a duplicate READ for its QP cuts it as the requester would",
+    },
+    Design {
         name: "ferroce_responder_64",
         config: Config::TenG,
         scope: Scope::Block,
@@ -348,6 +354,7 @@ fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
         "ferroce_recv_queue_64" => emit(&mut RecvQueue::<64>::new(), name),
         "ferroce_rd_share_64" => emit(&mut RdShare::<64, 8, 72, 9>::new(), name),
         "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
+        "ferroce_job_park" => emit(&mut JobPark::new(), name),
         "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
         "ferroce_completer_64" => emit(
             &mut Completer::<64>::new(timer_unit_cycles(Config::TenG.clock_khz())),

@@ -183,6 +183,27 @@ impl Outputs {
     }
 }
 
+/// The same reset on both sides of a differential test: `rst` high for three clock edges,
+/// then low for one, on the rust-hdl block (`set_rst`, `edge`) and on the Verilator model.
+pub fn reset_both<B>(
+    hdl: &mut B,
+    tb: &mut ferroce_sim::Tb,
+    set_rst: impl Fn(&mut B, bool),
+    edge: impl Fn(&mut B),
+) -> Result<()> {
+    set_rst(hdl, true);
+    tb.set("rst", 1)?;
+    for _ in 0..3 {
+        edge(hdl);
+        tb.rising_edge()?;
+    }
+    set_rst(hdl, false);
+    tb.set("rst", 0)?;
+    edge(hdl);
+    tb.rising_edge()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

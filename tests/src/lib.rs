@@ -385,6 +385,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "req_rsp_refused",
         "cpl_ghosts",
         "req_pool_waits",
+        "req_yields",
         "wr_bad_len",
         "cqe_bad_len",
     ]

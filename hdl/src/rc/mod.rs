@@ -4,6 +4,7 @@
 //! checked for the responder), and the key check every local buffer passes.
 
 pub mod completer;
+pub mod job_park;
 pub mod key_check;
 pub mod qp_fail;
 pub mod recv_queue;
@@ -12,6 +13,7 @@ pub mod responder;
 pub mod timers;
 
 pub use completer::Completer;
+pub use job_park::JobPark;
 pub use key_check::KeyCheck;
 pub use qp_fail::QpFail;
 pub use recv_queue::RecvQueue;

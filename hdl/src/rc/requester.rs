@@ -28,11 +28,15 @@
 //! from the responder (`s_rj_*`, `spec::meta::READ_JOB`: a READ request it accepted) are
 //! served in turn with the QPs: READ RESPONSE FIRST/MIDDLE/LAST/ONLY packets cut at the PMTU
 //! from host memory, AETH on the first and last, through the same record queue, DMA reads,
-//! `Gather` and credits; `m_rdone_*` says when a job's last record has left. A job marked
+//! `Gather` and credits; `m_rdone_*` says when a job's last record has left. A job yields
+//! between packets, as a QP does, when it has sent `QUANTUM` or has had no credit for
+//! `CREDIT_WAIT` cycles while a QP or a rewind waits: `JobPark` holds it, and it is taken
+//! back before any new job (so one job at most is begun, and each QP's responses stay in
+//! order). A job marked
 //! `dup` (a request the responder had taken before) makes the QP's jobs ahead of it stale:
-//! the one being sent ends at its next packet unless the duplicate asks for a later PSN or
-//! for the same READ whole, those queued send one packet each (counter `cuts`). See
-//! docs/ARCHITECTURE.md, "RDMA READ".
+//! the one being sent (or parked) ends at its next packet unless the duplicate asks for a
+//! later PSN or for the same READ whole, those queued send one packet each (counter `cuts`).
+//! See docs/ARCHITECTURE.md, "RDMA READ".
 //!
 //! Ports:
 //! - `s_db_{qpn,pi,tvalid,tready}`: doorbells from BAR0 (QP number, SQ producer index).
@@ -100,9 +104,13 @@
 //! written back and it goes to the back of the queue, and its next visit fetches the WQE
 //! again and goes on from that packet (MIDDLE or LAST). A QP whose priority has no room for a
 //! full packet when it is visited and others wait is passed over without a fetch. So one
-//! paused priority never stops the QPs of the others. A QP that has sent `QUANTUM` (16 KiB)
-//! in one visit while other QPs or READ jobs wait yields the same way, so no message holds the
-//! others for long; a QP in ERR flushes up to `FLUSH_RUN` WQEs in one visit.
+//! paused priority never stops the QPs of the others. Credit goes by turn, not by race: a
+//! READ job's visit, and the QP visit right after one, waits up to `CREDIT_WAIT` cycles for
+//! room before it yields (the job, back in three cycles where a QP fetches its WQE first,
+//! would otherwise win every packet's room a draining queue frees). A QP that has sent
+//! `QUANTUM` (16 KiB) in one visit while other QPs or READ jobs wait yields the same way, so
+//! no message holds the others for long; a QP in ERR flushes up to `FLUSH_RUN` WQEs in one
+//! visit.
 //!
 //! Retries (`s_rew_{valid,ready,qpn,ci,psn,pkts}` from the completer, taken in Idle before
 //! anything else; a QP in Seg yields between packets while one waits): the QP's send state
@@ -149,7 +157,7 @@ use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
 use crate::rc::completer::{POOL, RC_W};
-use crate::rc::KeyCheck;
+use crate::rc::{JobPark, KeyCheck};
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
 use ferroce_spec::headers::{
@@ -195,10 +203,16 @@ const _: () = assert!(POOL == SENT_POOL && SENT_RESERVED == 1 << QA);
 /// for at most this long (13 us at 10 Gb/s) and a QP moved to ERR flushes soon whatever
 /// they send.
 const QUANTUM: u64 = 16 * 1024;
+/// Cycles a visit that is a READ response job's, or the QP's visit right after one, waits
+/// for credit before it yields to others that wait: two 4 KiB frames' time on the wire, so a
+/// full queue has drained room for its packet by then unless its priority is paused. (Were
+/// both to yield at once, the job, which comes back in three cycles where a QP fetches its
+/// WQE first, would win every race for the credit a draining queue frees.)
+const CREDIT_WAIT: u64 = 1024;
 /// WQEs a QP in ERR flushes in one visit, one after the other, before it yields.
 const FLUSH_RUN: u64 = 16;
 /// READ jobs (`READ_JOB`) from the responder.
-pub const JOB_W: usize = READ_JOB.len * 8;
+pub use crate::rc::job_park::JOB_W;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
 pub const SLOT_W: usize = 49;
 pub const SLOT_A: usize = QA + 4;
@@ -467,6 +481,10 @@ pub struct Requester<const DW: usize, const KW: usize> {
     rj_q: Fifo<JOB_W, 4, 5>,
     rsp: DFF<Bit>,
     job: DFF<Bits<JOB_W>>,
+    // The READ job set aside between packets, and whether the one in hand was taken from it.
+    park: JobPark,
+    rsm: DFF<Bit>,
+    rsp_yield: Signal<Local, Bit>,
     pick: DFF<Bit>,
     take_job: Signal<Local, Bit>,
     rdi_ram: RAM<Bits<RDC_W>, QA>,
@@ -689,6 +707,12 @@ pub struct Requester<const DW: usize, const KW: usize> {
     f_bytes: Signal<Local, Bits<16>>,
     f_beats: Signal<Local, Bits<16>>,
     fits: Signal<Local, Bit>,
+    // Turns: whose visit follows a READ job's (or is one) waits for credit a while.
+    patient: DFF<Bit>,
+    after_job: DFF<Bit>,
+    vis_t: DFF<Bits<11>>,
+    wait_ok: Signal<Local, Bit>,
+    credit_wait: Constant<Bits<11>>,
     rsv_tag: Signal<Local, Bits<4>>,
     pkts_now: Signal<Local, Bits<24>>,
     // Constants.
@@ -1042,6 +1066,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             sent_push: Default::default(),
             reads: Default::default(),
             rj_q: Fifo::new(),
+            park: JobPark::new(),
+            rsm: Default::default(),
+            rsp_yield: Default::default(),
             rsp: Default::default(),
             job: Default::default(),
             pick: Default::default(),
@@ -1266,6 +1293,11 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             f_bytes: Default::default(),
             f_beats: Default::default(),
             fits: Default::default(),
+            patient: Default::default(),
+            after_job: Default::default(),
+            vis_t: Default::default(),
+            wait_ok: Default::default(),
+            credit_wait: k(CREDIT_WAIT),
             rsv_tag: Default::default(),
             pkts_now: Default::default(),
             rts: k(QP_STATE_RTS.into()),
@@ -1382,7 +1414,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
             ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_gen, mr_new, stale_out,
-            nak, n_refused, quiet
+            nak, n_refused, quiet, rsm, patient, after_job, vis_t
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -1404,6 +1436,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.cuts.next = self.n_cuts.q.val();
         self.rj_q.clk.next = self.clk.val();
         self.rj_q.rst.next = self.rst.val();
+        self.park.clk.next = self.clk.val();
+        self.park.rst.next = self.rst.val();
+        self.park.s_park.next = false;
+        self.park.s_job.next = self.job.q.val();
+        self.park.s_psn.next = self.psn.q.val();
+        self.park.s_rem.next = self.rem.q.val();
+        self.park.s_va.next = self.laddr.q.val();
+        self.park.s_first.next = self.first.q.val();
+        self.park.s_cut.next = self.cut.q.val();
         self.rdi_ram.read_clock.next = self.clk.val();
         self.fence_ram.read_clock.next = self.clk.val();
         self.fence_ram.write_clock.next = self.clk.val();
@@ -1815,6 +1856,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         self.f_beats.next = (self.f_bytes.val() + self.kw_m1.val()) >> self.kw_sh.val();
         self.fits.next = (self.u.val() + self.f_beats.val()) <= self.tx_cap.val();
+        // A visit that is a READ job's, or follows one, waits for credit up to `CREDIT_WAIT`
+        // cycles before it yields to others that wait (below).
+        self.wait_ok.next = self.patient.q.val() & (self.vis_t.q.val() < self.credit_wait.val());
 
         // (A READ resumed after `sq_pkts` responses asks for the rest: its address and length
         // past them, set in Prot.)
@@ -1957,11 +2001,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.take_rew.next =
             (self.state.q.val() == ReqState::Idle) & self.s_rew_valid.val() & !self.s_qpw_en.val();
         self.s_rew_ready.next = self.take_rew.val();
+        // A parked job is taken before any new one (the QP's responses stay in order).
         self.take_job.next = (self.state.q.val() == ReqState::Idle)
             & !self.take_rew.val()
-            & self.rj_q.m_tvalid.val()
+            & (self.rj_q.m_tvalid.val() | self.park.m_valid.val())
             & (self.pick.q.val() | !self.ready.m_tvalid.val());
-        self.rj_q.m_tready.next = self.take_job.val();
+        self.rj_q.m_tready.next = self.take_job.val() & !self.park.m_valid.val();
+        self.park.s_take.next = self.take_job.val() & self.park.m_valid.val();
         self.pop.next = (self.state.q.val() == ReqState::Idle)
             & !self.take_rew.val()
             & self.ready.m_tvalid.val()
@@ -1983,6 +2029,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.in_dup.next = self.s_rj_tvalid.val()
             & self.rj_q.s_tready.val()
             & self.s_rj_tdata.val().get_bit(self.x_j_dup.val().index());
+        self.park.s_dup_valid.next = self.in_dup.val();
+        self.park.s_dup_qpn.next = self
+            .s_rj_tdata
+            .val()
+            .get_bits::<24>(self.x_j_qpn.val().index());
         self.in_q.next = self
             .s_rj_tdata
             .val()
@@ -1992,14 +2043,22 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .s_rj_tdata
             .val()
             .get_bits::<24>(self.x_j_psn.val().index());
+        self.park.s_dup_psn.next = self.in_psn.val();
         self.p_now.next = self.j_psn.val();
+        if self.rsp.q.val() & self.rsm.q.val() {
+            self.p_now.next = self.park.m_psn.val();
+        }
         if (self.state.q.val() == ReqState::Seg) | (self.state.q.val() == ReqState::ReChk) {
             self.p_now.next = self.psn.q.val();
         }
         self.p_gap.next = self.p_now.val() - self.in_psn.val();
         self.cq_hit.next = (self.cutq.q.val() & self.cur_bit.val()) != bits::<256>(0);
         self.cq_clr.next = bits::<256>(0);
-        if (self.state.q.val() == ReqState::Look) & self.rsp.q.val() & self.j_dup.val() {
+        if (self.state.q.val() == ReqState::Look)
+            & self.rsp.q.val()
+            & self.j_dup.val()
+            & !self.rsm.q.val()
+        {
             self.cq_clr.next = self.cur_bit.val();
         }
         self.cutq.d.next = self.cutq.q.val() & !self.cq_clr.val();
@@ -2007,7 +2066,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.cutq.d.next = (self.cutq.q.val() & !self.cq_clr.val()) | self.in_bit.val();
         }
         if (self.state.q.val() == ReqState::Look) & self.rsp.q.val() {
+            // (A job taken back from the park: `JobPark` kept its cut up to the take.)
             self.cut.d.next = self.cq_hit.val() & !self.j_dup.val();
+            if self.rsm.q.val() {
+                self.cut.d.next = self.park.m_cut.val();
+            }
         }
         if self.in_dup.val()
             & self.rsp.q.val()
@@ -2090,6 +2153,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 .m_tdata
                 .val()
                 .get_bits::<QA>(self.x_j_qpn.val().index());
+            if self.park.m_valid.val() {
+                self.ctx_ram.read_address.next = self
+                    .park
+                    .m_job
+                    .val()
+                    .get_bits::<QA>(self.x_j_qpn.val().index());
+            }
         }
         self.requeue.next = false;
         self.sent_push.next = false;
@@ -2164,7 +2234,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             & (self.vis_f.q.val() != self.flush_run.val());
         // The visit's quantum: sent, with other QPs waiting.
         self.over.next = (self.vis_b.q.val() >= self.quantum.val())
-            & (self.ready.m_tvalid.val() | self.rj_q.m_tvalid.val());
+            & (self.ready.m_tvalid.val() | self.rj_q.m_tvalid.val() | self.park.m_valid.val());
+        // A READ response job yields for a QP or a rewind (a parked job would only come back),
+        // never once cut or NAKed (its next packet ends it).
+        self.rsp_yield.next = self.rsp.q.val()
+            & !self.cut.q.val()
+            & !self.nak.q.val()
+            & !self.j_at.val()
+            & (self.ready.m_tvalid.val() | self.s_rew_valid.val())
+            & ((self.vis_b.q.val() >= self.quantum.val())
+                | (!self.fits.val() & !self.wait_ok.val()));
         // A work request of a retry whose `SENT` record the completer holds already.
         self.sup.next = self.rp.q.val() & (self.ci.q.val() != self.hi_ci.q.val());
         // FENCE (IBA 10.8.3.3): a fenced WQE not yet started waits while READs or atomics
@@ -2243,6 +2322,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.open0.next = (self.d_una.val() < self.win_lim.val()) | self.behind.val();
         self.open1.next = (self.d_una.val() < self.win_lim1.val()) | self.behind.val();
         self.pk_go.next = false;
+        if self.vis_t.q.val() != self.credit_wait.val() {
+            self.vis_t.d.next = self.vis_t.q.val() + bits::<11>(1);
+        }
         // MR table writes, counted as the responder counts them; one since the work in hand
         // was checked marks it (`mr_new`: the next packet checks again first).
         if self.s_mrw_en.val() {
@@ -2262,16 +2344,29 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.dirty_sq.d.next = false;
                     self.state.d.next = ReqState::Rew;
                 } else if self.take_job.val() {
+                    self.patient.d.next = true;
+                    self.after_job.d.next = true;
                     self.job.d.next = self.rj_q.m_tdata.val();
                     self.qpn.d.next = self
                         .rj_q
                         .m_tdata
                         .val()
                         .get_bits::<QA>(self.x_j_qpn.val().index());
+                    self.rsm.d.next = self.park.m_valid.val();
+                    if self.park.m_valid.val() {
+                        self.job.d.next = self.park.m_job.val();
+                        self.qpn.d.next = self
+                            .park
+                            .m_job
+                            .val()
+                            .get_bits::<QA>(self.x_j_qpn.val().index());
+                    }
                     self.rsp.d.next = true;
                     self.pick.d.next = false;
                     self.state.d.next = ReqState::Look;
                 } else if self.pop.val() {
+                    self.patient.d.next = self.after_job.q.val();
+                    self.after_job.d.next = false;
                     self.pick.d.next = true;
                     self.qpn.d.next = self.ready.m_tdata.val();
                     self.dirty.d.next =
@@ -2283,6 +2378,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 }
             }
             ReqState::Look => {
+                self.vis_t.d.next = bits::<11>(0);
                 self.ctx.d.next = self.ctx_ram.read_data.val();
                 self.pi.d.next = self.pi_ram.read_data.val();
                 self.psn.d.next = self.sq_ram.read_data.val().get_bits::<24>(0);
@@ -2320,6 +2416,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.s_rem.d.next = self.j_len.val();
                 self.pk_rem.d.next = bits::<13>(0);
                 self.si.d.next = bits::<3>(0);
+                if self.rsm.q.val() {
+                    // Taken back from the park: where it had got to.
+                    self.psn.d.next = self.park.m_psn.val();
+                    self.first.d.next = self.park.m_first.val();
+                    self.rem.d.next = self.park.m_rem.val();
+                    self.laddr.d.next = self.park.m_va.val();
+                    self.s_rem.d.next = self.park.m_rem.val();
+                }
                 self.state.d.next = ReqState::Seg;
                 if self.flush.val() {
                     // The QP failed (a NAK this block or the responder sent, any engine's
@@ -2365,7 +2469,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     }
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
-                } else if !self.fits.val() & !self.flush.val() & self.ready.m_tvalid.val() {
+                } else if !self.fits.val()
+                    & !self.flush.val()
+                    & self.ready.m_tvalid.val()
+                    & !self.wait_ok.val()
+                {
                     // No room for a packet of this QP's priority, and others wait.
                     self.requeue.next = true;
                     self.state.d.next = ReqState::Idle;
@@ -2533,6 +2641,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // ATOMIC ACKNOWLEDGE reads no memory: its `va` is the original data).
                     self.kq.d.next = bits::<3>(0);
                     self.state.d.next = ReqState::ReChk;
+                } else if self.rsp_yield.val() {
+                    // A READ response yields between packets, as a QP does: its quantum sent,
+                    // or no credit for its next packet, while a QP or a rewind waits. It is
+                    // parked, and taken back before any new job.
+                    self.park.s_park.next = true;
+                    if !self.fits.val() {
+                        self.n_yield.d.next = self.n_yield.q.val() + bits::<32>(1);
+                    }
+                    self.state.d.next = ReqState::Idle;
                 } else if self.can_issue.val() & self.fits.val() {
                     // A packet: its record, its credits and its first piece.
                     self.vis_b.d.next = self.vis_b.q.val() + bit_cast::<32, 13>(self.plen.val());
@@ -2575,7 +2692,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.state.d.next = ReqState::Done;
                     }
                 } else if !self.fits.val()
-                    & (self.ready.m_tvalid.val() | self.dirty.q.val())
+                    & ((self.ready.m_tvalid.val() & !self.wait_ok.val()) | self.dirty.q.val())
                     & !self.rsp.q.val()
                 {
                     self.park_cr.d.next = true;
@@ -2860,6 +2977,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.rp.d.next = false;
             self.cutq.d.next = bits::<256>(0);
             self.cut.d.next = false;
+            self.rsm.d.next = false;
+            self.patient.d.next = false;
+            self.after_job.d.next = false;
             self.n_cuts.d.next = bits::<32>(0);
             self.n_win.d.next = bits::<32>(0);
             self.ue_v.d.next = false;

@@ -7,6 +7,7 @@
 
 mod bar0;
 mod dma;
+mod job_park;
 mod mac;
 mod net;
 mod qp_fail;

@@ -10,7 +10,7 @@ use ferroce_hdl::rc::QpFail;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
 use ferroce_spec::queues::QP_CTX;
-use ferroce_tests::diff::Outputs;
+use ferroce_tests::diff::{reset_both, Outputs};
 use ferroce_tests::{hdl_edge, layout_img, rng, seed, soak, wide};
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -27,17 +27,8 @@ fn qp_fail_rust_hdl_matches_verilator_and_the_rules() -> Result<()> {
     hdl.connect_all();
     let mut tb = open_tb("ferroce_qp_fail", &BuildOptions::default())?;
     let edge = |b: &mut QpFail| hdl_edge(b, |b, c| b.clk.next = c.into());
-    // The same reset on both sides (the scan pointers run from it).
-    hdl.rst.next = true;
-    tb.set("rst", 1)?;
-    for _ in 0..3 {
-        edge(&mut hdl);
-        tb.rising_edge()?;
-    }
-    hdl.rst.next = false;
-    tb.set("rst", 0)?;
-    edge(&mut hdl);
-    tb.rising_edge()?;
+    // (The scan pointers run from the reset.)
+    reset_both(&mut hdl, &mut tb, |b, v| b.rst.next = v, edge)?;
     let outs = Outputs::new(&hdl, tb.model_ref())?;
     let qpw_port = tb.model_ref().port("s_qpw_data")?;
     let failed_port = tb.model_ref().port("failed")?;
