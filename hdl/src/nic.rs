@@ -40,7 +40,9 @@
 //!   `req_rsp_refused`: READ responses refused on a second check of their region, after an
 //!   MR table write (a NAK remote access error sent in their place; the QP fails);
 //!   `cpl_ghosts`: ACKs and NAKs dropped for a PSN never sent (or a NAK behind `una`);
-//!   `req_pool_waits`: times a QP waited for its share of the completer's pool.
+//!   `req_pool_waits`: times a QP waited for its share of the completer's pool;
+//!   `resp_jobs_full`: READs and atomics dropped, undone, because the READ job queue stayed
+//!   full (the requester's transmit paused for long; the peer sends them again).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -176,6 +178,7 @@ pub struct Nic<
     pub rq_empty: Signal<Out, Bits<32>>,
     pub req_reads: Signal<Out, Bits<32>>,
     pub resp_reads: Signal<Out, Bits<32>>,
+    pub resp_jobs_full: Signal<Out, Bits<32>>,
     pub resp_bad_resp: Signal<Out, Bits<32>>,
     pub resp_atomics: Signal<Out, Bits<32>>,
     pub resp_flushed: Signal<Out, Bits<32>>,
@@ -366,6 +369,7 @@ impl<
             rq_empty: Default::default(),
             req_reads: Default::default(),
             resp_reads: Default::default(),
+            resp_jobs_full: Default::default(),
             resp_bad_resp: Default::default(),
             resp_atomics: Default::default(),
             resp_flushed: Default::default(),
@@ -665,6 +669,7 @@ impl<
         self.arb.s_a_meta_tdata.next = self.req.m_meta_tdata.val();
         self.arb.s_a_meta_tvalid.next = self.req.m_meta_tvalid.val();
         self.req.m_meta_tready.next = self.arb.s_a_meta_tready.val();
+        self.resp.s_req_sent.next = self.req.m_meta_tvalid.val() & self.arb.s_a_meta_tready.val();
         self.arb.s_a_pay_tdata.next = self.req.m_pay_tdata.val();
         self.arb.s_a_pay_tkeep.next = self.req.m_pay_tkeep.val();
         self.arb.s_a_pay_tlast.next = self.req.m_pay_tlast.val();
@@ -867,6 +872,7 @@ impl<
         self.rq_empty.next = self.rq.empty.val();
         self.req_reads.next = self.req.reads.val();
         self.resp_reads.next = self.resp.reads.val();
+        self.resp_jobs_full.next = self.resp.jobs_full.val();
         self.resp_bad_resp.next = self.resp.bad_resp.val();
         self.resp_atomics.next = self.resp.atomics.val();
         self.resp_flushed.next = self.resp.flushed.val();

@@ -106,6 +106,7 @@ crate::net::xgmii_face::xgmii_face! {
         rq_empty: Bits<32>,
         req_reads: Bits<32>,
         resp_reads: Bits<32>,
+        resp_jobs_full: Bits<32>,
         resp_bad_resp: Bits<32>,
         resp_atomics: Bits<32>,
         resp_flushed: Bits<32>,

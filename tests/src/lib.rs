@@ -365,6 +365,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "resp_bad_rkey",
         "resp_rnr",
         "resp_reads",
+        "resp_jobs_full",
         "resp_bad_resp",
         "resp_atomics",
         "resp_flushed",

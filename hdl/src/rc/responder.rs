@@ -30,7 +30,11 @@
 //! the third such tells the completer (`RX_ACK` with `gap`, once until the expected one
 //! lands). Counters `reads`
 //! (READ requests accepted), `bad_resp` (READ responses dropped: a PSN or opcode no READ
-//! expects, a QP not in RTS; or ending their READ in error).
+//! expects, a QP not in RTS; or ending their READ in error), `jobs_full` (READs and atomics
+//! dropped undone: the job queue full, and the requester handing on no packet, `s_req_sent`
+//! low, for `JOB_WAIT` cycles running; every one after it too until the queue has room; the
+//! peer sends them again. Waiting for ever would close a loop through PFC between two NICs
+//! reading from each other).
 //!
 //! Atomics (docs/ARCHITECTURE.md, "Atomics"): a CMP_SWAP or FETCH_ADD checked like a READ
 //! request (its rkey asking REMOTE_ATOMIC, 8 bytes; a misaligned address is NAK invalid
@@ -183,6 +187,10 @@ use ferroce_spec::queues::{
 pub const QA: usize = 8;
 pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const MR_W: usize = 256;
+/// Cycles a READ or an atomic waits for room in the READ job queue before it is dropped
+/// (420 us at 156.25 MHz: far longer than the requester takes to start a job unless its
+/// transmit is paused).
+const JOB_WAIT: u64 = 1 << 16;
 /// `RX_META` records, and the ACK records this block keeps (every `TX_META` field an ACK sets
 /// lies below bit 512; `ext2` stays zero).
 const META_W: usize = 512;
@@ -392,6 +400,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rl_qpn: Signal<Out, Bits<QA>>,
     pub m_rl_cnt: Signal<Out, Bits<RDC_W>>,
     pub reads: Signal<Out, Bits<32>>,
+    pub jobs_full: Signal<Out, Bits<32>>,
+    pub s_req_sent: Signal<In, Bit>,
     pub bad_resp: Signal<Out, Bits<32>>,
     pub m_rq_req_at: Signal<Out, Bit>,
     pub m_rq_req_addr: Signal<Out, Bits<64>>,
@@ -499,6 +509,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     rl_qn: DFF<Bits<QA>>,
     rl_c: DFF<Bits<RDC_W>>,
     n_reads: DFF<Bits<32>>,
+    // A READ or atomic dropped when the job queue stays full (`JOB_WAIT`).
+    jw: DFF<Bits<17>>,
+    jdrop: DFF<Bit>,
+    n_jobs_full: DFF<Bits<32>>,
+    jd_now: Signal<Local, Bit>,
+    job_wait: Constant<Bits<17>>,
     n_bad_resp: DFF<Bits<32>>,
     is_rdreq: Signal<Local, Bit>,
     is_resp: Signal<Local, Bit>,
@@ -868,6 +884,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             m_rl_qpn: Default::default(),
             m_rl_cnt: Default::default(),
             reads: Default::default(),
+            jobs_full: Default::default(),
+            s_req_sent: Default::default(),
             bad_resp: Default::default(),
             rj_q: Fifo::new(),
             rda_cur: RAM::default(),
@@ -911,6 +929,11 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rl_qn: Default::default(),
             rl_c: Default::default(),
             n_reads: Default::default(),
+            jw: Default::default(),
+            jdrop: Default::default(),
+            n_jobs_full: Default::default(),
+            jd_now: Default::default(),
+            job_wait: k(JOB_WAIT),
             n_bad_resp: Default::default(),
             is_rdreq: Default::default(),
             is_resp: Default::default(),
@@ -1462,6 +1485,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             rl_qn,
             rl_c,
             n_reads,
+            jw,
+            jdrop,
+            n_jobs_full,
             n_bad_resp,
             req_at,
             req_addr,
@@ -1526,6 +1552,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.m_rl_qpn.next = self.rl_qn.q.val();
         self.m_rl_cnt.next = self.rl_c.q.val();
         self.reads.next = self.n_reads.q.val();
+        self.jobs_full.next = self.n_jobs_full.q.val();
         self.atomics.next = self.n_atomics.q.val();
         self.flushed.next = self.n_flushed.q.val();
         self.m_rq_req_at.next = self.req_at.q.val();
@@ -2395,7 +2422,27 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.a_go.next = self.a_fits.val() & self.rd_clear.val();
         // Resp's outputs all have room (the QP queue always has: it holds each QP at most
         // once).
-        self.resp_go.next = (!self.do_rack.q.val() | self.rack_q.s_tready.val())
+        // The READ job queue full, and the requester handing on no packet (`s_req_sent`), for
+        // `JOB_WAIT` cycles running (its transmit paused): a READ or atomic that needs a job
+        // is dropped as if lost, nothing of it done, and so is every one after it until the
+        // queue has room, so that the receive path goes on. (Waiting closes a loop through
+        // PFC: this NIC's receive buffer, the peer's transmit, the peer's receive path
+        // waiting the same way, this NIC's transmit: both NICs paused for ever.) The peer
+        // sends it again (sequence NAK or its timer).
+        self.jw.d.next = bits::<17>(0);
+        if !self.rj_q.s_tready.val() & !self.s_req_sent.val() {
+            self.jw.d.next = self.jw.q.val();
+            if self.jw.q.val() != self.job_wait.val() {
+                self.jw.d.next = self.jw.q.val() + bits::<17>(1);
+            }
+        }
+        self.jd_now.next = (self.state.q.val() == RespState::Resp)
+            & (self.jdrop.q.val()
+                | (self.do_job.q.val()
+                    & !self.rj_q.s_tready.val()
+                    & (self.jw.q.val() == self.job_wait.val())));
+        self.resp_go.next = !self.jd_now.val()
+            & (!self.do_rack.q.val() | self.rack_q.s_tready.val())
             & (!self.do_job.q.val() | self.rj_q.s_tready.val())
             & (!self.do_rl.q.val() | self.rl_q.s_tready.val())
             & (!self.do_rcv.q.val() | self.rcv_q.s_tready.val())
@@ -2800,13 +2847,22 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::AtOrd => {
                 // An atomic, serialized with everything this block writes: its read goes out
                 // once every earlier write is ahead of it on the way to the host.
-                if !self.cmdq.m_tvalid.val() & self.wr_ordered.val() & !self.req_v.q.val() {
+                // (Only with room for its ATOMIC ACKNOWLEDGE's job: once done, it cannot be
+                // dropped. None for `JOB_WAIT` cycles: dropped, not done.)
+                if !self.cmdq.m_tvalid.val()
+                    & self.wr_ordered.val()
+                    & !self.req_v.q.val()
+                    & self.rj_q.s_tready.val()
+                {
                     self.req_v.d.next = true;
                     self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
                     self.req_sq.d.next = false;
                     self.req_at.d.next = true;
                     self.req_addr.d.next = self.f_va.val();
                     self.state.d.next = RespState::Wait;
+                } else if !self.rj_q.s_tready.val() & (self.jw.q.val() == self.job_wait.val()) {
+                    self.jdrop.d.next = true;
+                    self.state.d.next = RespState::Drain;
                 }
             }
             RespState::AtDup => {
@@ -3073,6 +3129,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
             RespState::Resp => {
+                if self.jd_now.val() {
+                    // Dropped: nothing written, no job, no ACK.
+                    self.jdrop.d.next = false;
+                    self.n_jobs_full.d.next = self.n_jobs_full.q.val() + bits::<32>(1);
+                    if self.wb_ctx.q.val() & !self.jdrop.q.val() {
+                        self.n_reads.d.next = self.n_reads.q.val() - bits::<32>(1);
+                    }
+                    self.state.d.next = RespState::Idle;
+                }
                 if self.resp_go.val() {
                     if self.ack_wr.val() {
                         self.ack_info.write_enable.next = true;
@@ -3173,6 +3238,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.n_bad_rkey.d.next = bits::<32>(0);
             self.n_bad_pkey.d.next = bits::<32>(0);
             self.n_reads.d.next = bits::<32>(0);
+            self.jdrop.d.next = false;
+            self.n_jobs_full.d.next = bits::<32>(0);
             self.n_bad_resp.d.next = bits::<32>(0);
             self.n_atomics.d.next = bits::<32>(0);
             self.n_flushed.d.next = bits::<32>(0);

@@ -445,6 +445,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         ] {
             inp.push((n, vec![r.gen_bool(0.7).into()]));
         }
+        inp.push(("s_req_sent", vec![r.gen_bool(0.3).into()]));
         // The requester: READ slots now and then (their PSNs near the QP's), and each job's
         // word that it has gone, some cycles after it was taken.
         let slot = r.gen_ratio(1, 20).then(|| {
@@ -564,6 +565,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_rcv_tready.next = inp.bit("m_rcv_tready");
         hdl.wr_idle.next = inp.bit("wr_idle");
         hdl.wr_ordered.next = inp.bit("wr_ordered");
+        hdl.s_req_sent.next = inp.bit("s_req_sent");
         hdl.s_rdb_en.next = inp.bit("s_rdb_en");
         hdl.s_rdb_qpn.next = wide(inp.get("s_rdb_qpn"));
         hdl.s_rq_ans_data.next = wide(inp.get("s_rq_ans_data"));
