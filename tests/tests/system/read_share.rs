@@ -26,7 +26,6 @@ fn a_long_read_response_takes_turns_with_the_qps_that_send() -> Result<()> {
     // Read completions interleaved across tags; hosts that keep up (the wire is the limit).
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(s),
-        trace: std::env::var("RS_VCD").is_ok(),
         ..WorldConfig::default()
     })?;
     let pmtu = [1024u32, 2048, 4096][r.gen_range(0..3)];
@@ -92,13 +91,6 @@ fn a_long_read_response_takes_turns_with_the_qps_that_send() -> Result<()> {
         w.b.dev.post_send(qb, &list)?;
     }
     let t0 = w.cycle();
-    if std::env::var("RS_VCD").is_ok() {
-        w.b.sim
-            .borrow_mut()
-            .tb
-            .model()
-            .trace_to(std::path::Path::new("/tmp/q.vcd"))?;
-    }
     let mut done = 0;
     while done < want.len() {
         w.run(200)?;
