@@ -41,8 +41,8 @@
 //!   MR table write (a NAK remote access error sent in their place; the QP fails);
 //!   `cpl_ghosts`: ACKs and NAKs dropped for a PSN never sent (or a NAK behind `una`);
 //!   `req_pool_waits`: times a QP waited for its share of the completer's pool;
-//!   `resp_jobs_full`: READs and atomics dropped, undone, because the READ job queue stayed
-//!   full (the requester's transmit paused for long; the peer sends them again).
+//!   `resp_jobs_full`: READs and atomics dropped, undone, for want of a job (their QP held
+//!   its whole share of the READ job pool, or the pool stayed full; the peer sends them again).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
 //!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
@@ -225,6 +225,7 @@ pub struct Nic<
     live_ghost_rx: Constant<Bits<16>>,
     live_local_fail: Constant<Bits<16>>,
     live_rsp_refused: Constant<Bits<16>>,
+    live_jobs_full: Constant<Bits<16>>,
     live_pool_wait: Constant<Bits<16>>,
     cap_req: Constant<Bits<16>>,
     cap_resp: Constant<Bits<16>>,
@@ -415,6 +416,7 @@ impl<
             live_ghost_rx: live("GHOST_RX"),
             live_local_fail: live("LOCAL_FAIL"),
             live_rsp_refused: live("RSP_REFUSED"),
+            live_jobs_full: live("JOBS_FULL"),
             live_pool_wait: live("POOL_WAIT"),
             bar0: Bar0::new(params),
             cap_req: k(cap_req as u64),
@@ -843,7 +845,8 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.cpl.ghosts.val()) << self.live_ghost_rx.val())
             | (bit_cast::<LIVE_W, 32>(self.fail.local_fails.val()) << self.live_local_fail.val())
             | (bit_cast::<LIVE_W, 32>(self.req.pool_waits.val()) << self.live_pool_wait.val())
-            | (bit_cast::<LIVE_W, 32>(self.req.rsp_refused.val()) << self.live_rsp_refused.val());
+            | (bit_cast::<LIVE_W, 32>(self.req.rsp_refused.val()) << self.live_rsp_refused.val())
+            | (bit_cast::<LIVE_W, 32>(self.resp.jobs_full.val()) << self.live_jobs_full.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

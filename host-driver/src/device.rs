@@ -214,11 +214,14 @@ pub struct RcStats {
     /// READ responses refused: the region of a READ being served was deregistered (or
     /// registered anew) since it was checked; a NAK remote access error went instead.
     pub rsp_refused: u32,
+    /// READs and atomics received and dropped undone for want of a job (their QP's share of
+    /// the READ job pool used, or the pool full); the peer sends them again.
+    pub jobs_full: u32,
 }
 
 impl RcStats {
     /// `(name, value)` in BAR0's order, the names as the driver's fields.
-    pub fn fields(&self) -> [(&'static str, u32); 12] {
+    pub fn fields(&self) -> [(&'static str, u32); 13] {
         [
             ("retrans", self.retrans),
             ("timeouts", self.timeouts),
@@ -232,6 +235,7 @@ impl RcStats {
             ("local_fail", self.local_fail),
             ("pool_wait", self.pool_wait),
             ("rsp_refused", self.rsp_refused),
+            ("jobs_full", self.jobs_full),
         ]
     }
 }
@@ -1258,6 +1262,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             local_fail: rd("LOCAL_FAIL")?,
             pool_wait: rd("POOL_WAIT")?,
             rsp_refused: rd("RSP_REFUSED")?,
+            jobs_full: rd("JOBS_FULL")?,
         })
     }
 

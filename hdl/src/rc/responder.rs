@@ -31,10 +31,12 @@
 //! lands). Counters `reads`
 //! (READ requests accepted), `bad_resp` (READ responses dropped: a PSN or opcode no READ
 //! expects, a QP not in RTS; or ending their READ in error), `jobs_full` (READs and atomics
-//! dropped undone: the job queue full, and the requester handing on no packet, `s_req_sent`
-//! low, for `JOB_WAIT` cycles running; every one after it too until the queue has room; the
-//! peer sends them again. Waiting for ever would close a loop through PFC between two NICs
-//! reading from each other).
+//! dropped undone for want of a job: the QP holds `JOB_SHARE` jobs its responses have not all
+//! left, or the pool of `2^JOB_POOL_A` jobs has been full, and the requester handing on no
+//! packet, `s_req_sent` low, for `JOB_WAIT` cycles running; every one after it too until the
+//! pool has room; the peer sends them again). The pool holds every share on 16 QPs, so the
+//! receive path does not wait for a job there: waiting could close a loop through PFC between
+//! two NICs reading from each other.
 //!
 //! Atomics (docs/ARCHITECTURE.md, "Atomics"): a CMP_SWAP or FETCH_ADD checked like a READ
 //! request (its rkey asking REMOTE_ATOMIC, 8 bytes; a misaligned address is NAK invalid
@@ -187,10 +189,20 @@ use ferroce_spec::queues::{
 pub const QA: usize = 8;
 pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const MR_W: usize = 256;
-/// Cycles a READ or an atomic waits for room in the READ job queue before it is dropped
+/// Cycles a READ or an atomic waits for room in the READ job pool before it is dropped
 /// (420 us at 156.25 MHz: far longer than the requester takes to start a job unless its
 /// transmit is paused).
 const JOB_WAIT: u64 = 1 << 16;
+/// The READ job pool: `2^JOB_POOL_A` jobs (512), one block-RAM queue in front of the
+/// requester, room for every QP's share (`JOB_SHARE`) on 16 QPs, or for the `MAX_RD_ATOMIC`
+/// READs a peer may keep outstanding on each of 32.
+pub const JOB_POOL_A: usize = 9;
+const JOB_POOL_P: usize = JOB_POOL_A + 1;
+/// Jobs one QP may hold at once (accepted, their last response not yet gone): the most its
+/// sequence numbers (`RDC_W` bits) tell apart. A compliant peer keeps `MAX_RD_ATOMIC` READs
+/// outstanding; the rest of the share is for duplicates, a retry asking again while the
+/// stale jobs are still queued.
+const JOB_SHARE: u64 = (1 << RDC_W) - 1;
 /// `RX_META` records, and the ACK records this block keeps (every `TX_META` field an ACK sets
 /// lies below bit 512; `ext2` stays zero).
 const META_W: usize = 512;
@@ -493,10 +505,14 @@ pub struct Responder<const DW: usize, const KW: usize> {
     ac_end: Constant<Bits<5>>,
     // RDMA READ: requests served (jobs out; per QP the count accepted, twice, and the count
     // sent), responses landed (slots in, records out).
-    rj_q: Fifo<JOB_W, 2, 3>,
+    rj_q: Fifo<JOB_W, JOB_POOL_A, JOB_POOL_P>,
     rda_cur: RAM<Bits<RDC_W>, QA>,
     rda_ack: RAM<Bits<RDC_W>, QA>,
     rdf_ram: RAM<Bits<RDC_W>, QA>,
+    // The count sent again, read at the packet's QP: its share of the job pool.
+    rdf_own: RAM<Bits<RDC_W>, QA>,
+    sh_full: DFF<Bit>,
+    job_share: Constant<Bits<RDC_W>>,
     rslot: RAM<Bits<SLOT_W>, SLOT_A>,
     rl_q: Fifo<RACK_W, 2, 3>,
     npk: DFF<Bits<24>>,
@@ -509,7 +525,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     rl_qn: DFF<Bits<QA>>,
     rl_c: DFF<Bits<RDC_W>>,
     n_reads: DFF<Bits<32>>,
-    // A READ or atomic dropped when the job queue stays full (`JOB_WAIT`).
+    // A READ or atomic dropped for want of a job: its QP's share used, or the pool full
+    // (`JOB_WAIT`).
     jw: DFF<Bits<17>>,
     jdrop: DFF<Bit>,
     n_jobs_full: DFF<Bits<32>>,
@@ -891,6 +908,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rda_cur: RAM::default(),
             rda_ack: RAM::default(),
             rdf_ram: RAM::default(),
+            rdf_own: RAM::default(),
+            sh_full: Default::default(),
+            job_share: k(JOB_SHARE),
             rslot: RAM::default(),
             s_rpk_qpn: Default::default(),
             m_rpk_data: Default::default(),
@@ -1506,7 +1526,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             qe_v,
             qe_q,
             pk_fail,
-            fl_turn
+            fl_turn,
+            sh_full
         );
         self.fl_q.clk.next = self.clk.val();
         self.fl_q.rst.next = self.rst.val();
@@ -1524,6 +1545,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rda_ack.write_clock.next = self.clk.val();
         self.rdf_ram.read_clock.next = self.clk.val();
         self.rdf_ram.write_clock.next = self.clk.val();
+        self.rdf_own.read_clock.next = self.clk.val();
+        self.rdf_own.write_clock.next = self.clk.val();
         self.rslot.read_clock.next = self.clk.val();
         self.rslot.write_clock.next = self.clk.val();
         // READ jobs out; READ landings out once every write before them has left (as
@@ -1565,6 +1588,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rdf_ram.write_address.next = self.s_rdone_qpn.val();
         self.rdf_ram.write_data.next = self.s_rdone_seq.val();
         self.rdf_ram.write_enable.next = self.s_rdone_valid.val();
+        self.rdf_own.write_address.next = self.s_rdone_qpn.val();
+        self.rdf_own.write_data.next = self.s_rdone_seq.val();
+        self.rdf_own.write_enable.next = self.s_rdone_valid.val();
 
         self.rctx_ram.read_clock.next = self.clk.val();
         self.rq_ram.read_clock.next = self.clk.val();
@@ -1824,6 +1850,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0)) | bits::<9>(256);
         }
         self.rda_cur.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
+        self.rdf_own.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.ax_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.in_op.next = self
             .s_meta_tdata
@@ -1863,6 +1890,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 ) | bits::<9>(256);
             }
             self.rda_cur.read_address.next = self
+                .s_meta_tdata
+                .val()
+                .get_bits::<QA>(self.x_qpn.val().index());
+            self.rdf_own.read_address.next = self
                 .s_meta_tdata
                 .val()
                 .get_bits::<QA>(self.x_qpn.val().index());
@@ -2422,7 +2453,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.a_go.next = self.a_fits.val() & self.rd_clear.val();
         // Resp's outputs all have room (the QP queue always has: it holds each QP at most
         // once).
-        // The READ job queue full, and the requester handing on no packet (`s_req_sent`), for
+        // The READ job pool full, and the requester handing on no packet (`s_req_sent`), for
         // `JOB_WAIT` cycles running (its transmit paused): a READ or atomic that needs a job
         // is dropped as if lost, nothing of it done, and so is every one after it until the
         // queue has room, so that the receive path goes on. (Waiting closes a loop through
@@ -2436,8 +2467,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.jw.d.next = self.jw.q.val() + bits::<17>(1);
             }
         }
+        // The packet's QP holds its whole share of the pool (`JOB_SHARE` jobs not yet gone;
+        // the count read when the packet was taken, or since: an over-estimate): its READ or
+        // atomic is dropped the same way, at once, so one QP never fills the pool.
+        self.sh_full.d.next =
+            (self.rda_cur.read_data.val() - self.rdf_own.read_data.val()) >= self.job_share.val();
         self.jd_now.next = (self.state.q.val() == RespState::Resp)
             & (self.jdrop.q.val()
+                | (self.do_job.q.val() & self.sh_full.q.val())
                 | (self.do_job.q.val()
                     & !self.rj_q.s_tready.val()
                     & (self.jw.q.val() == self.job_wait.val())));
@@ -2847,12 +2884,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::AtOrd => {
                 // An atomic, serialized with everything this block writes: its read goes out
                 // once every earlier write is ahead of it on the way to the host.
-                // (Only with room for its ATOMIC ACKNOWLEDGE's job: once done, it cannot be
-                // dropped. None for `JOB_WAIT` cycles: dropped, not done.)
+                // (Only with room for its ATOMIC ACKNOWLEDGE's job, in the pool and in its
+                // QP's share: once done, it cannot be dropped. The share full, or the pool
+                // for `JOB_WAIT` cycles: dropped, not done. Neither fills behind it: only
+                // this block adds jobs.)
                 if !self.cmdq.m_tvalid.val()
                     & self.wr_ordered.val()
                     & !self.req_v.q.val()
                     & self.rj_q.s_tready.val()
+                    & !self.sh_full.q.val()
                 {
                     self.req_v.d.next = true;
                     self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2860,7 +2900,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.req_at.d.next = true;
                     self.req_addr.d.next = self.f_va.val();
                     self.state.d.next = RespState::Wait;
-                } else if !self.rj_q.s_tready.val() & (self.jw.q.val() == self.job_wait.val()) {
+                } else if self.sh_full.q.val()
+                    | (!self.rj_q.s_tready.val() & (self.jw.q.val() == self.job_wait.val()))
+                {
                     self.jdrop.d.next = true;
                     self.state.d.next = RespState::Drain;
                 }

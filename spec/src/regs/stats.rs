@@ -126,7 +126,7 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
 
 pub(super) const MAC_STATS_REGS: [Reg; MAC_LIVE] = mac_stats_regs();
 
-const RC_LIVE: usize = 12;
+const RC_LIVE: usize = 13;
 const RC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The RC transport's reliability statistics, each a live 32-bit counter (wrapping).
@@ -173,6 +173,10 @@ const fn rc_stats_regs() -> [Reg; RC_LIVE] {
         (
             "RSP_REFUSED",
             "READ responses refused: the region of a READ being served, checked again after an MR table write (deregistered, or registered anew), refused it; a NAK remote access error went in the response's place and the QP failed",
+        ),
+        (
+            "JOBS_FULL",
+            "READs and atomics received and dropped undone for want of a job: their QP held its whole share of the READ job pool, or the pool stayed full; the peer sends them again",
         ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); RC_LIVE];

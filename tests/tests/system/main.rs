@@ -15,6 +15,7 @@ mod pfc_timing;
 mod protection;
 mod protocol;
 mod read;
+mod read_jobs;
 mod read_share;
 mod send_recv;
 mod throughput;

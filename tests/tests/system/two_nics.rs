@@ -1375,6 +1375,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             h.counter("fail_local")?,
             h.counter("req_pool_waits")?,
             h.counter("req_rsp_refused")?,
+            h.counter("resp_jobs_full")?,
         ];
         let got = [
             st.retrans,
@@ -1388,6 +1389,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             st.local_fail,
             st.pool_wait,
             st.rsp_refused,
+            st.jobs_full,
         ]
         .map(u64::from);
         ensure!(
