@@ -593,6 +593,7 @@ impl<
         self.resp.m_rcv_tready.next = self.cpl.s_rcv_tready.val();
         self.resp.wr_idle.next = self.wr_resp.idle.val();
         self.resp.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.resp.s_mr_gen.next = self.bar0.m_mr_gen.val();
         // QUERY: the engines' running state of the QP BAR0's command names.
         self.req.s_peek_index.next = self.bar0.m_peek_index.val();
         self.resp.s_peek_index.next = self.bar0.m_peek_index.val();
@@ -624,6 +625,7 @@ impl<
         self.resp.s_fail_qpn.next = self.fail.m_resp_qpn.val();
         self.fail.m_resp_ready.next = self.resp.s_fail_ready.val();
         self.req.s_mrw_en.next = self.bar0.m_mrw_en.val();
+        self.req.s_mr_gen.next = self.bar0.m_mr_gen.val();
         self.req.s_mrw_index.next = self.bar0.m_mrw_index.val();
         self.req.s_mrw_data.next = self.bar0.m_mrw_data.val();
         self.resp.s_mrw_index.next = self.bar0.m_mrw_index.val();

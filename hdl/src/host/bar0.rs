@@ -18,7 +18,9 @@
 //!   always equal the table (a write-through, no handshake: the engines take one per cycle).
 //! - `m_cqw_{en,index,data}`: the same for the CQ table.
 //! - `m_mrw_{en,index,data}`: the same for the MR table (memory regions; the responder checks
-//!   remote keys against its copy).
+//!   remote keys against its copy). `m_mr_gen`: the MR table's writes counted (wrapping), the
+//!   count moving the cycle after each write: the one count the responder stamps on a READ
+//!   job and the requester compares it with ("checked since the last MR table write?").
 //! - `m_fence_req` out, `s_fence_done` in: an MR table write's command ends only when the
 //!   datapath says every packet checked against the old entry has had its host writes sent
 //!   (`m_fence_req` high until `s_fence_done`), so `dereg_mr`'s STATUS read is a fence.
@@ -126,6 +128,8 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_mrw_en: Signal<Out, Bit>,
     pub m_mrw_index: Signal<Out, Bits<OBJ_A>>,
     pub m_mrw_data: Signal<Out, Bits<MR_W>>,
+    pub m_mr_gen: Signal<Out, Bits<32>>,
+    mr_gen: DFF<Bits<32>>,
     pub m_fence_req: Signal<Out, Bit>,
     pub s_fence_done: Signal<In, Bit>,
     pub m_peek_index: Signal<Out, Bits<OBJ_A>>,
@@ -375,6 +379,8 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_mrw_en: Default::default(),
             m_mrw_index: Default::default(),
             m_mrw_data: Default::default(),
+            m_mr_gen: Default::default(),
+            mr_gen: Default::default(),
             m_fence_req: Default::default(),
             s_fence_done: Default::default(),
             m_peek_index: Default::default(),
@@ -523,7 +529,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         dff_setup!(
             self, clk, state, waddr, two, is_read, bad, dw1, tag, rid, rd0, rd1, cmd_go, cpl_hdr,
             cpl_data, cpl_keep, cpl_valid, db_qpn, db_pi, db_valid, cmd, err, commands, mmio_bad,
-            rdb_en
+            rdb_en, mr_gen
         );
         for i in 0..self.rw.len() {
             self.rw[i].clock.next = self.clk.val();
@@ -548,6 +554,10 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.m_mrw_en.next = self.mr_table.w_en.val();
         self.m_mrw_index.next = self.mr_table.w_addr.val();
         self.m_mrw_data.next = self.mr_table.w_data.val();
+        if self.mr_table.w_en.val() {
+            self.mr_gen.d.next = self.mr_gen.q.val() + bits::<32>(1);
+        }
+        self.m_mr_gen.next = self.mr_gen.q.val();
 
         // Outputs straight from registers.
         self.m_fence_req.next = self.state.q.val() == Bar0State::Fence;
@@ -896,6 +906,7 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             self.err.d.next = bits::<8>(0);
             self.commands.d.next = bits::<32>(0);
             self.mmio_bad.d.next = bits::<32>(0);
+            self.mr_gen.d.next = bits::<32>(0);
             for i in 0..self.rw.len() {
                 self.rw[i].d.next = self.rw_reset[i].val();
             }

@@ -42,7 +42,8 @@
 //! - `s_db_{qpn,pi,tvalid,tready}`: doorbells from BAR0 (QP number, SQ producer index).
 //! - `s_qpw_{en,index,data}`: the QP table's write-through (`Bar0::m_qpw_*`); this block keeps
 //!   its own copy of every QP context, equal to the table.
-//! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check.
+//! - `s_mrw_{en,index,data}`: the MR table's write-through (`Bar0::m_mrw_*`), for the key check;
+//!   `s_mr_gen`: BAR0's count of those writes (`Bar0::m_mr_gen`).
 //! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn,local}`: this
 //!   block's reports, a pulse when a local error (a WQE refused, its fetch failed; `local`)
 //!   or a READ response refused on its second check fails a QP.
@@ -131,7 +132,7 @@
 //! the lkey names a registered region of the QP's PD and the range is inside it) before it
 //! reads a byte of it, also when a QP resumes a WQE after yielding. A WQE written into the ring
 //! behind the driver's back with a forged key completes with LOC_PROT_ERR and causes no DMA
-//! beyond its own fetch. An MR table write (`mr_gen` counts them, as the responder does)
+//! beyond its own fetch. An MR table write (BAR0 counts them, `s_mr_gen`, the count the responder stamps jobs with)
 //! marks the work in hand (`mr_new`): a WQE yields at its next packet and is fetched and
 //! checked again on its next visit; a READ response job (or one taken whose `gen` is behind)
 //! has its rkey checked again over the bytes still to send (`ReChk`), and refused sends a NAK
@@ -300,9 +301,8 @@ pub struct Requester<const DW: usize, const KW: usize> {
     fail_v: DFF<Bit>,
     fail_q: DFF<Bits<QA>>,
     fail_loc: DFF<Bit>,
-    /// MR table writes seen (as the responder counts them); one since the work in hand was
-    /// checked (`mr_new`); payload reads issued before or under such a write and not yet back.
-    mr_gen: DFF<Bits<32>>,
+    /// An MR table write since the work in hand was checked (`mr_new`); payload reads issued
+    /// before or under such a write and not yet back.
     mr_new: DFF<Bit>,
     stale_out: DFF<Bits<8>>,
     /// The job's region failed its second check: its next packet is a NAK remote access error.
@@ -331,6 +331,9 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<{ crate::rc::key_check::MR_W }>>,
+    /// BAR0's count of MR table writes (`Bar0::m_mr_gen`), the count a READ job's `gen`
+    /// was stamped from.
+    pub s_mr_gen: Signal<In, Bits<32>>,
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ipv4: Signal<In, Bits<32>>,
     pub m_rd_addr: Signal<Out, Bits<64>>,
@@ -903,7 +906,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             fail_v: Default::default(),
             fail_q: Default::default(),
             fail_loc: Default::default(),
-            mr_gen: Default::default(),
+            s_mr_gen: Default::default(),
             mr_new: Default::default(),
             stale_out: Default::default(),
             nak: Default::default(),
@@ -1413,8 +1416,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             init_pend, init_q, npk, rslot_en, rslot_addr, rslot_data, rdone_v, rdone_q, rdone_s,
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
-            ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_gen, mr_new, stale_out,
-            nak, n_refused, quiet, rsm, patient, after_job, vis_t
+            ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_new, stale_out, nak,
+            n_refused, quiet, rsm, patient, after_job, vis_t
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -2325,11 +2328,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         if self.vis_t.q.val() != self.credit_wait.val() {
             self.vis_t.d.next = self.vis_t.q.val() + bits::<11>(1);
         }
-        // MR table writes, counted as the responder counts them; one since the work in hand
-        // was checked marks it (`mr_new`: the next packet checks again first).
-        if self.s_mrw_en.val() {
-            self.mr_gen.d.next = self.mr_gen.q.val() + bits::<32>(1);
-        }
+        // An MR table write since the work in hand was checked marks it (`mr_new`: the next
+        // packet checks again first).
         self.mr_new.d.next = self.mr_new.q.val() | self.s_mrw_en.val();
         match self.state.q.val() {
             ReqState::Idle => {
@@ -2407,7 +2407,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 // request's (the context is in `ctx` now; the PMTU a cycle later, in Seg).
                 // Its region is checked again first if the MR table was written since the
                 // responder read the rkey's entry (an atomic reads nothing here).
-                self.mr_new.d.next = ((self.j_gen.val() != self.mr_gen.q.val()) & !self.j_at.val())
+                self.mr_new.d.next = ((self.j_gen.val() != self.s_mr_gen.val()) & !self.j_at.val())
                     | self.s_mrw_en.val();
                 self.psn.d.next = self.j_psn.val();
                 self.first.d.next = true;
@@ -2957,7 +2957,6 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             self.fail_v.d.next = false;
             self.snd_v.d.next = false;
             self.n_yield.d.next = bits::<32>(0);
-            self.mr_gen.d.next = bits::<32>(0);
             self.mr_new.d.next = false;
             self.stale_out.d.next = bits::<8>(0);
             self.nak.d.next = false;

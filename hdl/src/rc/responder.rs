@@ -10,8 +10,9 @@
 //!
 //! RDMA READ (docs/ARCHITECTURE.md, "RDMA READ"): a READ REQUEST checked like a WRITE's first
 //! packet (its rkey asking REMOTE_READ) becomes a `READ_JOB` for the requester (`m_rj_*`),
-//! with the rkey and `mr_gen` as it was when the rkey's entry was read (the requester checks
-//! the region again if the MR table was written since), which sends the responses; until the requester says the job's last record has gone
+//! with the rkey and BAR0's count of MR table writes (`s_mr_gen`) as it was when the rkey's
+//! entry was read (the requester checks the region again if the MR table was written since),
+//! which sends the responses; until the requester says the job's last record has gone
 //! (`s_rdone_*`), the QP's ACKs wait, so none overtakes a response. READ RESPONSE packets for
 //! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
 //! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
@@ -71,7 +72,8 @@
 //! Ports:
 //! - `s_meta_*`, `s_pay_*`: one `RX_META` record and one payload packet per packet (`RxFrame`).
 //! - `s_qpw_{en,index,data}`, `s_mrw_*`: BAR0's QP and MR table write-throughs; this block
-//!   keeps its own copy of the QP fields it uses and of the MR table. A QP write sets the
+//!   keeps its own copy of the QP fields it uses and of the MR table; `s_mr_gen`, BAR0's
+//!   count of MR table writes. A QP write sets the
 //!   QP's `epsn` and `msn` and ends its message in progress (and gives back a receive WQE it
 //!   held) only with `init_rq`; any other (RTR -> RTS, RTS -> RTS, -> ERR) leaves the receive
 //!   state running.
@@ -330,10 +332,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     rs_gaps1: Signal<Local, Bits<2>>,
     /// The READ in progress was checked at the MR table's current generation.
     rs_gen_ok: Signal<Local, Bit>,
-    /// MR table writes seen (mod 2^32), the generation a check now sees, and whether the
-    /// READ's WQE is fetched to check it again (not to start it).
-    mr_gen: DFF<Bits<GEN_W>>,
-    /// `mr_gen` when the rkey's entry was read for the packet being decided (its last Idle
+    /// The generation a check now sees, and whether the READ's WQE is fetched to check it
+    /// again (not to start it).
+    /// `s_mr_gen` when the rkey's entry was read for the packet being decided (its last Idle
     /// cycle): a READ job carries it, so the requester checks the region again if behind.
     job_gen: DFF<Bits<GEN_W>>,
     chk_gen: DFF<Bits<GEN_W>>,
@@ -349,6 +350,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_mrw_en: Signal<In, Bit>,
     pub s_mrw_index: Signal<In, Bits<QA>>,
     pub s_mrw_data: Signal<In, Bits<MR_W>>,
+    /// BAR0's count of MR table writes (`Bar0::m_mr_gen`: it moves the cycle after each
+    /// write, when the write is in this block's copy of the table).
+    pub s_mr_gen: Signal<In, Bits<GEN_W>>,
     pub local_mac: Signal<In, Bits<48>>,
     pub local_ipv4: Signal<In, Bits<32>>,
     pub m_wr_addr: Signal<Out, Bits<64>>,
@@ -923,7 +927,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rs_gaps: Default::default(),
             rs_gaps1: Default::default(),
             rs_gen_ok: Default::default(),
-            mr_gen: Default::default(),
+            s_mr_gen: Default::default(),
             job_gen: Default::default(),
             chk_gen: Default::default(),
             rechk: Default::default(),
@@ -1477,7 +1481,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             req_qpn,
             rcv,
             wb_rcur,
-            mr_gen,
             job_gen,
             chk_gen,
             rechk,
@@ -1833,12 +1836,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.mr_ram.write_address.next = self.s_mrw_index.val();
         self.mr_ram.write_data.next = self.s_mrw_data.val().get_bits::<MRS_W>(0);
         self.mr_ram.write_enable.next = self.s_mrw_en.val();
-        if self.s_mrw_en.val() {
-            self.mr_gen.d.next = self.mr_gen.q.val() + bits::<GEN_W>(1);
-        }
         // (A write in that cycle is not in the entry read, nor in the count.)
         if self.state.q.val() == RespState::Idle {
-            self.job_gen.d.next = self.mr_gen.q.val();
+            self.job_gen.d.next = self.s_mr_gen.val();
         }
         self.rctx_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
         self.rq_ram.read_address.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -2217,7 +2217,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             .q
             .val()
             .get_bits::<GEN_W>(self.gen_at.val().index())
-            == self.mr_gen.q.val();
+            == self.s_mr_gen.val();
         self.chk_field.next = bit_cast::<RCUR_W, GEN_W>(self.chk_gen.q.val()) << self.gen_at.val();
         self.rs_gaps1.next = self.rs_gaps.val() + bits::<2>(1);
         self.rs_gapd.next = self.f_psn.val() - self.rs_exp.val();
@@ -2953,7 +2953,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;
                 self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
-                self.chk_gen.d.next = self.mr_gen.q.val();
+                self.chk_gen.d.next = self.s_mr_gen.val();
                 self.rechk.d.next = false;
                 // (The READ's WQE, if it is fetched: to start the READ or to check it again.)
                 self.req_qpn.d.next = self.f_qpn.val().get_bits::<QA>(0);
@@ -3264,7 +3264,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.rst.val() {
             self.state.d.next = RespState::Idle;
             // (The requester counts the same writes from the same reset: READ jobs compare.)
-            self.mr_gen.d.next = bits::<GEN_W>(0);
             self.ack_pend.d.next = bits::<256>(0);
             self.ack_strong.d.next = bits::<256>(0);
             self.snd_busy.d.next = false;

@@ -274,6 +274,8 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         } else {
             None
         };
+        // BAR0's count of MR table writes: it moves the cycle after each.
+        let mr_gen = mr_writes & 0xFFFF_FFFF;
         mr_writes += u64::from(mrw.is_some());
         let (mrw_en, mrw_index, mrw_bytes) = match &mrw {
             Some((i, b)) => (true, *i as u64, b.clone()),
@@ -435,6 +437,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         }
         hdl.s_failed.next = bits_from_u64(failed);
         hdl.s_mrw_en.next = mrw_en;
+        hdl.s_mr_gen.next = bits_from_u64(mr_gen);
         hdl.s_mrw_index.next = bits_from_u64(mrw_index);
         hdl.s_mrw_data.next = wide(&mrw_bytes);
         hdl.s_db_qpn.next = bits_from_u64(db_qpn);
@@ -502,6 +505,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             }
         }
         tb.set("s_mrw_en", mrw_en.into())?;
+        tb.set("s_mr_gen", mr_gen)?;
         tb.set("s_mrw_index", mrw_index)?;
         tb.model().set_bytes(mrw_data, &mrw_bytes)?;
         tb.set("s_db_qpn", db_qpn)?;

@@ -166,6 +166,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // held until taken), from a stream of its own; a later context write resets it.
     let mut r_fail = rng(s ^ 0x4641_494c);
     let mut failed = 0u64;
+    // BAR0's count of MR table writes: it moves the cycle after each.
+    let mut mr_gen = 0u32;
     let mut fail_ev: Option<u64> = None;
     let mut ans_q = 0usize;
     for cycle in 0..2 * cycles {
@@ -427,6 +429,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_qpw_index", le(qi, 1)));
         inp.push(("s_qpw_data", qd));
         inp.push(("s_mrw_en", vec![me]));
+        inp.push(("s_mr_gen", le(mr_gen.into(), 4)));
+        mr_gen = mr_gen.wrapping_add(me.into());
         inp.push(("s_mrw_index", le(mi, 1)));
         inp.push(("s_mrw_data", md));
         inp.push(("local_mac", le(0x0212_3456_789a, 6)));
@@ -556,6 +560,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_mrw_en.next = inp.bit("s_mrw_en");
         hdl.s_mrw_index.next = wide(inp.get("s_mrw_index"));
         hdl.s_mrw_data.next = wide(inp.get("s_mrw_data"));
+        hdl.s_mr_gen.next = wide(inp.get("s_mr_gen"));
         hdl.local_mac.next = wide(inp.get("local_mac"));
         hdl.local_ipv4.next = wide(inp.get("local_ipv4"));
         hdl.m_wr_tready.next = inp.bit("m_wr_tready");
