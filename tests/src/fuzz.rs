@@ -32,31 +32,79 @@ pub struct Target {
 #[derive(Clone, Debug)]
 pub struct Mutant {
     pub frame: Vec<u8>,
-    pub what: &'static str,
+    pub what: Mutation,
     pub parser_drops: bool,
 }
 
-/// The field mutations, by name.
-pub const MUTATIONS: [&str; 18] = [
-    "opcode",
-    "psn",
-    "qpn",
-    "pkey",
-    "bth_flags",
-    "bth_byte4_8",
-    "ext_header",
-    "payload_len",
-    "ip_len",
-    "udp_len",
-    "truncate",
-    "dst_mac",
-    "dst_ip",
-    "ip_version",
-    "ip_proto",
-    "udp_port",
-    "ip_checksum",
-    "byte",
-];
+/// The field mutations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mutation {
+    Opcode,
+    Psn,
+    Qpn,
+    Pkey,
+    BthFlags,
+    BthByte48,
+    ExtHeader,
+    PayloadLen,
+    IpLen,
+    UdpLen,
+    Truncate,
+    DstMac,
+    DstIp,
+    IpVersion,
+    IpProto,
+    UdpPort,
+    IpChecksum,
+    Byte,
+}
+
+impl Mutation {
+    pub const ALL: [Mutation; 18] = [
+        Mutation::Opcode,
+        Mutation::Psn,
+        Mutation::Qpn,
+        Mutation::Pkey,
+        Mutation::BthFlags,
+        Mutation::BthByte48,
+        Mutation::ExtHeader,
+        Mutation::PayloadLen,
+        Mutation::IpLen,
+        Mutation::UdpLen,
+        Mutation::Truncate,
+        Mutation::DstMac,
+        Mutation::DstIp,
+        Mutation::IpVersion,
+        Mutation::IpProto,
+        Mutation::UdpPort,
+        Mutation::IpChecksum,
+        Mutation::Byte,
+    ];
+
+    /// The mutation's name, as the fuzz test reports it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mutation::Opcode => "opcode",
+            Mutation::Psn => "psn",
+            Mutation::Qpn => "qpn",
+            Mutation::Pkey => "pkey",
+            Mutation::BthFlags => "bth_flags",
+            Mutation::BthByte48 => "bth_byte4_8",
+            Mutation::ExtHeader => "ext_header",
+            Mutation::PayloadLen => "payload_len",
+            Mutation::IpLen => "ip_len",
+            Mutation::UdpLen => "udp_len",
+            Mutation::Truncate => "truncate",
+            Mutation::DstMac => "dst_mac",
+            Mutation::DstIp => "dst_ip",
+            Mutation::IpVersion => "ip_version",
+            Mutation::IpProto => "ip_proto",
+            Mutation::UdpPort => "udp_port",
+            Mutation::IpChecksum => "ip_checksum",
+            Mutation::Byte => "byte",
+        }
+    }
+}
 
 /// 24 bits at `o` (big-endian).
 fn get24(f: &[u8], o: usize) -> u32 {
@@ -102,16 +150,16 @@ pub fn mutate(r: &mut impl Rng, frame: &[u8], t: &Target) -> Option<Mutant> {
     let qpn_at = bth + BTH.field("dest_qp").byte();
     let psn_at = bth + BTH.field("psn").byte();
     let ip_len = end + ICRC_LEN - ip;
-    let what = MUTATIONS[r.gen_range(0..MUTATIONS.len())];
+    let what = Mutation::ALL[r.gen_range(0..Mutation::ALL.len())];
     // (fix the ICRC, the parser must drop it)
     let (mut icrc_ok, mut parser_drops) = (true, false);
     match what {
-        "opcode" => f[bth] = r.gen(),
-        "psn" => {
+        Mutation::Opcode => f[bth] = r.gen(),
+        Mutation::Psn => {
             let v = near(r, get24(&f, psn_at), 24);
             set24(&mut f, psn_at, v);
         }
-        "qpn" => {
+        Mutation::Qpn => {
             let v = match r.gen_range(0..4) {
                 0 => t.victims[r.gen_range(0..t.victims.len())],
                 1 => r.gen_range(0..4),
@@ -120,17 +168,17 @@ pub fn mutate(r: &mut impl Rng, frame: &[u8], t: &Target) -> Option<Mutant> {
             };
             set24(&mut f, qpn_at, v);
         }
-        "pkey" => {
+        Mutation::Pkey => {
             let o = bth + BTH.field("pkey").byte();
             let v: u16 = if r.gen() { 0x7FFF } else { r.gen() };
             f[o..o + 2].copy_from_slice(&v.to_be_bytes());
         }
-        "bth_flags" => f[bth + 1] = r.gen(),
-        "bth_byte4_8" => {
+        Mutation::BthFlags => f[bth + 1] = r.gen(),
+        Mutation::BthByte48 => {
             let o = if r.gen() { 4 } else { 8 };
             f[bth + o] = r.gen();
         }
-        "ext_header" => {
+        Mutation::ExtHeader => {
             // A field of whatever follows the BTH (RETH, AETH, AtomicETH, ImmDt, payload):
             // an address, key, length or value, set anywhere or nudged.
             let room = end.saturating_sub(bth + BTH_LEN);
@@ -145,7 +193,7 @@ pub fn mutate(r: &mut impl Rng, frame: &[u8], t: &Target) -> Option<Mutant> {
                 _ => f[o] ^= 0x80,
             }
         }
-        "payload_len" => {
+        Mutation::PayloadLen => {
             // Cut or grow the packet with lengths and ICRC kept consistent: a payload shorter
             // or longer than the headers say, or past the MTU.
             let hdrs = bth + BTH_LEN - ip;
@@ -161,50 +209,50 @@ pub fn mutate(r: &mut impl Rng, frame: &[u8], t: &Target) -> Option<Mutant> {
             }
             set_lengths(&mut f, &l, new);
         }
-        "ip_len" => {
+        Mutation::IpLen => {
             let v = near(r, (ip_len - l.ip_len_bias()) as u32, 16) as u16;
             f[l.ip_len_offset()..][..2].copy_from_slice(&v.to_be_bytes());
             icrc_ok = false;
             parser_drops = usize::from(v) != ip_len - l.ip_len_bias();
         }
-        "udp_len" => {
+        Mutation::UdpLen => {
             let o = l.udp_offset() + UDP.field("len").byte();
             let v = near(r, u32::from(u16::from_be_bytes([f[o], f[o + 1]])), 16) as u16;
             f[o..o + 2].copy_from_slice(&v.to_be_bytes());
         }
-        "truncate" => {
+        Mutation::Truncate => {
             f.truncate(r.gen_range(l.ethertype_offset() + 2..f.len()));
             icrc_ok = false;
             parser_drops = true;
         }
-        "dst_mac" => {
+        Mutation::DstMac => {
             let o = ETH.field("dst").byte() + r.gen_range(0..6);
             f[o] ^= r.gen_range(1..=255);
             parser_drops = f[0] & 1 == 0;
         }
-        "dst_ip" => {
+        Mutation::DstIp => {
             let o = ip + IPV4.field("dst").byte() + r.gen_range(0..4);
             f[o] ^= r.gen_range(1..=255);
             parser_drops = true;
         }
-        "ip_version" => {
+        Mutation::IpVersion => {
             f[ip] ^= r.gen_range(1..=255);
             icrc_ok = false;
             parser_drops = true;
         }
-        "ip_proto" => {
+        Mutation::IpProto => {
             f[ip + IPV4_PROTOCOL_OFFSET] ^= r.gen_range(1..=255);
             icrc_ok = false;
             parser_drops = true;
         }
-        "udp_port" => {
+        Mutation::UdpPort => {
             let o = l.udp_offset() + UDP_DST_PORT_OFFSET + r.gen_range(0..2);
             f[o] ^= r.gen_range(1..=255);
             icrc_ok = false;
             parser_drops = true;
         }
-        "ip_checksum" => parser_drops = true,
-        _ => {
+        Mutation::IpChecksum => parser_drops = true,
+        Mutation::Byte => {
             // Any byte of the IP packet after the IPv4 header.
             let o = r.gen_range(l.udp_offset()..f.len());
             f[o] ^= r.gen_range(1..=255);
@@ -232,7 +280,7 @@ pub fn mutate(r: &mut impl Rng, frame: &[u8], t: &Target) -> Option<Mutant> {
         f[cs..cs + 2].fill(0);
         let sum = ipv4_checksum(&f[ip..ip + IPV4_HDR_LEN]);
         f[cs..cs + 2].copy_from_slice(&sum.to_be_bytes());
-        if what == "ip_checksum" {
+        if what == Mutation::IpChecksum {
             f[cs + r.gen_range(0..2)] ^= r.gen_range(1..=255);
         }
     }
@@ -299,9 +347,13 @@ mod tests {
             if let (Ok(c), Ok(carried)) = (icrc::icrc(&m.frame), icrc::carried_icrc(&m.frame)) {
                 let bth = icrc::parse(&m.frame).expect("parsed").0.bth_offset();
                 let qpn = get24(&m.frame, bth + BTH.field("dest_qp").byte());
-                assert!(!t.protected.contains(&qpn), "{} named QP {qpn}", m.what);
+                assert!(
+                    !t.protected.contains(&qpn),
+                    "{} named QP {qpn}",
+                    m.what.name()
+                );
                 if !m.parser_drops {
-                    assert_eq!(c, carried, "{}: ICRC", m.what);
+                    assert_eq!(c, carried, "{}: ICRC", m.what.name());
                     kept += 1;
                 }
             }

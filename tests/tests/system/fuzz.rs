@@ -16,7 +16,7 @@ use ferroce_driver::{
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{Host, World, WorldConfig};
 use ferroce_spec::queues::{WC_RECV, WC_SUCCESS};
-use ferroce_tests::fuzz::{mutate, Target, MUTATIONS};
+use ferroce_tests::fuzz::{mutate, Mutation, Target};
 use ferroce_tests::{nonzero_counters, rng, rxe_frames, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
@@ -317,7 +317,7 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
     let frames = soak(6000);
     let period = w.a.sim.borrow().tb.period_ps();
     let (mut injected, mut parser_drops) = (0usize, 0u64);
-    let mut by_kind: BTreeMap<&str, usize> = MUTATIONS.iter().map(|&m| (m, 0)).collect();
+    let mut by_kind: BTreeMap<&str, usize> = Mutation::ALL.iter().map(|m| (m.name(), 0)).collect();
     // The watchdog: the protected QPs complete something at least every million cycles
     // (6.4 ms of simulated time, 24 ACK timeouts).
     let start = w.cycle();
@@ -360,7 +360,7 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
                 next_at[i] = at + 2 * wire.config().wire_ps(m.frame.len() as u64 + 24);
                 injected += 1;
                 parser_drops += u64::from(m.parser_drops);
-                *by_kind.entry(m.what).or_default() += 1;
+                *by_kind.entry(m.what.name()).or_default() += 1;
             }
         }
         posting &= injected < frames;
