@@ -472,19 +472,14 @@ fn every_verb_mixed(
     for h in [&w.a, &w.b] {
         ensure!(h.counter("resp_rnr")? == 0, "seed {s}: RNR NAKs");
         ensure!(h.counter("resp_bad_req")? == 0, "seed {s}: bad requests");
-        // (A READ or atomic dropped when the READ job queue stayed full, both NICs paused
-        // by each other through it, is sent again after a sequence NAK: the only loss here.)
+        // (No READ or atomic waits for a job, nor is dropped for want of one: with a 20-job
+        // queue, seed 1795943181748512645 paused both NICs by each other through it.)
         ensure!(
-            h.counter("resp_seq_err")? == 0 || h.counter("resp_jobs_full")? > 0,
-            "seed {s}: sequence errors"
+            h.counter("resp_seq_err")? == 0 && h.counter("resp_jobs_full")? == 0,
+            "seed {s}: {} sequence errors, {} READs or atomics dropped for want of a job",
+            h.counter("resp_seq_err")?,
+            h.counter("resp_jobs_full")?
         );
-        if h.counter("resp_jobs_full")? > 0 {
-            println!(
-                "seed {s}: {} READs or atomics dropped for a full job queue, {} sequence errors",
-                h.counter("resp_jobs_full")?,
-                h.counter("resp_seq_err")?
-            );
-        }
         ensure!(
             h.counter("resp_bad_resp")? == 0,
             "seed {s}: stray responses"
