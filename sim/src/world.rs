@@ -325,15 +325,49 @@ impl World {
         psn_ba: u32,
         vlan: Option<Vlan>,
     ) -> Result<(QueuePair, QueuePair)> {
-        for (h, q) in [(&mut self.a, &mut qa), (&mut self.b, &mut qb)] {
+        self.walk(&mut qa, &mut qb, pmtu, psn_ab, psn_ba, vlan)?;
+        Ok((qa, qb))
+    }
+
+    /// Connect a QP pair again, as an application would after an error: both QPs to RESET
+    /// (the NIC keeps nothing of their last connection), then to RTS, each the other's peer,
+    /// with new first PSNs. Receive WRs are to be posted again.
+    pub fn reconnect(
+        &mut self,
+        qa: &mut QueuePair,
+        qb: &mut QueuePair,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+    ) -> Result<()> {
+        self.a
+            .dev
+            .modify_qp(qa, QpState::Reset, QpAttr::default())?;
+        self.b
+            .dev
+            .modify_qp(qb, QpState::Reset, QpAttr::default())?;
+        self.walk(qa, qb, pmtu, psn_ab, psn_ba, None)
+    }
+
+    /// `join`'s walk, on QPs in RESET.
+    fn walk(
+        &mut self,
+        qa: &mut QueuePair,
+        qb: &mut QueuePair,
+        pmtu: u32,
+        psn_ab: u32,
+        psn_ba: u32,
+        vlan: Option<Vlan>,
+    ) -> Result<()> {
+        for (h, q) in [(&mut self.a, &mut *qa), (&mut self.b, &mut *qb)] {
             h.dev.modify_qp(q, QpState::Init, QpAttr::default())?;
         }
         let (qpn_a, qpn_b) = (qa.qpn, qb.qpn);
         let retry = self.retry;
         let (mac_a, ip_a, mac_b, ip_b) = (self.a.mac, self.a.ip, self.b.mac, self.b.ip);
         let pairs = [
-            (&mut self.a, &mut qa, qpn_b, mac_b, ip_b, psn_ba, psn_ab),
-            (&mut self.b, &mut qb, qpn_a, mac_a, ip_a, psn_ab, psn_ba),
+            (&mut self.a, qa, qpn_b, mac_b, ip_b, psn_ba, psn_ab),
+            (&mut self.b, qb, qpn_a, mac_a, ip_a, psn_ab, psn_ba),
         ];
         for (h, q, dest, mac, ip, rq_psn, sq_psn) in pairs {
             let rtr = QpAttr {
@@ -356,7 +390,7 @@ impl World {
             };
             h.dev.modify_qp(q, QpState::Rts, rts)?;
         }
-        Ok((qa, qb))
+        Ok(())
     }
 
     /// Step both NICs (and the links) until `done` holds; fails after `max_cycles`.

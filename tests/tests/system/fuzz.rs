@@ -6,12 +6,15 @@
 //! SUCCESS with every byte where it belongs and nothing anywhere else (no hang: a watchdog on
 //! simulated time), their QPs stay in RTS, no DMA outside a driver buffer (the root complex
 //! fails the run on one), every mutant the parser must drop is counted under a reason, and
-//! neither NIC's self-checks fire. `FERROCE_SOAK` scales the number of frames.
+//! neither NIC's self-checks fire. Victim pairs that fail (and now and then others) go to
+//! ERR, flush, and are reset and connected again mid-run: nothing of a victim's last
+//! connection completes after its reset, and victims work again after it. `FERROCE_SOAK`
+//! scales the number of frames.
 
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{
-    access, CompletionQueue, DmaMemory, MemoryRegion, ProtectionDomain, QpState, QueuePair, RecvWr,
-    SendWr, Sge, WrOpcode,
+    access, CompletionQueue, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState, QueuePair,
+    RecvWr, SendWr, Sge, WrOpcode,
 };
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{Host, World, WorldConfig};
@@ -51,6 +54,13 @@ struct End {
     posted: u64,
     done: u64,
     failed: bool,
+    /// (Victims.) Moved to ERR to be connected again once its WRs have flushed.
+    draining: bool,
+    /// WR ids below it were posted before the QP's last reset: none may complete after it.
+    floor: u64,
+    /// Times reconnected, and WRs done SUCCESS since the first time.
+    lives: u32,
+    done_later: u64,
 }
 
 /// A region of `len` bytes of `fill` in `pd`, open to every access.
@@ -108,6 +118,10 @@ fn pair(
             posted: 0,
             done: 0,
             failed: false,
+            draining: false,
+            floor: 0,
+            lives: 0,
+            done_later: 0,
         });
     }
     let (a, b) = ends.split_at_mut(1);
@@ -218,10 +232,13 @@ fn reap(
         }
         if wc.opcode & WC_RECV == 0 {
             ensure!(
-                me.outstanding > 0,
-                "QP {}: a completion for no WR posted: {wc:?}",
+                me.outstanding > 0 && wc.wr_id >= me.floor,
+                "QP {}: a completion for no WR posted in this connection: {wc:?}",
                 wc.qpn
             );
+            if wc.status == WC_SUCCESS && me.lives > 0 {
+                me.done_later += 1;
+            }
             me.outstanding -= 1;
             me.done += 1;
             continue;
@@ -369,6 +386,34 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
             reap(h, &mut pcq[side], &mut prot, side, true)?;
             reap(h, &mut vcq[side], &mut vict, side, false)?;
         }
+        // Victims fail (the mutants see to it) or are stopped at random; either way both
+        // ends go to ERR, and once every WR has flushed the pair is reset and connected
+        // again, as an application would, while the mutants go on.
+        for [a, b] in vict.iter_mut() {
+            if posting && !a.draining && (a.failed || b.failed || r.gen_ratio(1, 4000)) {
+                w.a.dev
+                    .modify_qp(&mut a.qp, QpState::Err, QpAttr::default())?;
+                w.b.dev
+                    .modify_qp(&mut b.qp, QpState::Err, QpAttr::default())?;
+                (a.draining, b.draining) = (true, true);
+            } else if a.draining && a.outstanding == 0 && b.outstanding == 0 {
+                let psn = r.gen_range(0..1 << 24);
+                w.reconnect(&mut a.qp, &mut b.qp, 1024, psn, psn ^ 0x80_0000)?;
+                for (h, e) in [(&mut w.a, &mut *a), (&mut w.b, &mut *b)] {
+                    e.floor = e.posted;
+                    e.lives += 1;
+                    (e.failed, e.draining) = (false, false);
+                    e.incoming.clear();
+                    let wrs: Vec<RecvWr> = e
+                        .slots
+                        .iter()
+                        .enumerate()
+                        .map(|(i, s)| recv_wr(i, s))
+                        .collect();
+                    h.dev.post_recv(&mut e.qp, &wrs)?;
+                }
+            }
+        }
         if posting {
             for (pairs, atomics) in [(&mut prot, false), (&mut vict, true)] {
                 for [a, b] in pairs.iter_mut() {
@@ -378,7 +423,11 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
                         } else {
                             (&mut w.b, &mut *b, &mut *a)
                         };
-                        if !me.failed && me.outstanding < OUTSTANDING && r.gen_ratio(1, 4) {
+                        if !me.failed
+                            && !me.draining
+                            && me.outstanding < OUTSTANDING
+                            && r.gen_ratio(1, 4)
+                        {
                             post_one(h, me, peer, &mut r, atomics)?;
                         }
                     }
@@ -455,14 +504,20 @@ fn fuzzed_frames_change_nothing_of_the_qps_they_do_not_name() -> Result<()> {
     let work: u64 = prot.iter().flatten().map(|e| e.done).sum();
     let vwork: u64 = vict.iter().flatten().map(|e| e.done).sum();
     let dead = vict.iter().flatten().filter(|e| e.failed).count();
+    let lives: u32 = vict.iter().map(|p| p[0].lives).sum();
+    let later: u64 = vict.iter().flatten().map(|e| e.done_later).sum();
     println!(
         "fuzz: seed {s}, {injected} mutants ({parser_drops} for the parser), {} cycles, \
-         {work} protected WRs done, {vwork} victim WRs ({dead} of 6 victim QPs failed); \
-         {by_kind:?}\na: {}\nb: {}",
+         {work} protected WRs done, {vwork} victim WRs ({dead} of 6 victim QPs failed at the \
+         end; {lives} reconnections, {later} WRs done after them); {by_kind:?}\na: {}\nb: {}",
         w.cycle() - start,
         nonzero_counters(&w.a),
         nonzero_counters(&w.b)
     );
     ensure!(work > 50, "only {work} protected WRs done");
+    ensure!(
+        lives > 0 && later > 0,
+        "{lives} victim pairs reconnected, {later} WRs done after"
+    );
     Ok(())
 }
