@@ -549,6 +549,9 @@ impl<
         self.req.s_rj_tdata.next = self.resp.m_rj_tdata.val();
         self.req.s_rj_tvalid.next = self.resp.m_rj_tvalid.val();
         self.resp.m_rj_tready.next = self.req.s_rj_tready.val();
+        self.req.s_dup_valid.next = self.resp.m_dup_valid.val();
+        self.req.s_dup_qpn.next = self.resp.m_dup_qpn.val();
+        self.req.s_dup_psn.next = self.resp.m_dup_psn.val();
         self.resp.s_rdone_valid.next = self.req.m_rdone_valid.val();
         self.resp.s_rdone_qpn.next = self.req.m_rdone_qpn.val();
         self.resp.s_rdone_seq.next = self.req.m_rdone_seq.val();

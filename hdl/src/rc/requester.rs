@@ -58,7 +58,8 @@
 //!   (in command order, `tuser` on a last beat = the read failed).
 //! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`.
 //! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
-//! - `s_rj_*` (READ jobs in), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
+//! - `s_rj_*` (READ jobs in), `s_dup_{valid,qpn,psn}` (a duplicate's job went into the
+//!   responder's pool: the QP's jobs ahead of it are stale), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
 //!   sequence number), `m_rslot_{en,addr,data}` (READ slots, `READ_SLOT`), `s_rl_*` (a READ
 //!   landed: the QP's new count); counter `reads` (READ requests sent).
 //! - `s_una_{en,qpn,psn}`: the completer's QP state writes, for the window; counter
@@ -369,6 +370,10 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rj_tdata: Signal<In, Bits<JOB_W>>,
     pub s_rj_tvalid: Signal<In, Bit>,
     pub s_rj_tready: Signal<Out, Bit>,
+    /// A duplicate's job went into the responder's pool (`Responder::m_dup_*`).
+    pub s_dup_valid: Signal<In, Bit>,
+    pub s_dup_qpn: Signal<In, Bits<24>>,
+    pub s_dup_psn: Signal<In, Bits<24>>,
     pub m_rdone_valid: Signal<Out, Bit>,
     pub m_rdone_qpn: Signal<Out, Bits<QA>>,
     pub m_rdone_seq: Signal<Out, Bits<RDC_W>>,
@@ -966,6 +971,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             yields: Default::default(),
             s_rj_tdata: Default::default(),
             s_rj_tvalid: Default::default(),
+            s_dup_valid: Default::default(),
+            s_dup_qpn: Default::default(),
+            s_dup_psn: Default::default(),
             s_rj_tready: Default::default(),
             m_rdone_valid: Default::default(),
             m_rdone_qpn: Default::default(),
@@ -2022,30 +2030,21 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.j_dup.next = self.job.q.val().get_bit(self.x_j_dup.val().index());
         // Stale READ streams are cut short: a job for a request the responder had taken
         // before (`dup`: a READ asked again, an atomic replayed) says the peer went back to
-        // its PSN. The QP's jobs queued ahead of it are stale: each is marked in `cutq` and
-        // sends one packet only. The job in hand is stale when the duplicate's PSN is not
+        // its PSN. The QP's jobs queued ahead of it (in the responder's pool or in `rj_q`:
+        // the responder says so as it puts the duplicate's job in its pool, `s_dup_*`, at
+        // least two cycles before the job can leave the pool) are stale: each is marked in
+        // `cutq` and sends one packet only. The job in hand is stale when the duplicate's PSN is not
         // after the response it sends next (a later READ of the same retry leaves it alone)
         // and is not its own first (the same READ asked again whole: going on serves it as
         // well): it ends at its next packet. A cut job's packet keeps its opcode (a MIDDLE
         // stays a MIDDLE, so the peer never takes it for a READ's end) and carries the job's
         // mark, so `m_rdone` still says when it has gone.
-        self.in_dup.next = self.s_rj_tvalid.val()
-            & self.rj_q.s_tready.val()
-            & self.s_rj_tdata.val().get_bit(self.x_j_dup.val().index());
+        self.in_dup.next = self.s_dup_valid.val();
         self.park.s_dup_valid.next = self.in_dup.val();
-        self.park.s_dup_qpn.next = self
-            .s_rj_tdata
-            .val()
-            .get_bits::<24>(self.x_j_qpn.val().index());
-        self.in_q.next = self
-            .s_rj_tdata
-            .val()
-            .get_bits::<QA>(self.x_j_qpn.val().index());
+        self.park.s_dup_qpn.next = self.s_dup_qpn.val();
+        self.in_q.next = self.s_dup_qpn.val().get_bits::<QA>(0);
         self.in_bit.next = self.one256.val() << self.in_q.val();
-        self.in_psn.next = self
-            .s_rj_tdata
-            .val()
-            .get_bits::<24>(self.x_j_psn.val().index());
+        self.in_psn.next = self.s_dup_psn.val();
         self.park.s_dup_psn.next = self.in_psn.val();
         self.p_now.next = self.j_psn.val();
         if self.rsp.q.val() & self.rsm.q.val() {

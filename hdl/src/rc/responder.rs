@@ -13,7 +13,9 @@
 //! with the rkey and BAR0's count of MR table writes (`s_mr_gen`) as it was when the rkey's
 //! entry was read (the requester checks the region again if the MR table was written since),
 //! which sends the responses; until the requester says the job's last record has gone
-//! (`s_rdone_*`), the QP's ACKs wait, so none overtakes a response. READ RESPONSE packets for
+//! (`s_rdone_*`), the QP's ACKs wait, so none overtakes a response. A duplicate's job is
+//! announced as it goes into the pool (`m_dup_*`: its QP and PSN), so the requester cuts the
+//! QP's stale jobs ahead of it, those still in the pool too. READ RESPONSE packets for
 //! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
 //! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
 //! `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as a SEND's;
@@ -401,6 +403,15 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rj_tdata: Signal<Out, Bits<JOB_W>>,
     pub m_rj_tvalid: Signal<Out, Bit>,
     pub m_rj_tready: Signal<In, Bit>,
+    /// A duplicate's job (`dup`) went into the pool, the cycle after: its QP and PSN. The
+    /// requester cuts the QP's jobs ahead of it (in the pool, in its own queue, in hand)
+    /// short from then on.
+    pub m_dup_valid: Signal<Out, Bit>,
+    pub m_dup_qpn: Signal<Out, Bits<24>>,
+    pub m_dup_psn: Signal<Out, Bits<24>>,
+    dup_v: DFF<Bit>,
+    dup_q: DFF<Bits<24>>,
+    dup_p: DFF<Bits<24>>,
     pub s_rdone_valid: Signal<In, Bit>,
     pub s_rdone_qpn: Signal<In, Bits<QA>>,
     pub s_rdone_seq: Signal<In, Bits<RDC_W>>,
@@ -889,6 +900,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
         Self {
             m_rj_tdata: Default::default(),
             m_rj_tvalid: Default::default(),
+            m_dup_valid: Default::default(),
+            m_dup_qpn: Default::default(),
+            m_dup_psn: Default::default(),
+            dup_v: Default::default(),
+            dup_q: Default::default(),
+            dup_p: Default::default(),
             m_rj_tready: Default::default(),
             s_rdone_valid: Default::default(),
             s_rdone_qpn: Default::default(),
@@ -1530,7 +1547,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             qe_q,
             pk_fail,
             fl_turn,
-            sh_full
+            sh_full,
+            dup_v,
+            dup_q,
+            dup_p
         );
         self.fl_q.clk.next = self.clk.val();
         self.fl_q.rst.next = self.rst.val();
@@ -1556,6 +1576,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         // receive completions), each also told to the requester (its READ count).
         self.m_rj_tdata.next = self.rj_q.m_tdata.val();
         self.m_rj_tvalid.next = self.rj_q.m_tvalid.val();
+        self.m_dup_valid.next = self.dup_v.q.val();
+        self.m_dup_qpn.next = self.dup_q.q.val();
+        self.m_dup_psn.next = self.dup_p.q.val();
+        self.dup_v.d.next = false;
         self.rj_q.m_tready.next = self.m_rj_tready.val();
         self.m_rq_req_sq.next = self.req_sq.q.val();
         self.m_rq_req_idx.next = self.req_idx.q.val();
@@ -2303,6 +2327,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<JOB_W, 32>(self.f_rkey.val()) << self.j_rkey.val())
             | (bit_cast::<JOB_W, GEN_W>(self.job_gen.q.val()) << self.j_gen.val());
         self.rj_q.s_tdata.next = self.job_rec.val();
+        self.dup_q.d.next = self.f_qpn.val();
+        self.dup_p.d.next = self.f_psn.val();
         self.rj_q.s_tvalid.next = false;
         // Cutting the packet across the scatter list: one piece per cycle, the first SGE's
         // bytes or the packet's rest, whichever is less.
@@ -3197,6 +3223,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.rl_q.s_tvalid.next = self.do_rl.q.val();
                     if self.do_job.q.val() & !self.dirty.q.val() {
                         self.rj_q.s_tvalid.next = true;
+                        self.dup_v.d.next = self.job_dup.q.val().any();
                         self.rda_cur.write_enable.next = true;
                         self.rda_ack.write_enable.next = true;
                     }

@@ -312,6 +312,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             }
         }
         // READ jobs from the responder now and then, and READs landing (their counts).
+        // (The responder says a duplicate's job went into its pool as it puts it there,
+        // before the job reaches this block: here as it joins the test's queue.)
+        let mut dup_ev: Option<(u64, u64)> = None;
         if job.is_empty() && r.gen_ratio(1, 300) {
             let l = &ferroce_spec::meta::READ_JOB;
             let mut img = vec![0u8; l.len];
@@ -353,17 +356,29 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
             // its first (the peer went back: the job is cut short, in hand or queued).
             if r.gen_ratio(1, 3) {
                 // (The first a READ's of 4 packets at PMTU 256, so the cut ends it early.)
+                // (It is no duplicate itself: one duplicate's word a cycle.)
                 l.set(&l.field("atomic"), &mut img, 0);
                 l.set(&l.field("len"), &mut img, 1000);
+                l.set(&l.field("dup"), &mut img, 0);
                 let mut d = img.clone();
                 let psn =
                     l.get(&l.field("psn"), &img) as i64 + [-2i64, -1, 1, 2, 3][r.gen_range(0..5)];
                 l.set(&l.field("psn"), &mut d, (psn & 0xFF_FFFF) as u128);
                 l.set(&l.field("dup"), &mut d, 1);
                 l.set(&l.field("seq"), &mut d, r.gen_range(0..32));
+                dup_ev = Some((
+                    l.get(&l.field("qpn"), &d) as u64,
+                    l.get(&l.field("psn"), &d) as u64,
+                ));
                 job.push_back(img);
                 job.push_back(d);
             } else {
+                if l.get(&l.field("dup"), &img) == 1 {
+                    dup_ev = Some((
+                        l.get(&l.field("qpn"), &img) as u64,
+                        l.get(&l.field("psn"), &img) as u64,
+                    ));
+                }
                 job.push_back(img);
             }
         }
@@ -390,6 +405,10 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         let (rl_qpn, rl_cnt) = (r.gen_range(0..8u64), r.gen_range(0..32u64));
         hdl.s_rj_tdata.next = wide(&rj_bytes);
         hdl.s_rj_tvalid.next = rj_valid;
+        let (dup_q, dup_p) = dup_ev.unwrap_or_default();
+        hdl.s_dup_valid.next = dup_ev.is_some();
+        hdl.s_dup_qpn.next = bits_from_u64(dup_q);
+        hdl.s_dup_psn.next = bits_from_u64(dup_p);
         hdl.s_rl_valid.next = rl;
         hdl.s_rl_qpn.next = bits_from_u64(rl_qpn);
         hdl.s_rl_cnt.next = bits_from_u64(rl_cnt);
@@ -523,6 +542,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.model().set_bytes(used_port, &used_bytes)?;
         tb.model().set_bytes(rj_data, &rj_bytes)?;
         tb.set("s_rj_tvalid", rj_valid.into())?;
+        tb.set("s_dup_valid", dup_ev.is_some().into())?;
+        tb.set("s_dup_qpn", dup_q)?;
+        tb.set("s_dup_psn", dup_p)?;
         tb.set("s_rl_valid", rl.into())?;
         tb.set("s_ret_valid", retire.is_some().into())?;
         tb.set("s_ret_qpn", ret_q)?;

@@ -2,6 +2,8 @@
 //! pool every QP has a share of, so the receive path never waits for a job.
 //! - A peer that ignores `max_dest_rd_atomic` holds only its QP's share: its READs past it are
 //!   dropped (`resp_jobs_full`), and the packets of other QPs behind them go on at once.
+//! - Stale jobs (a peer asked again from an earlier PSN) send one packet each, those still
+//!   in the pool too.
 //! - READs in both directions between two NICs, under PFC, with hosts that take memory writes
 //!   slowly: neither NIC's receive path waits on its own transmit (through the jobs it hands
 //!   the requester), which would let the two pause each other for ever.
@@ -258,5 +260,107 @@ fn reads_both_ways_under_pfc_with_slow_hosts_keep_completing() -> Result<()> {
     }
     ensure!(w.a.sim.borrow().rc.borrow().violations.is_empty());
     ensure!(w.b.sim.borrow().rc.borrow().violations.is_empty());
+    Ok(())
+}
+
+/// Stale jobs in the pool are cut short too. Host a keeps 16 READs of 64 KiB outstanding on
+/// each of 4 QPs toward b, so b's pool holds about 60 jobs, the QPs' interleaved. One
+/// response of the second QP's first READ is lost: a asks again from there (a duplicate READ),
+/// and b's jobs of that QP ahead of the duplicate are stale. The responder says so as the
+/// duplicate's job goes into its pool, so each of them sends one packet (`req_cuts`, at least
+/// 12 of that QP's 15 later READs) instead of 64 KiB the peer would drop. (Marked only as the
+/// duplicate reached the requester's 16-job queue, most of them had gone whole by then.)
+/// Every READ completes SUCCESS with its bytes.
+#[test]
+fn stale_read_jobs_in_the_pool_are_cut_short() -> Result<()> {
+    use ferroce_sim::link::Fault;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    let s = seed("stale_read_jobs_in_the_pool_are_cut_short");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig {
+        reorder_seed: Some(s),
+        ..WorldConfig::default()
+    })?;
+    const QPS: usize = 4;
+    const DEPTH: usize = 16;
+    const LEN: usize = 64 << 10;
+    let pmtu = [1024u32, 2048, 4096][r.gen_range(0..3)];
+    let src: Vec<u8> = (0..LEN).map(|_| r.gen()).collect();
+    let sb = w.b.buffer(LEN, &src)?;
+    let da =
+        w.a.buffer(QPS * DEPTH * LEN, &vec![0u8; QPS * DEPTH * LEN])?;
+    let mut qps = Vec::new();
+    for _ in 0..QPS {
+        qps.push(
+            w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 64)?
+                .0,
+        );
+    }
+    // The third response packet to the second QP is lost, once.
+    let (victim, seen) = (qps[1].qpn, Rc::new(Cell::new(0u32)));
+    let s2 = seen.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        let hit = ferroce_tests::bth(f)
+            .is_some_and(|b| b.dqpn == victim && (0x0D..=0x10).contains(&b.opcode));
+        if hit {
+            s2.set(s2.get() + 1);
+            if s2.get() == 3 {
+                return Fault::Drop;
+            }
+        }
+        Fault::Pass
+    })?;
+    for (k, qp) in qps.iter_mut().enumerate() {
+        let list: Vec<SendWr> = (0..DEPTH)
+            .map(|i| SendWr {
+                wr_id: (k * DEPTH + i) as u64,
+                opcode: WrOpcode::RdmaRead,
+                sg_list: vec![Sge {
+                    addr: da.addr + ((k * DEPTH + i) * LEN) as u64,
+                    length: LEN as u32,
+                    lkey: da.lkey,
+                }],
+                remote_addr: sb.addr,
+                rkey: sb.rkey,
+                signaled: true,
+                ..Default::default()
+            })
+            .collect();
+        w.a.dev.post_send(qp, &list)?;
+    }
+    let mut done = 0;
+    let t0 = w.cycle();
+    while done < QPS * DEPTH {
+        w.run(2_000)?;
+        for c in w.a.dev.poll_cq(&mut w.a.cq, 64)? {
+            ensure!(c.status == WC_SUCCESS, "seed {s}: {c:?}");
+            done += 1;
+        }
+        ensure!(
+            w.cycle() - t0 < budget(2_000_000),
+            "seed {s}: {done} of {} READs done; a: {}; b: {}",
+            QPS * DEPTH,
+            nonzero_counters(&w.a),
+            nonzero_counters(&w.b)
+        );
+    }
+    let mut got = vec![0u8; QPS * DEPTH * LEN];
+    w.a.dev.mem.read(da.addr, &mut got)?;
+    for (i, chunk) in got.chunks(LEN).enumerate() {
+        ensure!(chunk == &src[..], "seed {s}: READ {i}'s bytes");
+    }
+    let cuts = w.b.counter("req_cuts")?;
+    println!(
+        "seed {s}: PMTU {pmtu}: {} READs in {} cycles, {cuts} stale jobs cut; b: {}",
+        QPS * DEPTH,
+        w.cycle() - t0,
+        nonzero_counters(&w.b)
+    );
+    ensure!(
+        cuts >= 12,
+        "seed {s}: {cuts} stale jobs cut short; b: {}",
+        nonzero_counters(&w.b)
+    );
     Ok(())
 }
