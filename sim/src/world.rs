@@ -340,12 +340,9 @@ impl World {
         psn_ab: u32,
         psn_ba: u32,
     ) -> Result<()> {
-        self.a
-            .dev
-            .modify_qp(qa, QpState::Reset, QpAttr::default())?;
-        self.b
-            .dev
-            .modify_qp(qb, QpState::Reset, QpAttr::default())?;
+        for (h, q) in [(&mut self.a, &mut *qa), (&mut self.b, &mut *qb)] {
+            h.dev.modify_qp(q, QpState::Reset, QpAttr::default())?;
+        }
         self.walk(qa, qb, pmtu, psn_ab, psn_ba, None)
     }
 

@@ -314,9 +314,10 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         // READ jobs from the responder now and then, and READs landing (their counts).
         // (The responder says a duplicate's job went into its pool as it puts it there,
         // before the job reaches this block: here as it joins the test's queue.)
-        let mut dup_ev: Option<(u64, u64)> = None;
+        let mut dup_ev: Option<(u128, u128)> = None;
         if job.is_empty() && r.gen_ratio(1, 300) {
             let l = &ferroce_spec::meta::READ_JOB;
+            let qpn_psn = |j: &[u8]| (l.get(&l.field("qpn"), j), l.get(&l.field("psn"), j));
             let mut img = vec![0u8; l.len];
             // An atomic's job (its ATOMIC ACKNOWLEDGE) reads nothing.
             let atomic = r.gen_ratio(1, 4);
@@ -366,18 +367,12 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
                 l.set(&l.field("psn"), &mut d, (psn & 0xFF_FFFF) as u128);
                 l.set(&l.field("dup"), &mut d, 1);
                 l.set(&l.field("seq"), &mut d, r.gen_range(0..32));
-                dup_ev = Some((
-                    l.get(&l.field("qpn"), &d) as u64,
-                    l.get(&l.field("psn"), &d) as u64,
-                ));
+                dup_ev = Some(qpn_psn(&d));
                 job.push_back(img);
                 job.push_back(d);
             } else {
                 if l.get(&l.field("dup"), &img) == 1 {
-                    dup_ev = Some((
-                        l.get(&l.field("qpn"), &img) as u64,
-                        l.get(&l.field("psn"), &img) as u64,
-                    ));
+                    dup_ev = Some(qpn_psn(&img));
                 }
                 job.push_back(img);
             }
@@ -405,7 +400,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         let (rl_qpn, rl_cnt) = (r.gen_range(0..8u64), r.gen_range(0..32u64));
         hdl.s_rj_tdata.next = wide(&rj_bytes);
         hdl.s_rj_tvalid.next = rj_valid;
-        let (dup_q, dup_p) = dup_ev.unwrap_or_default();
+        let (dup_q, dup_p) = dup_ev.map_or((0, 0), |(q, p)| (q as u64, p as u64));
         hdl.s_dup_valid.next = dup_ev.is_some();
         hdl.s_dup_qpn.next = bits_from_u64(dup_q);
         hdl.s_dup_psn.next = bits_from_u64(dup_p);
