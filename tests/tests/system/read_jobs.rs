@@ -127,7 +127,7 @@ fn a_peer_past_its_read_limit_holds_only_its_qps_share_of_jobs() -> Result<()> {
 /// job closes a loop through PFC: its receive buffer passes XOFF, the peer's transmit pauses,
 /// the peer's receive path waits the same way, and this NIC's transmit (the only reader of
 /// its job queue) is paused in turn. The job pool holds every QP's share, so no READ waits:
-/// completions keep coming (never 1 ms without one on either side), every READ completes with
+/// completions keep coming (never 1 ms without one on a side with READs out), every READ completes with
 /// SUCCESS, none is dropped for want of a job, and afterwards no priority is paused and
 /// `mac_tx_held` is 0.
 #[test]
@@ -229,7 +229,7 @@ fn reads_both_ways_under_pfc_with_slow_hosts_keep_completing() -> Result<()> {
                 }
             }
             ensure!(
-                now - last[side] < 156_250,
+                out[side] == 0 || now - last[side] < 156_250,
                 "seed {s}: host {side}: no completion for 1 ms ({} done, {} outstanding); \
                  a: {}; b: {}; paused a {} b {}",
                 done[side],
