@@ -45,7 +45,8 @@
 //!   its whole share of the READ job pool, or the pool stayed full; the peer sends them again).
 //! - `mac_*`: the MAC's pause and PFC state and statistics (`mac_paused`, `mac_q_ready`, the
 //!   per-priority buses `mac_pfc_rx`, `mac_paused_cycles`, `mac_frames_sent`, `mac_xoff_sent`,
-//!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_ctrl_sent`);
+//!   `mac_xon_sent`, and `mac_pause_rx`, `mac_ctrl_bad_*`, `mac_oversize`, `mac_bad_frames`,
+//!   `mac_ctrl_sent`);
 //!   the host reads the same through BAR0's MAC_STATS block, and the transport's retry
 //!   counters (`req_retrans`, `cpl_*`, `resp_dup`, `resp_rnr`) through RC_STATS.
 //!
@@ -155,6 +156,7 @@ pub struct Nic<
     pub mac_paused: Signal<Out, Bits<8>>,
     pub mac_q_ready: Signal<Out, Bits<8>>,
     pub mac_oversize: Signal<Out, Bits<32>>,
+    pub mac_bad_frames: Signal<Out, Bits<32>>,
     pub mac_ctrl_sent: Signal<Out, Bits<32>>,
     pub mac_frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub mac_xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -209,6 +211,7 @@ pub struct Nic<
     live_ctrl_bad_opcode: Constant<Bits<16>>,
     live_ctrl_bad_reserved: Constant<Bits<16>>,
     live_tx_oversize: Constant<Bits<16>>,
+    live_tx_bad_frame: Constant<Bits<16>>,
     live_rx_fcs_err: Constant<Bits<16>>,
     live_rx_runt: Constant<Bits<16>>,
     live_rx_overflow: Constant<Bits<16>>,
@@ -347,6 +350,7 @@ impl<
             mac_paused: Default::default(),
             mac_q_ready: Default::default(),
             mac_oversize: Default::default(),
+            mac_bad_frames: Default::default(),
             mac_ctrl_sent: Default::default(),
             mac_frames_sent: Default::default(),
             mac_xoff_sent: Default::default(),
@@ -400,6 +404,7 @@ impl<
             live_ctrl_bad_opcode: live("CTRL_BAD_OPCODE"),
             live_ctrl_bad_reserved: live("CTRL_BAD_RESERVED"),
             live_tx_oversize: live("TX_OVERSIZE"),
+            live_tx_bad_frame: live("TX_BAD_FRAME"),
             live_rx_fcs_err: live("RX_FCS_ERR"),
             live_rx_runt: live("RX_RUNT"),
             live_rx_overflow: live("RX_OVERFLOW"),
@@ -680,6 +685,7 @@ impl<
         self.arb.s_a_pay_tdata.next = self.req.m_pay_tdata.val();
         self.arb.s_a_pay_tkeep.next = self.req.m_pay_tkeep.val();
         self.arb.s_a_pay_tlast.next = self.req.m_pay_tlast.val();
+        self.arb.s_a_pay_tuser.next = self.req.m_pay_tuser.val();
         self.arb.s_a_pay_tvalid.next = self.req.m_pay_tvalid.val();
         self.req.m_pay_tready.next = self.arb.s_a_pay_tready.val();
         self.arb.s_b_meta_tdata.next = self.resp.m_ack_tdata.val();
@@ -691,6 +697,7 @@ impl<
         self.tx.s_pay_tdata.next = self.arb.m_pay_tdata.val();
         self.tx.s_pay_tkeep.next = self.arb.m_pay_tkeep.val();
         self.tx.s_pay_tlast.next = self.arb.m_pay_tlast.val();
+        self.tx.s_pay_tuser.next = self.arb.m_pay_tuser.val();
         self.tx.s_pay_tvalid.next = self.arb.m_pay_tvalid.val();
         self.arb.m_pay_tready.next = self.tx.s_pay_tready.val();
         self.m_axis_tdata.next = self.tx.m_axis_tdata.val();
@@ -810,6 +817,7 @@ impl<
         self.mac_paused.next = self.rx.paused.val();
         self.mac_q_ready.next = self.tx.q_ready.val();
         self.mac_oversize.next = self.tx.oversize.val();
+        self.mac_bad_frames.next = self.tx.bad_frames.val();
         self.mac_ctrl_sent.next = self.tx.ctrl_sent.val();
         self.mac_frames_sent.next = self.tx.frames_sent.val();
         self.mac_xoff_sent.next = self.tx.xoff_sent.val();
@@ -833,6 +841,7 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.rx.ctrl_bad_reserved.val())
                 << self.live_ctrl_bad_reserved.val())
             | (bit_cast::<LIVE_W, 32>(self.tx.oversize.val()) << self.live_tx_oversize.val())
+            | (bit_cast::<LIVE_W, 32>(self.tx.bad_frames.val()) << self.live_tx_bad_frame.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.fcs_err.val()) << self.live_rx_fcs_err.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.runt.val()) << self.live_rx_runt.val())
             | (bit_cast::<LIVE_W, 32>(self.rx.overflow.val()) << self.live_rx_overflow.val())

@@ -83,6 +83,7 @@ crate::net::xgmii_face::xgmii_face! {
         mac_paused: Bits<8>,
         mac_q_ready: Bits<8>,
         mac_oversize: Bits<32>,
+        mac_bad_frames: Bits<32>,
         mac_ctrl_sent: Bits<32>,
         mac_frames_sent: Bits<PRIO_COUNTERS_W>,
         mac_xoff_sent: Bits<PRIO_COUNTERS_W>,

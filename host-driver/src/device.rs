@@ -183,6 +183,9 @@ pub struct MacStats {
     pub rx_overflow: u32,
     pub rx_code_err: u32,
     pub rx_too_long: u32,
+    /// Frames the transmit queues dropped as marked bad: a payload's read from host memory
+    /// failed, so none of the frame reached the wire.
+    pub tx_bad_frame: u32,
 }
 
 /// The RC transport's reliability statistics (BAR0's RC_STATS block, `Device::rc_stats`),
@@ -1241,6 +1244,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         st.rx_overflow = rd("RX_OVERFLOW")?;
         st.rx_code_err = rd("RX_CODE_ERR")?;
         st.rx_too_long = rd("RX_TOO_LONG")?;
+        st.tx_bad_frame = rd("TX_BAD_FRAME")?;
         Ok(st)
     }
 

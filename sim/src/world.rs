@@ -599,6 +599,7 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "mac_ctrl_bad_opcode",
     "mac_ctrl_bad_reserved",
     "mac_oversize",
+    "mac_bad_frames",
     "mac_tx_held",
     "resp_bad_qp",
     "resp_unsupported",

@@ -166,8 +166,10 @@ impl<const DW: usize, const KW: usize, const SW: usize, const SK: usize> Logic
         self.who.rst.next = self.rst.val();
         self.out_a.clk.next = self.clk.val();
         self.out_a.rst.next = self.rst.val();
+        self.out_a.s_axis_tuser.next = false;
         self.out_b.clk.next = self.clk.val();
         self.out_b.rst.next = self.rst.val();
+        self.out_b.s_axis_tuser.next = false;
 
         // Commands: each client's queue, B first, into the command register; the issuer's
         // name goes into the client queue as the command leaves.

@@ -12,7 +12,8 @@
 //!  m_axis  <-- MacRx <-- rx_axis   (from the wire, FCS last; tuser: PHY error)
 //! ```
 //!
-//! Ports: the transport's faces `s_axis_*` (frames without FCS, priority from the VLAN PCP)
+//! Ports: the transport's faces `s_axis_*` (frames without FCS, priority from the VLAN PCP;
+//! `tuser` on a last beat marks the frame bad: dropped before the wire, `bad_frames`)
 //! and `m_axis_*` (good RoCEv2 frames without FCS); the wire's faces `tx_axis_*` (`tready`
 //! from the wire: it may drop between frames, never inside one once the frame has started, as
 //! `MacTx` promises one beat per clock from first beat to last while it holds) and `rx_axis_*`
@@ -41,6 +42,7 @@ pub struct Mac<
     pub s_axis_tdata: Signal<In, Bits<DW>>,
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
@@ -73,6 +75,7 @@ pub struct Mac<
     pub bad_keep: Signal<Out, Bits<32>>,
     pub held: Signal<Out, Bits<32>>,
     pub oversize: Signal<Out, Bits<32>>,
+    pub bad_frames: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -115,6 +118,7 @@ impl<
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
+            s_axis_tuser: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             m_axis_tdata: Default::default(),
@@ -144,6 +148,7 @@ impl<
             bad_keep: Default::default(),
             held: Default::default(),
             oversize: Default::default(),
+            bad_frames: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
             xoff_sent: Default::default(),
@@ -204,6 +209,7 @@ impl<
         self.tx.s_axis_tdata.next = self.s_axis_tdata.val();
         self.tx.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.tx.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.tx.s_axis_tuser.next = self.s_axis_tuser.val();
         self.tx.s_axis_tvalid.next = self.s_axis_tvalid.val();
         self.s_axis_tready.next = self.tx.s_axis_tready.val();
         self.tx_axis_tdata.next = self.tx.m_axis_tdata.val();
@@ -243,6 +249,7 @@ impl<
         self.bad_keep.next = self.tx.bad_keep.val();
         self.held.next = self.tx.held.val();
         self.oversize.next = self.tx.oversize.val();
+        self.bad_frames.next = self.tx.bad_frames.val();
         self.ctrl_sent.next = self.tx.ctrl_sent.val();
         self.frames_sent.next = self.tx.frames_sent.val();
         self.xoff_sent.next = self.tx.xoff_sent.val();

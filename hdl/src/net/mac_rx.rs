@@ -441,6 +441,7 @@ impl<const DW: usize, const KW: usize, const SW: usize, const AW: usize> Logic
         self.icrc_check.rst.next = self.rst.val();
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
+        self.out.s_axis_tuser.next = false;
         self.ram.read_clock.next = self.clk.val();
         self.ram.write_clock.next = self.clk.val();
         self.fcs_err.next = self.n_fcs.q.val();

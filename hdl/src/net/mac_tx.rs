@@ -20,7 +20,8 @@
 //! from its VLAN PCP); `m_axis_*` the padded frame with its FCS; `bad_keep`: frames whose
 //! `tkeep` broke the stream rule (the CRC tap's flag), sent anyway with the FCS of what was
 //! sent. Pause and PFC: `paused` in (`MacCtrlRx`'s), `xoff`, `pfc_enable`, `pfc_quanta` in
-//! (`PfcGen`'s), `local_mac` in (the source of control frames); `q_ready`, `oversize`,
+//! (`PfcGen`'s), `local_mac` in (the source of control frames); `s_axis_tuser` on a last beat
+//! (the frame is bad: `TxQueues` drops it, `bad_frames` counts it); `q_ready`, `oversize`,
 //! `ctrl_sent`, `frames_sent`, `xoff_sent`, `xon_sent` out; the credit ports `rsv_a`, `rsv_b`
 //! in and `used` out (see the two blocks).
 
@@ -38,6 +39,7 @@ pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: us
     pub s_axis_tdata: Signal<In, Bits<DW>>,
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
@@ -57,6 +59,7 @@ pub struct MacTx<const DW: usize, const KW: usize, const QA: usize, const RA: us
     pub used: Signal<Out, Bits<USED_W>>,
     pub held: Signal<Out, Bits<32>>,
     pub oversize: Signal<Out, Bits<32>>,
+    pub bad_frames: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -80,6 +83,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<D
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
+            s_axis_tuser: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             m_axis_tdata: Default::default(),
@@ -99,6 +103,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> MacTx<D
             used: Default::default(),
             held: Default::default(),
             oversize: Default::default(),
+            bad_frames: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
             xoff_sent: Default::default(),
@@ -136,8 +141,10 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.fcs.rst.next = self.rst.val();
         self.lag_a.clk.next = self.clk.val();
         self.lag_a.rst.next = self.rst.val();
+        self.lag_a.s_axis_tuser.next = false;
         self.lag_b.clk.next = self.clk.val();
         self.lag_b.rst.next = self.rst.val();
+        self.lag_b.s_axis_tuser.next = false;
         self.fcs_wr.clk.next = self.clk.val();
         self.fcs_wr.rst.next = self.rst.val();
         self.gate.clk.next = self.clk.val();
@@ -167,6 +174,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.used.next = self.queues.used.val();
         self.held.next = self.queues.held.val();
         self.oversize.next = self.queues.oversize.val();
+        self.bad_frames.next = self.queues.bad_frames.val();
         self.ctrl_sent.next = self.queues.ctrl_sent.val();
         self.frames_sent.next = self.queues.frames_sent.val();
         self.xoff_sent.next = self.pfc.xoff_sent.val();
@@ -174,6 +182,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.queues.s_axis_tdata.next = self.s_axis_tdata.val();
         self.queues.s_axis_tkeep.next = self.s_axis_tkeep.val();
         self.queues.s_axis_tlast.next = self.s_axis_tlast.val();
+        self.queues.s_axis_tuser.next = self.s_axis_tuser.val();
         self.queues.s_axis_tvalid.next = self.s_axis_tvalid.val();
         self.s_axis_tready.next = self.queues.s_axis_tready.val();
         self.pad.s_axis_tdata.next = self.queues.m_axis_tdata.val();
@@ -201,6 +210,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.fcs_wr.s_axis_tdata.next = self.lag_b.m_axis_tdata.val();
         self.fcs_wr.s_axis_tkeep.next = self.lag_b.m_axis_tkeep.val();
         self.fcs_wr.s_axis_tlast.next = self.lag_b.m_axis_tlast.val();
+        self.fcs_wr.s_axis_tuser.next = false;
         self.fcs_wr.s_axis_tvalid.next = self.lag_b.m_axis_tvalid.val();
         self.lag_b.m_axis_tready.next = self.fcs_wr.s_axis_tready.val();
         self.fcs_wr.s_val_tdata.next = self.fcs.m_crc_tdata.val();

@@ -98,6 +98,7 @@ impl<const DW: usize, const KW: usize> Logic for Pad<DW, KW> {
         dff_setup!(self, clk, state, count, rem);
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
+        self.out.s_axis_tuser.next = false;
         self.m_axis_tdata.next = self.out.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
         self.m_axis_tlast.next = self.out.m_axis_tlast.val();

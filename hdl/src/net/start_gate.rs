@@ -118,6 +118,7 @@ impl<const DW: usize, const KW: usize> Logic for StartGate<DW, KW> {
         // The head entry.
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
+        self.out.s_axis_tuser.next = false;
         self.out.s_axis_tdata.next = self.e_data[0].q.val();
         self.out.s_axis_tkeep.next = self.e_keep[0].q.val();
         self.h_last.next = self.e_last[0].q.val();

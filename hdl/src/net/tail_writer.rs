@@ -6,7 +6,8 @@
 //!
 //! Ports: `s_axis_*` the frame; `s_val_{tdata,tvalid}` the value of each frame, in frame order,
 //! from a tap watching `s_axis` (it may arrive any time after the frame's last beat is taken);
-//! `m_axis_*` the frame with its value.
+//! `m_axis_*` the frame with its value. `tuser` (a frame marked bad) goes out with the frame's
+//! last beat as it came with the last beat in.
 //!
 //! How: a two-entry buffer whose entries are both visible (head `h`, next `t`) and an
 //! eight-entry value queue (a ring of registers: every frame between the tap and the head may
@@ -38,6 +39,7 @@ pub struct TailWriter<const DW: usize, const KW: usize> {
     pub s_axis_tdata: Signal<In, Bits<DW>>,
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     pub s_val_tdata: Signal<In, Bits<32>>,
@@ -45,6 +47,7 @@ pub struct TailWriter<const DW: usize, const KW: usize> {
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
     pub m_axis_tkeep: Signal<Out, Bits<KW>>,
     pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tuser: Signal<Out, Bit>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     out: Skid<DW, KW>,
@@ -52,11 +55,13 @@ pub struct TailWriter<const DW: usize, const KW: usize> {
     h_data: DFF<Bits<DW>>,
     h_keep: DFF<Bits<KW>>,
     h_last: DFF<Bit>,
+    h_user: DFF<Bit>,
     h_n: DFF<Bits<8>>,
     t_valid: DFF<Bit>,
     t_data: DFF<Bits<DW>>,
     t_keep: DFF<Bits<KW>>,
     t_last: DFF<Bit>,
+    t_user: DFF<Bit>,
     t_n: DFF<Bits<8>>,
     // The value queue: a ring of `VQ` values, `vn` of them held.
     vq: Vec<DFF<Bits<32>>>,
@@ -104,6 +109,7 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
+            s_axis_tuser: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             s_val_tdata: Default::default(),
@@ -111,6 +117,7 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
+            m_axis_tuser: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
             out: Skid::new(),
@@ -118,11 +125,13 @@ impl<const DW: usize, const KW: usize> TailWriter<DW, KW> {
             h_data: Default::default(),
             h_keep: Default::default(),
             h_last: Default::default(),
+            h_user: Default::default(),
             h_n: Default::default(),
             t_valid: Default::default(),
             t_data: Default::default(),
             t_keep: Default::default(),
             t_last: Default::default(),
+            t_user: Default::default(),
             t_n: Default::default(),
             vq: (0..VQ).map(|_| Default::default()).collect(),
             vwp: Default::default(),
@@ -162,8 +171,8 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, h_valid, h_data, h_keep, h_last, h_n, t_valid, t_data, t_keep, t_last, t_n,
-            vwp, vrp, vn, spilled
+            self, clk, h_valid, h_data, h_keep, h_last, h_user, h_n, t_valid, t_data, t_keep,
+            t_last, t_user, t_n, vwp, vrp, vn, spilled
         );
         for i in 0..self.vq.len() {
             self.vq[i].clock.next = self.clk.val();
@@ -181,6 +190,7 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
         self.m_axis_tdata.next = self.out.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
         self.m_axis_tlast.next = self.out.m_axis_tlast.val();
+        self.m_axis_tuser.next = self.out.m_axis_tuser.val();
         self.m_axis_tvalid.next = self.out.m_axis_tvalid.val();
         self.out.m_axis_tready.next = self.m_axis_tready.val();
 
@@ -265,6 +275,7 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
         self.out.s_axis_tdata.next = self.o_data.val();
         self.out.s_axis_tkeep.next = self.o_keep.val();
         self.out.s_axis_tlast.next = self.o_last.val();
+        self.out.s_axis_tuser.next = self.o_last.val() & self.h_user.q.val();
         self.pop.next = self.go.val();
         if self.append.val() & self.h_last.q.val() & (self.n4.val() > self.kw.val()) {
             self.pop.next = self.go.val() & self.spilled.q.val();
@@ -281,17 +292,20 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
                 self.h_data.d.next = self.t_data.q.val();
                 self.h_keep.d.next = self.t_keep.q.val();
                 self.h_last.d.next = self.t_last.q.val();
+                self.h_user.d.next = self.t_user.q.val();
                 self.h_n.d.next = self.t_n.q.val();
                 self.t_valid.d.next = self.push.val();
                 self.t_data.d.next = self.s_axis_tdata.val();
                 self.t_keep.d.next = self.s_axis_tkeep.val();
                 self.t_last.d.next = self.s_axis_tlast.val();
+                self.t_user.d.next = self.s_axis_tuser.val();
                 self.t_n.d.next = self.in_n.val();
             } else {
                 self.h_valid.d.next = self.push.val();
                 self.h_data.d.next = self.s_axis_tdata.val();
                 self.h_keep.d.next = self.s_axis_tkeep.val();
                 self.h_last.d.next = self.s_axis_tlast.val();
+                self.h_user.d.next = self.s_axis_tuser.val();
                 self.h_n.d.next = self.in_n.val();
             }
         } else if self.push.val() {
@@ -300,12 +314,14 @@ impl<const DW: usize, const KW: usize> Logic for TailWriter<DW, KW> {
                 self.t_data.d.next = self.s_axis_tdata.val();
                 self.t_keep.d.next = self.s_axis_tkeep.val();
                 self.t_last.d.next = self.s_axis_tlast.val();
+                self.t_user.d.next = self.s_axis_tuser.val();
                 self.t_n.d.next = self.in_n.val();
             } else {
                 self.h_valid.d.next = true;
                 self.h_data.d.next = self.s_axis_tdata.val();
                 self.h_keep.d.next = self.s_axis_tkeep.val();
                 self.h_last.d.next = self.s_axis_tlast.val();
+                self.h_user.d.next = self.s_axis_tuser.val();
                 self.h_n.d.next = self.in_n.val();
             }
         }

@@ -5,7 +5,8 @@
 //! that `TxFrame` expects.
 //!
 //! Ports: `s_a_meta_*`, `s_a_pay_*`, `s_b_meta_*` in; `m_meta_*`, `m_pay_*` out (`TxFrame`'s
-//! `s_meta`, `s_pay`).
+//! `s_meta`, `s_pay`). `tuser` on an `a` packet's last beat (its bytes are bad: the frame is
+//! dropped before the wire) goes out with it; `b`'s empty beats have it low.
 //!
 //! ```text
 //!  s_a_meta --\                    /--> order FIFO (a or b, per record)
@@ -36,6 +37,7 @@ pub struct TxArb<const DW: usize, const KW: usize> {
     pub s_a_pay_tdata: Signal<In, Bits<DW>>,
     pub s_a_pay_tkeep: Signal<In, Bits<KW>>,
     pub s_a_pay_tlast: Signal<In, Bit>,
+    pub s_a_pay_tuser: Signal<In, Bit>,
     pub s_a_pay_tvalid: Signal<In, Bit>,
     pub s_a_pay_tready: Signal<Out, Bit>,
     pub s_b_meta_tdata: Signal<In, Bits<META_W>>,
@@ -47,6 +49,7 @@ pub struct TxArb<const DW: usize, const KW: usize> {
     pub m_pay_tdata: Signal<Out, Bits<DW>>,
     pub m_pay_tkeep: Signal<Out, Bits<KW>>,
     pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tuser: Signal<Out, Bit>,
     pub m_pay_tvalid: Signal<Out, Bit>,
     pub m_pay_tready: Signal<In, Bit>,
     grant_b: DFF<Bit>,
@@ -69,6 +72,7 @@ impl<const DW: usize, const KW: usize> TxArb<DW, KW> {
             s_a_pay_tdata: Default::default(),
             s_a_pay_tkeep: Default::default(),
             s_a_pay_tlast: Default::default(),
+            s_a_pay_tuser: Default::default(),
             s_a_pay_tvalid: Default::default(),
             s_a_pay_tready: Default::default(),
             s_b_meta_tdata: Default::default(),
@@ -80,6 +84,7 @@ impl<const DW: usize, const KW: usize> TxArb<DW, KW> {
             m_pay_tdata: Default::default(),
             m_pay_tkeep: Default::default(),
             m_pay_tlast: Default::default(),
+            m_pay_tuser: Default::default(),
             m_pay_tvalid: Default::default(),
             m_pay_tready: Default::default(),
             grant_b: Default::default(),
@@ -151,6 +156,7 @@ impl<const DW: usize, const KW: usize> Logic for TxArb<DW, KW> {
         self.pay.s_axis_tdata.next = self.s_a_pay_tdata.val();
         self.pay.s_axis_tkeep.next = self.s_a_pay_tkeep.val();
         self.pay.s_axis_tlast.next = self.s_a_pay_tlast.val();
+        self.pay.s_axis_tuser.next = self.s_a_pay_tuser.val();
         self.pay.s_axis_tvalid.next = self.order.m_tvalid.val() & self.s_a_pay_tvalid.val();
         self.s_a_pay_tready.next = self.order.m_tvalid.val()
             & (self.order.m_tdata.val() == bits::<1>(0))
@@ -161,12 +167,14 @@ impl<const DW: usize, const KW: usize> Logic for TxArb<DW, KW> {
             self.pay.s_axis_tdata.next = bits::<DW>(0);
             self.pay.s_axis_tkeep.next = bits::<KW>(0);
             self.pay.s_axis_tlast.next = true;
+            self.pay.s_axis_tuser.next = false;
             self.pay.s_axis_tvalid.next = self.order.m_tvalid.val();
             self.order.m_tready.next = self.pay.s_axis_tready.val();
         }
         self.m_pay_tdata.next = self.pay.m_axis_tdata.val();
         self.m_pay_tkeep.next = self.pay.m_axis_tkeep.val();
         self.m_pay_tlast.next = self.pay.m_axis_tlast.val();
+        self.m_pay_tuser.next = self.pay.m_axis_tuser.val();
         self.m_pay_tvalid.next = self.pay.m_axis_tvalid.val();
         self.pay.m_axis_tready.next = self.m_pay_tready.val();
         if self.rst.val() {

@@ -13,7 +13,9 @@
 //! wait as when the tap answered in two cycles; `MacTx`'s FCS writer has a two-skid lead that
 //! removes the wait (docs/ARCHITECTURE.md). The MAC's pause and PFC ports (`local_mac`, `paused`, `xoff`, `pfc_enable`,
 //! `pfc_quanta` in; `q_ready` and its counters out; the credit ports `rsv_a`, `rsv_b`, `used`)
-//! are `MacTx`'s.
+//! are `MacTx`'s. `s_pay_tuser` on the payload's last beat (its bytes are bad: a host memory
+//! read failed) follows the frame to `MacTx`'s queues, which drop it before the wire
+//! (`bad_frames`).
 
 use crate::crc::{Icrc, ICRC_LATENCY};
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
@@ -44,6 +46,7 @@ pub struct TxFrame<
     pub s_pay_tdata: Signal<In, Bits<DW>>,
     pub s_pay_tkeep: Signal<In, Bits<KW>>,
     pub s_pay_tlast: Signal<In, Bit>,
+    pub s_pay_tuser: Signal<In, Bit>,
     pub s_pay_tvalid: Signal<In, Bit>,
     pub s_pay_tready: Signal<Out, Bit>,
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
@@ -65,6 +68,7 @@ pub struct TxFrame<
     pub used: Signal<Out, Bits<USED_W>>,
     pub held: Signal<Out, Bits<32>>,
     pub oversize: Signal<Out, Bits<32>>,
+    pub bad_frames: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub xoff_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
@@ -75,6 +79,7 @@ pub struct TxFrame<
     lag_data: [DFF<Bits<DW>>; LAG],
     lag_keep: [DFF<Bits<KW>>; LAG],
     lag_last: [DFF<Bit>; LAG],
+    lag_user: [DFF<Bit>; LAG],
     icrc_ok: Constant<Bits<8>>,
     hdr: TxHeader<DW, KW, IW>,
     icrc: Icrc<DW, KW, SW>,
@@ -101,6 +106,7 @@ impl<
             s_pay_tdata: Default::default(),
             s_pay_tkeep: Default::default(),
             s_pay_tlast: Default::default(),
+            s_pay_tuser: Default::default(),
             s_pay_tvalid: Default::default(),
             s_pay_tready: Default::default(),
             m_axis_tdata: Default::default(),
@@ -122,6 +128,7 @@ impl<
             used: Default::default(),
             held: Default::default(),
             oversize: Default::default(),
+            bad_frames: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
             xoff_sent: Default::default(),
@@ -131,6 +138,7 @@ impl<
             lag_data: Default::default(),
             lag_keep: Default::default(),
             lag_last: Default::default(),
+            lag_user: Default::default(),
             icrc_ok: Constant::new(crate::util::bits_from_u64(
                 ferroce_spec::icrc::flags::MISMATCH.into(),
             )),
@@ -192,6 +200,7 @@ impl<
         self.hdr.s_pay_tdata.next = self.s_pay_tdata.val();
         self.hdr.s_pay_tkeep.next = self.s_pay_tkeep.val();
         self.hdr.s_pay_tlast.next = self.s_pay_tlast.val();
+        self.hdr.s_pay_tuser.next = self.s_pay_tuser.val();
         self.hdr.s_pay_tvalid.next = self.s_pay_tvalid.val();
         self.s_pay_tready.next = self.hdr.s_pay_tready.val();
         self.bad_len.next = self.hdr.bad_len.val();
@@ -209,21 +218,25 @@ impl<
             self.lag_data[i].clock.next = self.clk.val();
             self.lag_keep[i].clock.next = self.clk.val();
             self.lag_last[i].clock.next = self.clk.val();
+            self.lag_user[i].clock.next = self.clk.val();
             self.lag_valid[i].d.next = self.lag_valid[i].q.val();
             self.lag_data[i].d.next = self.lag_data[i].q.val();
             self.lag_keep[i].d.next = self.lag_keep[i].q.val();
             self.lag_last[i].d.next = self.lag_last[i].q.val();
+            self.lag_user[i].d.next = self.lag_user[i].q.val();
         }
         if self.icrc_wr.s_axis_tready.val() {
             self.lag_valid[0].d.next = self.hdr.m_axis_tvalid.val();
             self.lag_data[0].d.next = self.hdr.m_axis_tdata.val();
             self.lag_keep[0].d.next = self.hdr.m_axis_tkeep.val();
             self.lag_last[0].d.next = self.hdr.m_axis_tlast.val();
+            self.lag_user[0].d.next = self.hdr.m_axis_tuser.val();
             for i in 1..LAG {
                 self.lag_valid[i].d.next = self.lag_valid[i - 1].q.val();
                 self.lag_data[i].d.next = self.lag_data[i - 1].q.val();
                 self.lag_keep[i].d.next = self.lag_keep[i - 1].q.val();
                 self.lag_last[i].d.next = self.lag_last[i - 1].q.val();
+                self.lag_user[i].d.next = self.lag_user[i - 1].q.val();
             }
         }
         if self.rst.val() {
@@ -237,6 +250,7 @@ impl<
             self.icrc_wr.s_axis_tdata.next = self.lag_data[i].q.val();
             self.icrc_wr.s_axis_tkeep.next = self.lag_keep[i].q.val();
             self.icrc_wr.s_axis_tlast.next = self.lag_last[i].q.val();
+            self.icrc_wr.s_axis_tuser.next = self.lag_user[i].q.val();
             self.icrc_wr.s_axis_tvalid.next = self.lag_valid[i].q.val();
         }
         self.icrc_wr.s_val_tdata.next = self.icrc.m_icrc_tdata.val();
@@ -245,6 +259,7 @@ impl<
         self.mac.s_axis_tdata.next = self.icrc_wr.m_axis_tdata.val();
         self.mac.s_axis_tkeep.next = self.icrc_wr.m_axis_tkeep.val();
         self.mac.s_axis_tlast.next = self.icrc_wr.m_axis_tlast.val();
+        self.mac.s_axis_tuser.next = self.icrc_wr.m_axis_tuser.val();
         self.mac.s_axis_tvalid.next = self.icrc_wr.m_axis_tvalid.val();
         self.icrc_wr.m_axis_tready.next = self.mac.s_axis_tready.val();
         self.m_axis_tdata.next = self.mac.m_axis_tdata.val();
@@ -263,6 +278,7 @@ impl<
         self.used.next = self.mac.used.val();
         self.held.next = self.mac.held.val();
         self.oversize.next = self.mac.oversize.val();
+        self.bad_frames.next = self.mac.bad_frames.val();
         self.ctrl_sent.next = self.mac.ctrl_sent.val();
         self.frames_sent.next = self.mac.frames_sent.val();
         self.xoff_sent.next = self.mac.xoff_sent.val();

@@ -7,7 +7,8 @@
 //! - `s_meta_{tdata,tvalid,tready}`: the record.
 //! - `s_pay_*`: the payload as one packet, `pay_len` bytes (`tkeep` contiguous from lane 0 on
 //!   the last beat, all ones before it; a zero-length payload is one empty last beat).
-//! - `m_axis_*`: the frame.
+//! - `m_axis_*`: the frame; `tuser` on its last beat when the payload's last beat had it (the
+//!   payload's bytes are bad: `TxQueues` drops the frame).
 //! - `bad_len`, `bad_opcode`: counters of refused or malformed inputs (below).
 //!
 //! ```text
@@ -75,11 +76,13 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     pub s_pay_tdata: Signal<In, Bits<DW>>,
     pub s_pay_tkeep: Signal<In, Bits<KW>>,
     pub s_pay_tlast: Signal<In, Bit>,
+    pub s_pay_tuser: Signal<In, Bit>,
     pub s_pay_tvalid: Signal<In, Bit>,
     pub s_pay_tready: Signal<Out, Bit>,
     pub m_axis_tdata: Signal<Out, Bits<DW>>,
     pub m_axis_tkeep: Signal<Out, Bits<KW>>,
     pub m_axis_tlast: Signal<Out, Bit>,
+    pub m_axis_tuser: Signal<Out, Bit>,
     pub m_axis_tvalid: Signal<Out, Bit>,
     pub m_axis_tready: Signal<In, Bit>,
     pub bad_len: Signal<Out, Bits<32>>,
@@ -109,6 +112,8 @@ pub struct TxHeader<const DW: usize, const KW: usize, const IW: usize> {
     want: DFF<Bits<32>>,
     got: DFF<Bits<32>>,
     carry: DFF<Bits<DW>>,
+    /// The payload in hand was marked bad (for a frame ending in `Tail`).
+    bad: DFF<Bit>,
     rem: DFF<Bits<16>>,
     n_bad_len: DFF<Bits<32>>,
     n_bad_op: DFF<Bits<32>>,
@@ -313,11 +318,13 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             s_pay_tdata: Default::default(),
             s_pay_tkeep: Default::default(),
             s_pay_tlast: Default::default(),
+            s_pay_tuser: Default::default(),
             s_pay_tvalid: Default::default(),
             s_pay_tready: Default::default(),
             m_axis_tdata: Default::default(),
             m_axis_tkeep: Default::default(),
             m_axis_tlast: Default::default(),
+            m_axis_tuser: Default::default(),
             m_axis_tvalid: Default::default(),
             m_axis_tready: Default::default(),
             bad_len: Default::default(),
@@ -344,6 +351,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> TxHeader<DW, KW, IW> {
             want: Default::default(),
             got: Default::default(),
             carry: Default::default(),
+            bad: Default::default(),
             rem: Default::default(),
             n_bad_len: Default::default(),
             n_bad_op: Default::default(),
@@ -437,7 +445,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
     fn update(&mut self) {
         dff_setup!(
             self, clk, a_valid, a_meta, b_valid, b_img, b_sum, b_hl, b_r, b_z, b_pay, b_known,
-            b_fits, b_vlan, b_tci, state, img, hl, r, z, want, got, carry, rem, n_bad_len,
+            b_fits, b_vlan, b_tci, state, img, hl, r, z, want, got, carry, bad, rem, n_bad_len,
             n_bad_op
         );
         self.out.clk.next = self.clk.val();
@@ -445,6 +453,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
         self.m_axis_tdata.next = self.out.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
         self.m_axis_tlast.next = self.out.m_axis_tlast.val();
+        self.m_axis_tuser.next = self.out.m_axis_tuser.val();
         self.m_axis_tvalid.next = self.out.m_axis_tvalid.val();
         self.out.m_axis_tready.next = self.m_axis_tready.val();
         self.bad_len.next = self.n_bad_len.q.val();
@@ -635,6 +644,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
         self.out.s_axis_tdata.next = self.hb.val();
         self.out.s_axis_tkeep.next = self.full_keep.val();
         self.out.s_axis_tlast.next = false;
+        self.out.s_axis_tuser.next = false;
         self.s_pay_tready.next = ((self.state.q.val() == TxHeaderState::Body)
             & self.out.s_axis_tready.val())
             | (self.state.q.val() == TxHeaderState::Drop);
@@ -692,6 +702,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
                     self.carry.d.next = self.spill.val();
                     self.got.d.next = self.got_next.val();
                     if self.s_pay_tlast.val() {
+                        self.bad.d.next = self.s_pay_tuser.val();
                         if self.got_next.val() != self.want.q.val() {
                             self.n_bad_len.d.next = self.n_bad_len.q.val() + bits::<32>(1);
                         }
@@ -701,6 +712,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
                         } else {
                             self.out.s_axis_tkeep.next = self.keep_t.val();
                             self.out.s_axis_tlast.next = true;
+                            self.out.s_axis_tuser.next = self.s_pay_tuser.val();
                             self.state.d.next = TxHeaderState::Idle;
                         }
                     }
@@ -716,6 +728,7 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for TxHeader<DW, K
                     } else {
                         self.out.s_axis_tkeep.next = self.keep_rem.val();
                         self.out.s_axis_tlast.next = true;
+                        self.out.s_axis_tuser.next = self.bad.q.val();
                         self.state.d.next = TxHeaderState::Idle;
                     }
                 }

@@ -15,6 +15,9 @@
 //! - `m_axis_*`: frames out, without FCS.
 //! - `q_ready`: bit p set while queue p is at most half full (room for RoCE's largest frame:
 //!   the cue for whatever schedules work upstream).
+//! - `s_axis_tuser` on a frame's last beat: the frame is bad (its payload's read from host
+//!   memory failed): it is dropped here, its beats given back, and counted in `bad_frames`.
+//!   No byte of it reaches the wire (the frame is stored whole before it starts).
 //! - counters: `oversize` (frames dropped because they cannot fit a queue), `ctrl_sent`, and
 //!   `frames_sent` (eight 32-bit counters, priority p at bits 32p).
 //! - `held`: cycles a frame waited in B for room in its queue (the input held for every
@@ -76,6 +79,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     pub s_axis_tdata: Signal<In, Bits<DW>>,
     pub s_axis_tkeep: Signal<In, Bits<KW>>,
     pub s_axis_tlast: Signal<In, Bit>,
+    pub s_axis_tuser: Signal<In, Bit>,
     pub s_axis_tvalid: Signal<In, Bit>,
     pub s_axis_tready: Signal<Out, Bit>,
     pub s_ctrl_tdata: Signal<In, Bits<CTRL_W>>,
@@ -90,6 +94,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     pub m_axis_tready: Signal<In, Bit>,
     pub q_ready: Signal<Out, Bits<8>>,
     pub oversize: Signal<Out, Bits<32>>,
+    pub bad_frames: Signal<Out, Bits<32>>,
     pub ctrl_sent: Signal<Out, Bits<32>>,
     pub frames_sent: Signal<Out, Bits<PRIO_COUNTERS_W>>,
     pub rsv_a: Signal<In, Bits<RSV_W>>,
@@ -105,6 +110,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     a_data: DFF<Bits<DW>>,
     a_keep: DFF<Bits<KW>>,
     a_last: DFF<Bit>,
+    a_user: DFF<Bit>,
     a_q: DFF<Bits<3>>,
     a_known: DFF<Bit>,
     wbi: DFF<Bits<8>>,
@@ -114,6 +120,9 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     b_data: DFF<Bits<DW>>,
     b_keep: DFF<Bits<KW>>,
     b_last: DFF<Bit>,
+    b_user: DFF<Bit>,
+    /// B holds the last beat of a frame marked bad: the frame is dropped, not committed.
+    bad_b: Signal<Local, Bit>,
     b_q: DFF<Bits<3>>,
     dropping: DFF<Bit>,
     // Queues: write, committed write, read pointers; committed frames.
@@ -134,6 +143,7 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     // Counters.
     n_tx: Vec<DFF<Bits<32>>>,
     n_over: DFF<Bits<32>>,
+    n_bad: DFF<Bits<32>>,
     n_ctrl: DFF<Bits<32>>,
     n_held: DFF<Bits<32>>,
     // Locals.
@@ -227,6 +237,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             s_axis_tdata: Default::default(),
             s_axis_tkeep: Default::default(),
             s_axis_tlast: Default::default(),
+            s_axis_tuser: Default::default(),
             s_axis_tvalid: Default::default(),
             s_axis_tready: Default::default(),
             s_ctrl_tdata: Default::default(),
@@ -241,6 +252,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             m_axis_tready: Default::default(),
             q_ready: Default::default(),
             oversize: Default::default(),
+            bad_frames: Default::default(),
             ctrl_sent: Default::default(),
             frames_sent: Default::default(),
             rsv_a: Default::default(),
@@ -255,6 +267,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             a_data: Default::default(),
             a_keep: Default::default(),
             a_last: Default::default(),
+            a_user: Default::default(),
             a_q: Default::default(),
             a_known: Default::default(),
             wbi: Default::default(),
@@ -263,6 +276,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             b_data: Default::default(),
             b_keep: Default::default(),
             b_last: Default::default(),
+            b_user: Default::default(),
+            bad_b: Default::default(),
             b_q: Default::default(),
             dropping: Default::default(),
             wp: (0..P).map(|_| Default::default()).collect(),
@@ -278,6 +293,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             cur: Default::default(),
             n_tx: (0..P).map(|_| Default::default()).collect(),
             n_over: Default::default(),
+            n_bad: Default::default(),
             n_ctrl: Default::default(),
             n_held: Default::default(),
             q_in: Default::default(),
@@ -365,9 +381,9 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, a_valid, a_data, a_keep, a_last, a_q, a_known, wbi, fq, b_valid, b_data,
-            b_keep, b_last, b_q, dropping, c_valid, c_params, c_img, cbi, state, cur, n_over,
-            n_ctrl, n_held
+            self, clk, a_valid, a_data, a_keep, a_last, a_user, a_q, a_known, wbi, fq, b_valid,
+            b_data, b_keep, b_last, b_user, b_q, dropping, c_valid, c_params, c_img, cbi, state,
+            cur, n_over, n_bad, n_ctrl, n_held
         );
         for p in 0..P {
             self.wp[p].clock.next = self.clk.val();
@@ -384,6 +400,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         }
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
+        self.out.s_axis_tuser.next = false;
         self.ram.read_clock.next = self.clk.val();
         self.ram.write_clock.next = self.clk.val();
         self.ram_keep.read_clock.next = self.clk.val();
@@ -407,8 +424,15 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.room_b.next = (self.b_wp.val() - self.b_rp.val()) < self.qsize.val();
         // Full with no whole frame in it: the frame in B can never fit.
         self.over_b.next = !self.room_b.val() & (self.b_nf.val() == bits::<16>(0));
-        self.can_move.next =
-            !self.b_valid.q.val() | self.room_b.val() | self.over_b.val() | self.dropping.q.val();
+        self.bad_b.next = self.b_valid.q.val()
+            & self.b_last.q.val()
+            & self.b_user.q.val()
+            & !self.dropping.q.val();
+        self.can_move.next = !self.b_valid.q.val()
+            | self.room_b.val()
+            | self.over_b.val()
+            | self.dropping.q.val()
+            | self.bad_b.val();
         self.rdy.next = !self.a_valid.q.val() | self.can_move.val();
         self.s_axis_tready.next = self.rdy.val();
         self.take.next = self.rdy.val() & self.s_axis_tvalid.val();
@@ -442,6 +466,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.a_data.d.next = self.s_axis_tdata.val();
             self.a_keep.d.next = self.s_axis_tkeep.val();
             self.a_last.d.next = self.s_axis_tlast.val();
+            self.a_user.d.next = self.s_axis_tuser.val();
             self.a_q.d.next = self.q_in.val();
             self.a_known.d.next =
                 (self.wbi.q.val() != bits::<8>(0)) | self.tag_first.val() | self.s_axis_tlast.val();
@@ -456,10 +481,15 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             }
         }
 
-        // B -> the queue's region; a frame that can never fit is given back and counted.
-        self.wr.next = self.b_valid.q.val() & self.room_b.val() & !self.dropping.q.val();
-        self.start_drop.next =
-            self.b_valid.q.val() & !self.room_b.val() & self.over_b.val() & !self.dropping.q.val();
+        // B -> the queue's region; a frame that can never fit, or marked bad, is given back
+        // and counted.
+        self.wr.next =
+            self.b_valid.q.val() & self.room_b.val() & !self.dropping.q.val() & !self.bad_b.val();
+        self.start_drop.next = (self.b_valid.q.val()
+            & !self.room_b.val()
+            & self.over_b.val()
+            & !self.dropping.q.val())
+            | self.bad_b.val();
         self.wa.next = (bit_cast::<RA, 3>(self.b_q.q.val()) << self.qa_sh.val())
             | bit_cast::<RA, 16>(self.b_wp.val() & self.offmask.val());
         self.ram.write_address.next = self.wa.val();
@@ -475,8 +505,12 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.n_held.d.next = self.n_held.q.val() + bits::<32>(1);
         }
         if self.start_drop.val() {
-            self.n_over.d.next = self.n_over.q.val() + bits::<32>(1);
             self.dropping.d.next = !self.b_last.q.val();
+            if self.bad_b.val() {
+                self.n_bad.d.next = self.n_bad.q.val() + bits::<32>(1);
+            } else {
+                self.n_over.d.next = self.n_over.q.val() + bits::<32>(1);
+            }
         }
         if self.b_valid.q.val() & self.dropping.q.val() & self.b_last.q.val() {
             self.dropping.d.next = false;
@@ -489,6 +523,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.b_data.d.next = self.a_data.q.val();
             self.b_keep.d.next = self.a_keep.q.val();
             self.b_last.d.next = self.a_last.q.val();
+            self.b_user.d.next = self.a_user.q.val();
             self.b_q.d.next = self.mq.val();
         }
 
@@ -664,6 +699,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.q_ready.next = self.qr.val();
         self.frames_sent.next = self.pack.val();
         self.oversize.next = self.n_over.q.val();
+        self.bad_frames.next = self.n_bad.q.val();
         self.ctrl_sent.next = self.n_ctrl.q.val();
         self.m_axis_tdata.next = self.out.m_axis_tdata.val();
         self.m_axis_tkeep.next = self.out.m_axis_tkeep.val();
@@ -679,6 +715,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.c_valid.d.next = false;
             self.state.d.next = TxqState::Idle;
             self.n_over.d.next = bits::<32>(0);
+            self.n_bad.d.next = bits::<32>(0);
             self.n_ctrl.d.next = bits::<32>(0);
             self.n_held.d.next = bits::<32>(0);
             for p in 0..P {

@@ -56,7 +56,8 @@
 //! - `local_mac`, `local_ipv4`: the port's addresses, for the packets' source fields.
 //! - `m_rd_{addr,len,tvalid,tready}` / `s_rd_*`: commands to and bytes from `DmaRead`
 //!   (in command order, `tuser` on a last beat = the read failed).
-//! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`.
+//! - `m_meta_*`, `m_pay_*`: one `TX_META` record and one payload packet per packet, to `TxFrame`
+//!   (`m_pay_tuser` on its last beat: a read of its bytes failed, the frame must not go out).
 //! - `m_sent_*`: one `spec::meta::SENT` record per work request, in send order.
 //! - `s_rj_*` (READ jobs in), `s_dup_{valid,qpn,psn}` (a duplicate's job went into the
 //!   responder's pool: the QP's jobs ahead of it are stale), `m_rdone_{valid,qpn,seq}` (a job's last record gone, its
@@ -79,8 +80,9 @@
 //!   variants and RDMA READ, or more than `MAX_SGE` SGEs: refused,
 //!   `SENT` with status LOC_QP_OP_ERR, no packet; SGEs adding up to more than 2^31 bytes: the
 //!   same with LOC_LEN_ERR), `dma_err` (a WQE fetch
-//!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet has gone
-//!   to the wire by then and is counted), `prot_err` (an SGE's buffer is not inside a
+//!   that failed: `SENT` with GENERAL_ERR; or a payload read that failed: the packet is
+//!   marked bad (`m_pay_tuser`) and the MAC's queues drop it before the wire), `prot_err` (an
+//!   SGE's buffer is not inside a
 //!   region its lkey names in the QP's PD: refused, `SENT` with LOC_PROT_ERR, no packet and no
 //!   payload read).
 //!
@@ -353,6 +355,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub m_pay_tdata: Signal<Out, Bits<DW>>,
     pub m_pay_tkeep: Signal<Out, Bits<KW>>,
     pub m_pay_tlast: Signal<Out, Bit>,
+    pub m_pay_tuser: Signal<Out, Bit>,
     pub m_pay_tvalid: Signal<Out, Bit>,
     pub m_pay_tready: Signal<In, Bit>,
     pub m_sent_tdata: Signal<Out, Bits<SENT_W>>,
@@ -955,6 +958,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_pay_tdata: Default::default(),
             m_pay_tkeep: Default::default(),
             m_pay_tlast: Default::default(),
+            m_pay_tuser: Default::default(),
             m_pay_tvalid: Default::default(),
             m_pay_tready: Default::default(),
             m_sent_tdata: Default::default(),
@@ -1572,6 +1576,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.m_pay_tdata.next = self.gat.m_tdata.val();
         self.m_pay_tkeep.next = self.gat.m_tkeep.val();
         self.m_pay_tlast.next = self.gat.m_tlast.val();
+        self.m_pay_tuser.next = self.gat.m_tuser.val();
         self.m_pay_tvalid.next = self.gat.m_tvalid.val();
         self.gat.m_tready.next = self.m_pay_tready.val();
         self.m_sent_tdata.next = self.sent.q.val();
@@ -1982,6 +1987,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.gat.s_tkeep.next = self.s_rd_tkeep.val();
         self.gat.s_tlast.next = self.s_rd_tlast.val();
         self.gat.s_tjoin.next = self.jq.m_tdata.val() == bits::<1>(1);
+        self.gat.s_tuser.next = self.s_rd_tuser.val();
         self.gat.s_tvalid.next =
             self.s_rd_tvalid.val() & self.route_pay.val() & self.jq.m_tvalid.val();
         self.s_rd_tready.next =

@@ -7,9 +7,11 @@
 //! - `s_t{data,keep,last,valid,ready}`: pieces, each following the stream convention (full
 //!   beats, then a last beat with `tkeep` contiguous from lane 0; an empty last beat is a piece
 //!   of no bytes). `s_tjoin`, read with a last beat: the next piece continues this packet.
+//!   `s_tuser`, read with a last beat: the piece's bytes are bad (its read failed).
 //! - `m_t{data,keep,last,valid,ready}`: the joined packets, following the convention (a packet
 //!   of no bytes is one beat with `tkeep` 0; one whose last piece is empty may end with such a
-//!   beat). Outputs and `s_tready` come from registers (a
+//!   beat). `m_tuser`, with a packet's last beat: one of its pieces was bad (the packet must
+//!   not be sent). Outputs and `s_tready` come from registers (a
 //!   `Skid`), so the block composes by wiring.
 //!
 //! How: `acc` holds the `an` bytes (fewer than a beat) of the packet not yet sent. An incoming
@@ -40,11 +42,13 @@ pub struct Gather<const DW: usize, const KW: usize> {
     pub s_tkeep: Signal<In, Bits<KW>>,
     pub s_tlast: Signal<In, Bit>,
     pub s_tjoin: Signal<In, Bit>,
+    pub s_tuser: Signal<In, Bit>,
     pub s_tvalid: Signal<In, Bit>,
     pub s_tready: Signal<Out, Bit>,
     pub m_tdata: Signal<Out, Bits<DW>>,
     pub m_tkeep: Signal<Out, Bits<KW>>,
     pub m_tlast: Signal<Out, Bit>,
+    pub m_tuser: Signal<Out, Bit>,
     pub m_tvalid: Signal<Out, Bit>,
     pub m_tready: Signal<In, Bit>,
     out: Skid<DW, KW>,
@@ -53,6 +57,10 @@ pub struct Gather<const DW: usize, const KW: usize> {
     p_valid: DFF<Bit>,
     p_data: DFF<Bits<DW>>,
     p_n: DFF<Bits<8>>,
+    p_user: DFF<Bit>,
+    /// A piece of the packet in hand was bad.
+    bad: DFF<Bit>,
+    bad_now: Signal<Local, Bit>,
     i_valid: DFF<Bit>,
     an_oh: DFF<Bits<KW>>,
     rest_oh: Signal<Local, Bits<KW>>,
@@ -62,6 +70,7 @@ pub struct Gather<const DW: usize, const KW: usize> {
     i_c: DFF<Bits<8>>,
     i_last: DFF<Bit>,
     i_join: DFF<Bit>,
+    i_user: DFF<Bit>,
     take: Signal<Local, Bit>,
     c: Signal<Local, Bits<8>>,
     tot: Signal<Local, Bits<8>>,
@@ -99,11 +108,13 @@ impl<const DW: usize, const KW: usize> Gather<DW, KW> {
             s_tkeep: Default::default(),
             s_tlast: Default::default(),
             s_tjoin: Default::default(),
+            s_tuser: Default::default(),
             s_tvalid: Default::default(),
             s_tready: Default::default(),
             m_tdata: Default::default(),
             m_tkeep: Default::default(),
             m_tlast: Default::default(),
+            m_tuser: Default::default(),
             m_tvalid: Default::default(),
             m_tready: Default::default(),
             out: Skid::new(),
@@ -112,6 +123,9 @@ impl<const DW: usize, const KW: usize> Gather<DW, KW> {
             p_valid: Default::default(),
             p_data: Default::default(),
             p_n: Default::default(),
+            p_user: Default::default(),
+            bad: Default::default(),
+            bad_now: Default::default(),
             i_valid: Default::default(),
             an_oh: Default::default(),
             rest_oh: Default::default(),
@@ -121,6 +135,7 @@ impl<const DW: usize, const KW: usize> Gather<DW, KW> {
             i_c: Default::default(),
             i_last: Default::default(),
             i_join: Default::default(),
+            i_user: Default::default(),
             take: Default::default(),
             c: Default::default(),
             tot: Default::default(),
@@ -157,13 +172,15 @@ impl<const DW: usize, const KW: usize> Logic for Gather<DW, KW> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clk, acc, an, an_oh, p_valid, p_data, p_n, i_valid, i_data, i_c, i_last, i_join
+            self, clk, acc, an, an_oh, p_valid, p_data, p_n, p_user, bad, i_valid, i_data, i_c,
+            i_last, i_join, i_user
         );
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
         self.m_tdata.next = self.out.m_axis_tdata.val();
         self.m_tkeep.next = self.out.m_axis_tkeep.val();
         self.m_tlast.next = self.out.m_axis_tlast.val();
+        self.m_tuser.next = self.out.m_axis_tuser.val();
         self.m_tvalid.next = self.out.m_axis_tvalid.val();
         self.out.m_axis_tready.next = self.m_tready.val();
         // The input stage: a beat and its byte count, registered.
@@ -193,10 +210,13 @@ impl<const DW: usize, const KW: usize> Logic for Gather<DW, KW> {
             self.i_c.d.next = self.c.val();
             self.i_last.d.next = self.s_tlast.val();
             self.i_join.d.next = self.s_tjoin.val();
+            self.i_user.d.next = self.s_tlast.val() & self.s_tuser.val();
         }
         self.tot.next = self.an.q.val() + self.i_c.q.val();
         self.rest.next = self.tot.val() - self.kw.val();
         self.fin.next = self.i_last.q.val() & !self.i_join.q.val();
+        // The packet is bad if any piece so far, this one included, was.
+        self.bad_now.next = self.bad.q.val() | self.i_user.q.val();
         // `an` is kept one-hot too (bit a: `an` == a), so the rotation selects from a register.
         self.rest_oh.next = self.zero_kw.val();
         self.tot_oh.next = self.zero_kw.val();
@@ -240,20 +260,25 @@ impl<const DW: usize, const KW: usize> Logic for Gather<DW, KW> {
         self.out.s_axis_tdata.next = self.comb.val();
         self.out.s_axis_tkeep.next = self.full.val();
         self.out.s_axis_tlast.next = false;
+        self.out.s_axis_tuser.next = false;
         self.out.s_axis_tvalid.next = false;
         if self.p_valid.q.val() {
             // The tail of a packet that ended with more than a beat in hand.
             self.out.s_axis_tdata.next = self.p_data.q.val() & self.p_mask.val();
             self.out.s_axis_tkeep.next = self.p_keep.val();
             self.out.s_axis_tlast.next = true;
+            self.out.s_axis_tuser.next = self.p_user.q.val();
             self.out.s_axis_tvalid.next = true;
             if self.out.s_axis_tready.val() {
                 self.p_valid.d.next = false;
             }
         } else if self.take.val() {
+            self.bad.d.next = self.bad_now.val() & !self.fin.val();
             if self.tot.val() >= self.kw.val() {
                 self.out.s_axis_tvalid.next = true;
                 self.out.s_axis_tlast.next = self.fin.val() & (self.rest.val() == bits::<8>(0));
+                self.out.s_axis_tuser.next =
+                    self.bad_now.val() & self.fin.val() & (self.rest.val() == bits::<8>(0));
                 self.acc.d.next = self.ovf.val();
                 self.an.d.next = self.rest.val();
                 self.an_oh.d.next = self.rest_oh.val();
@@ -264,11 +289,13 @@ impl<const DW: usize, const KW: usize> Logic for Gather<DW, KW> {
                         self.p_valid.d.next = true;
                         self.p_data.d.next = self.ovf.val();
                         self.p_n.d.next = self.rest.val();
+                        self.p_user.d.next = self.bad_now.val();
                     }
                 }
             } else if self.fin.val() {
                 self.out.s_axis_tvalid.next = true;
                 self.out.s_axis_tlast.next = true;
+                self.out.s_axis_tuser.next = self.bad_now.val();
                 self.out.s_axis_tkeep.next = self.tot_keep.val();
                 self.out.s_axis_tdata.next = self.comb.val() & self.tot_mask.val();
                 self.an.d.next = bits::<8>(0);
@@ -284,6 +311,7 @@ impl<const DW: usize, const KW: usize> Logic for Gather<DW, KW> {
             self.an.d.next = bits::<8>(0);
             self.an_oh.d.next = self.one_kw.val();
             self.p_valid.d.next = false;
+            self.bad.d.next = false;
         }
     }
 }

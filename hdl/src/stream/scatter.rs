@@ -182,6 +182,7 @@ impl<const DW: usize, const KW: usize> Logic for Scatter<DW, KW> {
         dff_setup!(self, clk, h, o, hv, r, nr, av, er, busy, plast, in_done, drop, n_bad);
         self.out.clk.next = self.clk.val();
         self.out.rst.next = self.rst.val();
+        self.out.s_axis_tuser.next = false;
         self.cq.clk.next = self.clk.val();
         self.cq.rst.next = self.rst.val();
         // Pieces wait in a small queue (its `s_tready` is a register).

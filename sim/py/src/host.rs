@@ -374,6 +374,7 @@ impl Host {
                 ("rx_overflow", s.rx_overflow),
                 ("rx_code_err", s.rx_code_err),
                 ("rx_too_long", s.rx_too_long),
+                ("tx_bad_frame", s.tx_bad_frame),
             ] {
                 out.insert(k, vec![v]);
             }

@@ -277,7 +277,9 @@ impl DmaSide {
             violations.extend(why.clone());
             why.is_none()
         });
-        let data = span.and_then(|(start, len)| {
+        // A poisoned range: the read fails (not a violation: the NIC must cope).
+        let poisoned = span.is_some_and(|(start, len)| mem.read_poisoned(start, len as u64));
+        let data = span.filter(|_| !poisoned).and_then(|(start, len)| {
             let mut buf = vec![0u8; len];
             match mem.read(start, &mut buf) {
                 Ok(()) => Some((start, buf)),
@@ -288,7 +290,7 @@ impl DmaSide {
             }
         });
         let Some((start, data)) = data else {
-            debug_assert!(violations.len() > before);
+            debug_assert!(poisoned || violations.len() > before);
             let hdr = Header {
                 fmt: tlp::FMT_3DW_NO_DATA,
                 ty: tlp::TYPE_CPL,
@@ -296,7 +298,7 @@ impl DmaSide {
                 requester_id: h.requester_id,
                 tag: h.tag,
                 completer_id: config.host_id,
-                status: tlp::CPL_UR,
+                status: if poisoned { tlp::CPL_CA } else { tlp::CPL_UR },
                 byte_count: 0,
                 lower_addr: (h.addr & 0x7F) as u8,
                 ..Header::default()

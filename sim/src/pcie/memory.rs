@@ -2,6 +2,8 @@
 //! them, and one outside them is a [`SimError::Dma`], never a silent read or write. It also
 //! keeps the memory regions the driver has registered and deregistered, as an IOMMU would:
 //! a DMA write into, or a read from, a range deregistered and not registered again is refused.
+//! A test may poison a range, as an uncorrectable memory error would: a read that touches it
+//! completes with Completer Abort and no data (not a violation: the NIC must cope with it).
 
 use crate::{Result, SimError};
 use std::collections::BTreeMap;
@@ -22,6 +24,8 @@ pub struct HostMemory {
     regions: Vec<(u64, u64)>,
     /// Ranges of deregistered regions, until their buffer is freed.
     retired: Vec<(u64, u64)>,
+    /// Poisoned ranges: reads touching them fail.
+    poisoned: Vec<(u64, u64)>,
 }
 
 /// Where allocations start: above 4 GiB, so 32-bit address truncation shows up as a fault.
@@ -36,6 +40,7 @@ impl Default for HostMemory {
             next: HEAP_BASE,
             regions: Vec::new(),
             retired: Vec::new(),
+            poisoned: Vec::new(),
         }
     }
 }
@@ -63,6 +68,25 @@ impl HostMemory {
         let end = addr + buf.len() as u64;
         self.retired.retain(|&(a, _)| a < addr || a >= end);
         Ok(())
+    }
+
+    /// Poison `[addr, addr + len)`: from now on a DMA read touching it fails (Completer Abort,
+    /// no data), as after an uncorrectable error in host memory.
+    pub fn poison(&mut self, addr: u64, len: u64) {
+        self.poisoned.push((addr, len));
+    }
+
+    /// Heal every poisoned range.
+    pub fn heal(&mut self) {
+        self.poisoned.clear();
+    }
+
+    /// Does a DMA read of `len` bytes at `addr` touch a poisoned range?
+    pub fn read_poisoned(&self, addr: u64, len: u64) -> bool {
+        let end = addr.saturating_add(len);
+        self.poisoned
+            .iter()
+            .any(|&(a, l)| addr < a.saturating_add(l) && a < end)
     }
 
     /// `[addr, addr + len)` is registered as a memory region.

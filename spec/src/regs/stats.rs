@@ -7,7 +7,7 @@ use super::{reg, Reg};
 
 /// Words of live values BAR0 reads (`Reset::Live`), 32 bits each: MAC_STATS' then RC_STATS'.
 pub const LIVE_WORDS: usize = MAC_LIVE + RC_LIVE;
-const MAC_LIVE: usize = 50;
+const MAC_LIVE: usize = 51;
 const MAC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The MAC's statistics: per priority, then per port, each a live 32-bit counter (wrapping).
@@ -53,7 +53,7 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
             "FRAMES_TX7",
         ],
     ];
-    const PORT: [(&str, &str); 10] = [
+    const PORT: [(&str, &str); 11] = [
         (
             "PAUSE_RX",
             "802.3x PAUSE frames received (they pause every priority)",
@@ -90,6 +90,11 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
         (
             "RX_TOO_LONG",
             "frames dropped on receive: longer than 9,022 bytes (a tagged 9,000-byte jumbo)",
+        ),
+        (
+            "TX_BAD_FRAME",
+            "frames dropped by the transmit queues: marked bad by the transport (a payload's \
+             read from host memory failed), so none of their bytes reached the wire",
         ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); MAC_LIVE];

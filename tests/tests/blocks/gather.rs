@@ -1,8 +1,9 @@
 //! The gather block on its Verilator model, rust-hdl's simulator beside it on the same stimulus
 //! with every output compared every cycle. Random pieces (0 to 40 bytes, some empty, some whole
 //! beats) are grouped into packets of 1 to 5 pieces and sent with random idle cycles while the
-//! consumer stalls at random. Each packet out must be the plain concatenation of its pieces'
-//! bytes, follow the stream convention (full beats, then a last beat with `tkeep` contiguous
+//! consumer stalls at random; one piece in eight is marked bad (`tuser` on its last beat; junk
+//! `tuser` on other beats). Each packet out must be the plain concatenation of its pieces'
+//! bytes, marked bad on its last beat exactly when one of its pieces was, follow the stream convention (full beats, then a last beat with `tkeep` contiguous
 //! from lane 0 and zero past it), and with no stalls the block must keep one beat per clock.
 
 use anyhow::{ensure, Result};
@@ -18,10 +19,10 @@ use std::collections::VecDeque;
 
 const KW: usize = 8;
 
-/// One input beat: data, keep, last, join.
-type Beat = (u64, u64, bool, bool);
+/// One input beat: data, keep, last, join, user.
+type Beat = (u64, u64, bool, bool, bool);
 
-fn beats_of_piece(bytes: &[u8], join: bool) -> Vec<Beat> {
+fn beats_of_piece(bytes: &[u8], join: bool, bad: bool, junk: u64) -> Vec<Beat> {
     let mut out = Vec::new();
     let n = bytes.len().div_ceil(KW).max(1);
     for i in 0..n {
@@ -38,6 +39,7 @@ fn beats_of_piece(bytes: &[u8], join: bool) -> Vec<Beat> {
             (1u64 << chunk.len()) - 1,
             last,
             last && join,
+            if last { bad } else { junk >> (i % 64) & 1 == 1 },
         ));
     }
     out
@@ -61,13 +63,14 @@ fn run(s: u64, stall: bool) -> Result<()> {
     // The stimulus: packets of pieces, as beats, and the packets' expected bytes.
     let packets = if stall { soak(400) } else { 200 };
     let mut beats: VecDeque<Beat> = VecDeque::new();
-    let mut want: VecDeque<Vec<u8>> = VecDeque::new();
+    let mut want: VecDeque<(Vec<u8>, bool)> = VecDeque::new();
     let mut want_beats = 0usize;
     let mut empty_tails = 0usize;
     for _ in 0..packets {
         let pieces = r.gen_range(1..=5);
         let mut bytes = Vec::new();
         let mut last_len = 0;
+        let mut bad = false;
         for p in 0..pieces {
             let len = match r.gen_range(0..6) {
                 0 => 0,
@@ -77,11 +80,13 @@ fn run(s: u64, stall: bool) -> Result<()> {
             let piece: Vec<u8> = (0..len).map(|_| r.gen()).collect();
             last_len = len;
             bytes.extend_from_slice(&piece);
-            beats.extend(beats_of_piece(&piece, p + 1 < pieces));
+            let piece_bad = r.gen_ratio(1, 8);
+            bad |= piece_bad;
+            beats.extend(beats_of_piece(&piece, p + 1 < pieces, piece_bad, r.gen()));
         }
         want_beats += bytes.len().div_ceil(KW).max(1);
         empty_tails += usize::from(last_len == 0 && !bytes.is_empty());
-        want.push_back(bytes);
+        want.push_back((bytes, bad));
     }
     let in_beats = beats.len();
     let mut got: Vec<u8> = Vec::new();
@@ -94,7 +99,8 @@ fn run(s: u64, stall: bool) -> Result<()> {
         if cur.is_none() && !(stall && r.gen_ratio(1, 4)) {
             cur = beats.pop_front();
         }
-        let (d, k, l, j) = cur.unwrap_or((r.gen(), r.gen_range(0..256), r.gen(), r.gen()));
+        let (d, k, l, j, u) =
+            cur.unwrap_or((r.gen(), r.gen_range(0..256), r.gen(), r.gen(), r.gen()));
         let valid = cur.is_some();
         let ready = !(stall && r.gen_ratio(1, 3));
         let s_ready = tb.get("s_tready")? == 1;
@@ -114,8 +120,17 @@ fn run(s: u64, stall: bool) -> Result<()> {
             );
             got.extend_from_slice(&data[..n]);
             out_beats += 1;
+            let user = tb.get("m_tuser")? == 1;
+            ensure!(
+                last || !user,
+                "seed {s} cycle {cycle}: tuser on a beat not last"
+            );
             if last {
-                let w = want.pop_front().expect("a packet expected");
+                let (w, bad) = want.pop_front().expect("a packet expected");
+                ensure!(
+                    user == bad,
+                    "seed {s}: packet {done} marked bad {user}, its pieces say {bad}"
+                );
                 ensure!(
                     got == w,
                     "seed {s}: packet {done} is {:02x?}, the pieces joined are {:02x?}",
@@ -133,6 +148,7 @@ fn run(s: u64, stall: bool) -> Result<()> {
         hdl.s_tkeep.next = bits_from_u64(k);
         hdl.s_tlast.next = l;
         hdl.s_tjoin.next = j;
+        hdl.s_tuser.next = u;
         hdl.s_tvalid.next = valid;
         hdl.m_tready.next = ready;
         edge(&mut hdl);
@@ -140,6 +156,7 @@ fn run(s: u64, stall: bool) -> Result<()> {
         tb.set("s_tkeep", k)?;
         tb.set("s_tlast", l.into())?;
         tb.set("s_tjoin", j.into())?;
+        tb.set("s_tuser", u.into())?;
         tb.set("s_tvalid", valid.into())?;
         tb.set("m_tready", ready.into())?;
         tb.rising_edge()?;

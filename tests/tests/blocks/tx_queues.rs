@@ -5,7 +5,9 @@
 //!   60 B to 4.2 KB and now and then one too big for a queue (over 8 KiB), random idle cycles
 //!   on the input, random back-pressure on the output, the pause vector flipping at random,
 //!   PFC and PAUSE records now and then. Every frame comes out byte-exact and in order within
-//!   its priority, the oversize ones are dropped and counted, and every control frame is the
+//!   its priority, the oversize ones are dropped and counted, one in twenty is marked bad
+//!   (`tuser` on its last beat) and is dropped and counted (`bad_frames`) with none of its
+//!   bytes out, and every control frame is the
 //!   one `spec::mac_ctrl`'s builders make (byte-identical to scapy's) from the NIC's address.
 //!   Every frame's beats are reserved on the two credit ports (`rsv_a`, `rsv_b`) as it is
 //!   queued for input, and at the end `used` is zero for every priority: each beat came back
@@ -38,6 +40,7 @@ struct In {
     data: Vec<u8>,
     keep: u64,
     last: bool,
+    user: bool,
     valid: bool,
     ctrl: Vec<u8>,
     ctrl_valid: bool,
@@ -63,6 +66,7 @@ struct Out {
     frames_sent: Vec<u8>,
     used: Vec<u8>,
     held: u64,
+    bad_frames: u64,
 }
 
 struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
@@ -75,7 +79,7 @@ struct Duo<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     out: Out,
 }
 
-const PORTS: [&str; 12] = [
+const PORTS: [&str; 13] = [
     "s_axis_tready",
     "s_ctrl_tready",
     "m_axis_tdata",
@@ -88,6 +92,7 @@ const PORTS: [&str; 12] = [
     "frames_sent",
     "used",
     "held",
+    "bad_frames",
 ];
 
 impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW, KW, QA, RA> {
@@ -132,6 +137,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
         h.s_axis_tdata.next = wide::<DW>(&data);
         h.s_axis_tkeep.next = ferroce_hdl::util::bits_from_u64(i.keep);
         h.s_axis_tlast.next = i.last;
+        h.s_axis_tuser.next = i.user;
         h.s_axis_tvalid.next = i.valid;
         h.s_ctrl_tdata.next = wide::<CTRL_W>(&ctrl);
         h.s_ctrl_tvalid.next = i.ctrl_valid;
@@ -145,6 +151,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
         t.model().set_bytes(dp, &data)?;
         t.set("s_axis_tkeep", i.keep)?;
         t.set("s_axis_tlast", i.last.into())?;
+        t.set("s_axis_tuser", i.user.into())?;
         t.set("s_axis_tvalid", i.valid.into())?;
         let cp = t.model_ref().port("s_ctrl_tdata")?;
         t.model().set_bytes(cp, &ctrl)?;
@@ -170,6 +177,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Duo<DW,
             frames_sent: m.get_bytes(self.ports[9]),
             used: m.get_bytes(self.ports[10]),
             held: g(11),
+            bad_frames: g(12),
         };
         self.outs
             .check(&self.hdl, m, self.cycle)
@@ -233,7 +241,8 @@ fn ctrl_record(r: &mut impl Rng) -> (Vec<u8>, Vec<u8>) {
 /// Stimulus and bookkeeping around a `Duo`.
 struct Run<const DW: usize, const KW: usize, const QA: usize, const RA: usize> {
     d: Duo<DW, KW, QA, RA>,
-    beats: VecDeque<(Vec<u8>, u64, bool)>,
+    /// Beats: data, keep, last, tuser (on the last beat of a frame marked bad).
+    beats: VecDeque<(Vec<u8>, u64, bool, bool)>,
     ctrls: VecDeque<Vec<u8>>,
     /// Reservations (`rsv_a`/`rsv_b` values) for the frames sent, driven ahead of them.
     rsvs: VecDeque<u64>,
@@ -262,15 +271,16 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Run<DW,
         })
     }
 
-    fn send(&mut self, f: &[u8]) {
+    fn send(&mut self, f: &[u8], bad: bool) {
         let lanes = DW / 8;
         let n = f.len().div_ceil(lanes);
         self.rsvs
             .push_back(n as u64 | (prio_of(f) as u64) << 16 | 1 << 19);
         for i in 0..n {
             let chunk = &f[i * lanes..((i + 1) * lanes).min(f.len())];
+            let last = i + 1 == n;
             self.beats
-                .push_back((chunk.to_vec(), full_keep(chunk.len()), i + 1 == n));
+                .push_back((chunk.to_vec(), full_keep(chunk.len()), last, last && bad));
         }
     }
 
@@ -283,11 +293,12 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Run<DW,
         } else {
             self.beats.front().cloned()
         };
-        let (data, keep, last) = beat.clone().unwrap_or_default();
+        let (data, keep, last, user) = beat.clone().unwrap_or_default();
         let i = In {
             data,
             keep,
             last,
+            user,
             valid: beat.is_some(),
             ctrl: self.ctrls.front().cloned().unwrap_or_default(),
             ctrl_valid: !self.ctrls.is_empty(),
@@ -336,6 +347,7 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
     let mut sent: Vec<Vec<Vec<u8>>> = vec![Vec::new(); PRIORITIES];
     let mut ctrl_want = Vec::new();
     let mut oversize = 0;
+    let mut bad = 0;
     let mut paused = 0u8;
     let mut queued = 0;
     while queued < frames || !run.beats.is_empty() || !run.ctrls.is_empty() {
@@ -349,9 +361,12 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
                 _ => r.gen_range(QUEUE_BYTES + 1..9100),
             };
             let f = frame(&mut r, p, len);
-            run.send(&f);
+            let is_bad = len <= QUEUE_BYTES && r.gen_ratio(1, 20);
+            run.send(&f, is_bad);
             if len > QUEUE_BYTES {
                 oversize += 1;
+            } else if is_bad {
+                bad += 1;
             } else {
                 sent[prio_of(&f)].push(f);
             }
@@ -407,6 +422,11 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
     }
     ensure!(ctrl_got == ctrl_want, "{name}: control frames differ");
     ensure!(run.d.out.oversize == oversize, "{name}: oversize counter");
+    ensure!(
+        run.d.out.bad_frames == bad,
+        "{name}: bad_frames {} for {bad} frames marked bad",
+        run.d.out.bad_frames
+    );
     // Every frame's beats were reserved, and all came back: sent, or given back by a drop.
     ensure!(
         run.rsvs.is_empty() && run.d.out.used.iter().all(|&b| b == 0),
@@ -423,7 +443,7 @@ fn random_traffic<const DW: usize, const KW: usize, const QA: usize, const RA: u
         ensure!(n as usize == s.len(), "{name}: frames_sent[{p}] {n}");
     }
     println!(
-        "{name}: {} frames by priority {:?}, {oversize} oversize dropped, {} control frames, \
+        "{name}: {} frames by priority {:?}, {oversize} oversize and {bad} bad dropped, {} control frames, \
          {} cycles, input held {} cycles by a full queue (no sender here minds the credits)",
         total,
         sent.iter().map(Vec::len).collect::<Vec<_>>(),
@@ -450,7 +470,7 @@ fn gating<const DW: usize, const KW: usize, const QA: usize, const RA: usize>(
             if run.d.out.q_ready & (1 << p) != 0 {
                 let len = r.gen_range(60..600);
                 let f = frame(&mut r, Some(p), len);
-                run.send(&f);
+                run.send(&f, false);
                 queued += 1;
             }
         }
@@ -503,7 +523,7 @@ fn strict<const DW: usize, const KW: usize, const QA: usize, const RA: usize>(
         for p in 0..8u8 {
             let len = r.gen_range(60..300);
             let f = frame(&mut r, Some(p), len);
-            run.send(&f);
+            run.send(&f, false);
             order.push(f);
         }
     }

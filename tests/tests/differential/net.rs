@@ -31,7 +31,8 @@ struct In {
     data: u64,
     keep: u64,
     last: bool,
-    /// `s_axis_tuser` where the design has it (a code error on a last beat).
+    /// The input's `tuser` where the design has it, on a last beat: a PHY code error on
+    /// receive, a frame marked bad (a failed payload read) on transmit.
     user: bool,
     valid: bool,
     out_ready: bool,
@@ -65,6 +66,7 @@ macro_rules! framer_dut {
                 self.s_pay_tdata.next = bits_from_u64(i.data);
                 self.s_pay_tkeep.next = bits_from_u64(i.keep);
                 self.s_pay_tlast.next = i.last;
+                self.s_pay_tuser.next = i.user;
                 self.s_pay_tvalid.next = i.valid;
                 self.m_axis_tready.next = i.out_ready;
             }
@@ -94,6 +96,7 @@ impl Dut for MacTx<64, 8, 10, 13> {
         self.s_axis_tdata.next = bits_from_u64(i.data);
         self.s_axis_tkeep.next = bits_from_u64(i.keep);
         self.s_axis_tlast.next = i.last;
+        self.s_axis_tuser.next = i.user;
         self.s_axis_tvalid.next = i.valid;
         self.m_axis_tready.next = i.out_ready;
     }
@@ -321,7 +324,7 @@ fn run<D: Dut + Block>(
         })
     };
     let meta_ready = optional(&tb, "m_meta_tready")?;
-    let user_port = optional(&tb, "s_axis_tuser")?;
+    let user_port = optional(&tb, &format!("{pay}_tuser"))?;
     let mut user_err = false;
     for (port, v) in [
         ("local_mac", RX_MAC),
@@ -370,7 +373,7 @@ fn run<D: Dut + Block>(
         }
         if cur_beat.is_none() && r.gen_bool(0.85) {
             cur_beat = beats.pop_front();
-            // One frame end in twelve carries a PHY code error (where the design takes it).
+            // One frame end in twelve carries tuser (where the design takes it).
             user_err = r.gen_ratio(1, 12);
         }
         let (data, keep, last) = cur_beat.unwrap_or_default();

@@ -1072,7 +1072,8 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
     hdl.rst.next = false;
     edge(&mut hdl);
     let outs = Outputs::new(&hdl, tb.model_ref())?;
-    let mut a_pay: VecDeque<(Vec<u8>, u8, bool)> = VecDeque::new();
+    // Beats of `a`: data, keep, last, and tuser (a packet marked bad, one in six).
+    let mut a_pay: VecDeque<(Vec<u8>, u8, bool, bool)> = VecDeque::new();
     let (mut a_meta, mut b_meta) = (None::<Vec<u8>>, None::<Vec<u8>>);
     let (mut records, mut beats) = (0, 0);
     let cycles = soak(20_000);
@@ -1080,13 +1081,19 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
         if a_meta.is_none() && r.gen_bool(0.2) {
             a_meta = Some((0..64).map(|_| r.gen()).collect());
             let n = r.gen_range(1..6);
+            let bad = r.gen_ratio(1, 6);
             for i in 0..n {
                 let keep = if i + 1 == n {
                     r.gen_range(0..=255)
                 } else {
                     255
                 };
-                a_pay.push_back(((0..8).map(|_| r.gen()).collect(), keep, i + 1 == n));
+                a_pay.push_back((
+                    (0..8).map(|_| r.gen()).collect(),
+                    keep,
+                    i + 1 == n,
+                    bad && i + 1 == n,
+                ));
             }
         }
         if b_meta.is_none() && r.gen_bool(0.2) {
@@ -1095,13 +1102,17 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
         let av = a_meta.is_some() && r.gen_bool(0.8);
         let bv = b_meta.is_some() && r.gen_bool(0.8);
         let pv = !a_pay.is_empty() && r.gen_bool(0.8);
-        let (pd, pk, pl) = a_pay.front().cloned().unwrap_or((vec![0; 8], 0, false));
+        let (pd, pk, pl, pu) = a_pay
+            .front()
+            .cloned()
+            .unwrap_or((vec![0; 8], 0, false, false));
         let inp = Inputs(vec![
             ("s_a_meta_tdata", a_meta.clone().unwrap_or(vec![0; 64])),
             ("s_a_meta_tvalid", vec![av.into()]),
             ("s_a_pay_tdata", pd),
             ("s_a_pay_tkeep", vec![pk]),
             ("s_a_pay_tlast", vec![pl.into()]),
+            ("s_a_pay_tuser", vec![pu.into()]),
             ("s_a_pay_tvalid", vec![pv.into()]),
             ("s_b_meta_tdata", b_meta.clone().unwrap_or(vec![0; 64])),
             ("s_b_meta_tvalid", vec![bv.into()]),
@@ -1113,6 +1124,7 @@ fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_a_pay_tdata.next = wide(inp.get("s_a_pay_tdata"));
         hdl.s_a_pay_tkeep.next = wide(inp.get("s_a_pay_tkeep"));
         hdl.s_a_pay_tlast.next = pl;
+        hdl.s_a_pay_tuser.next = pu;
         hdl.s_a_pay_tvalid.next = pv;
         hdl.s_b_meta_tdata.next = wide(inp.get("s_b_meta_tdata"));
         hdl.s_b_meta_tvalid.next = bv;
