@@ -349,6 +349,7 @@ pub fn nonzero_counters(h: &ferroce_sim::world::Host) -> String {
         "req_bad_wqe",
         "req_prot_err",
         "req_dma_err",
+        "mac_bad_frames",
         "req_reads",
         "rd_bad_cpl",
         "rd_timeouts",

@@ -28,6 +28,15 @@
 //! - `s_failed`: a bit per QP any engine failed (`QpFail`): its requests not yet done flush;
 //!   `s_fail_{valid,ready,qpn}`: a QP another engine failed, taken in Idle (after ACKs and
 //!   landings): its timer stops and its head is looked at, so its requests flush at once.
+//! - `s_pfail_{valid,ready,qpn,psn,rsp}`: a packet whose payload read failed (the requester's
+//!   `m_pfail`), taken in Idle after the landings as a READ that failed to land: the QP's
+//!   error is set (GENERAL_ERR; `rsp`, a READ response's: WR_FLUSH_ERR) and reported, `una`
+//!   stays, and the PSN is kept (`lerr`): the request holding it takes the error, those
+//!   before it not acknowledged flush without it.
+//! - A QP's error not yet given to a request (a fatal NAK, a failed payload read) goes to the
+//!   first request the requester flushed (`SENT` with WR_FLUSH_ERR) if no request handed over
+//!   took it: a failed QP yields at its next packet, so the message it was sending (whose
+//!   record it had not handed over) is flushed, and it is the one the error names.
 //! - `s_snd_{en,qpn,psn,epoch}`: the requester's new request packets; an ACK or NAK for a
 //!   PSN past the QP's last one sent in its epoch, or a NAK behind `una`, is dropped
 //!   (`ghosts`).
@@ -69,7 +78,9 @@
 //! delivered, and a NAK behind `una` (reordered, duplicated, stale) would start an RNR wait or fail
 //! the QP for nothing; both are dropped and counted. A NAK with a fatal code (invalid request,
 //! remote access or remote operational error) fails the request it names with REM_INV_REQ_ERR,
-//! REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with WR_FLUSH_ERR.
+//! REM_ACCESS_ERR or REM_OP_ERR, and the QP's later requests with WR_FLUSH_ERR. After the
+//! request that took a QP's error, every later one flushes, acknowledged or not (an ACK can
+//! pass a READ whose response was lost; rxe flushes the whole send queue).
 //!
 //! Retries (IBA 9.7.6.1, go back N): a `Timers` entry per QP runs while the QP has requests
 //! out (set when its list stops being empty, again at every progress: `una` or `rd_una`
@@ -125,9 +136,9 @@ use ferroce_spec::headers::{
 };
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT, SENT_PER_QP, SENT_POOL, SENT_RESERVED};
 use ferroce_spec::queues::{
-    CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_REM_ACCESS_ERR, WC_REM_INV_REQ_ERR,
-    WC_REM_OP_ERR, WC_RETRY_EXC_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR, WQE_FLAG_SIGNALED,
-    WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_TO_WC,
+    CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_GENERAL_ERR, WC_REM_ACCESS_ERR,
+    WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RETRY_EXC_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
+    WQE_FLAG_SIGNALED, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_TO_WC,
 };
 
 pub const QA: usize = 8;
@@ -234,6 +245,25 @@ pub struct Completer<const DW: usize> {
     pub s_fail_ready: Signal<Out, Bit>,
     pub s_fail_qpn: Signal<In, Bits<QA>>,
     take_fail: Signal<Local, Bit>,
+    pub s_pfail_valid: Signal<In, Bit>,
+    pub s_pfail_ready: Signal<Out, Bit>,
+    pub s_pfail_qpn: Signal<In, Bits<QA>>,
+    pub s_pfail_psn: Signal<In, Bits<24>>,
+    pub s_pfail_rsp: Signal<In, Bit>,
+    take_pf: Signal<Local, Bit>,
+    /// A failed payload read taken, as the `RX_ACK` of a READ that failed at landing.
+    pf_word: Signal<Local, Bits<RACK_W>>,
+    /// The answer in `Ack` is a request's failed payload read (its PSN is where it failed).
+    a_pf: DFF<Bit>,
+    /// Per QP: where a failed payload read failed it (PSN 0/24, valid 24), read beside the
+    /// QP's state: the request holding that PSN takes the error, those before it flush.
+    lerr: RAM<Bits<25>, QA>,
+    err_real: Signal<Local, Bit>,
+    lp_on: Signal<Local, Bit>,
+    lp_cov: Signal<Local, Bit>,
+    lp_early: Signal<Local, Bit>,
+    r_status: Constant<Bits<7>>,
+    wc_gen: Constant<Bits<8>>,
     f_err: Signal<Local, Bit>,
     f_still: Signal<Local, Bit>,
     /// The requester's new request packets (`Requester::m_snd_*`): per QP, the PSN after the
@@ -546,6 +576,21 @@ impl<const DW: usize> Completer<DW> {
             s_fail_ready: Default::default(),
             s_fail_qpn: Default::default(),
             take_fail: Default::default(),
+            s_pfail_valid: Default::default(),
+            s_pfail_ready: Default::default(),
+            s_pfail_qpn: Default::default(),
+            s_pfail_psn: Default::default(),
+            s_pfail_rsp: Default::default(),
+            take_pf: Default::default(),
+            pf_word: Default::default(),
+            a_pf: Default::default(),
+            lerr: RAM::default(),
+            err_real: Default::default(),
+            lp_on: Default::default(),
+            lp_cov: Default::default(),
+            lp_early: Default::default(),
+            r_status: field_at(&RX_ACK, "status"),
+            wc_gen: k(WC_GENERAL_ERR.into()),
             f_err: Default::default(),
             f_still: Default::default(),
             s_snd_en: Default::default(),
@@ -860,8 +905,8 @@ impl<const DW: usize> Logic for Completer<DW> {
             self, clk, state, rack, cqe, beats, wr_addr, wr_valid, wd_data, wd_last, wd_valid,
             n_naks, n_bad_cq, n_cqes, qerr_v, qerr_q, herr, rcv, retire_v, ret_q, ret_n, ret_s,
             fresh, sched, cur, cur_q, cur_head, cur_tail, cur_next, more, kq, qpw_d, swp, a_stale,
-            rew_v, rew_q, rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc, una_v,
-            una_q, una_p, n_ghost
+            a_pf, rew_v, rew_q, rew_ci, rew_psn, rew_pkts, t_mode, n_tmo, n_seq, n_rnr, n_rexc,
+            una_v, una_q, una_p, n_ghost
         );
         // The timers: the QP table's timeouts; sets from the states below.
         self.tmr.clk.next = self.clk.val();
@@ -1033,9 +1078,29 @@ impl<const DW: usize> Logic for Completer<DW> {
             & self.s_rland_tvalid.val();
         // A QP another engine failed: its requests flush (the Kick state waits for BAR0's
         // writes; a kick of a QP reset meanwhile finds nothing to flush).
+        // A packet whose payload read failed: as a READ that failed at landing (the QP fails,
+        // `una` stays), its PSN kept (`lerr`).
+        self.take_pf.next = (self.state.q.val() == CplState::Idle)
+            & !self.s_rack_tvalid.val()
+            & !self.s_rland_tvalid.val()
+            & self.s_pfail_valid.val();
+        self.s_pfail_ready.next = self.take_pf.val();
+        self.pf_word.next = (bit_cast::<RACK_W, QA>(self.s_pfail_qpn.val()) << self.r_qpn.val())
+            | (bit_cast::<RACK_W, 24>(self.s_pfail_psn.val()) << self.r_psn.val())
+            | (bits::<RACK_W>(1) << self.r_read.val())
+            | (bit_cast::<RACK_W, 8>(self.wc_gen.val()) << self.r_status.val());
+        if self.s_pfail_rsp.val() {
+            // A READ response's: the QP fails, no request of its own is to blame.
+            self.pf_word.next = (bit_cast::<RACK_W, QA>(self.s_pfail_qpn.val())
+                << self.r_qpn.val())
+                | (bit_cast::<RACK_W, 24>(self.s_pfail_psn.val()) << self.r_psn.val())
+                | (bits::<RACK_W>(1) << self.r_read.val())
+                | (bit_cast::<RACK_W, 8>(self.wc_flush.val()) << self.r_status.val());
+        }
         self.take_fail.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.s_pfail_valid.val()
             & self.s_fail_valid.val();
         self.s_fail_ready.next = self.take_fail.val();
         self.f_still.next =
@@ -1043,18 +1108,21 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.take_tmo.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.s_pfail_valid.val()
             & !self.take_fail.val()
             & self.tmr.m_exp_valid.val()
             & !self.s_qpw_en.val();
         self.take_rcv.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.s_pfail_valid.val()
             & !self.take_fail.val()
             & !self.take_tmo.val()
             & self.rcv_q.m_tvalid.val();
         self.take_sent.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.s_pfail_valid.val()
             & !self.take_fail.val()
             & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
@@ -1063,6 +1131,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.take_rdy.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
+            & !self.s_pfail_valid.val()
             & !self.take_fail.val()
             & !self.take_tmo.val()
             & !self.rcv_q.m_tvalid.val()
@@ -1109,6 +1178,10 @@ impl<const DW: usize> Logic for Completer<DW> {
                 .val()
                 .get_bits::<QA>(self.r_qpn.val().index());
         }
+        if self.take_pf.val() {
+            self.qst_ram.read_address.next = self.s_pfail_qpn.val();
+            self.lst.read_address.next = self.s_pfail_qpn.val();
+        }
         if self.take_sent.val() {
             self.lst.read_address.next = self.n_qpn.val();
         }
@@ -1116,6 +1189,19 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.lst.read_address.next = self.rdy_q.m_tdata.val();
         }
         self.prm.read_address.next = self.qst_ram.read_address.val();
+        // Where a payload read failed the QP: cleared by a reset (`init_sq`), set or cleared
+        // by `Ack` when the QP's error is set (below).
+        self.lerr.read_clock.next = self.clk.val();
+        self.lerr.write_clock.next = self.clk.val();
+        self.lerr.read_address.next = self.qst_ram.read_address.val();
+        self.lerr.write_address.next = self.s_qpw_index.val();
+        self.lerr.write_data.next = bits::<25>(0);
+        self.lerr.write_enable.next = self.s_qpw_en.val()
+            & (self
+                .s_qpw_data
+                .val()
+                .get_bits::<1>(self.q_init.val().index())
+                == bits::<1>(1));
         // What the requester has sent, per QP: read beside the QP's state.
         self.snd_ram.read_clock.next = self.clk.val();
         self.snd_ram.write_clock.next = self.clk.val();
@@ -1404,13 +1490,40 @@ impl<const DW: usize> Logic for Completer<DW> {
         // timer from timing out (the peer is still sending, perhaps a stream a retry has
         // made stale and it has not cut yet, or READs ahead of the head's ACK).
         self.m_rpk_clr.next = false;
+        // A QP failed with a status of its own (not yet given to a request): a request the
+        // requester flushed takes it, as the first one flushed is the one it was sending when
+        // the QP failed (it yields at its next packet), whose record it had not handed over.
+        // A QP a failed payload read failed: the request holding the PSN where it failed
+        // takes the error (GENERAL_ERR); one before it, not acknowledged, flushes without
+        // using it up.
+        self.err_real.next =
+            (self.err.val() != bits::<8>(0)) & (self.err.val() != self.wc_flush.val());
+        self.lp_on.next = self.lerr.read_data.val().get_bit(24) & self.err_real.val();
+        self.lp_cov.next =
+            (self.lerr.read_data.val().get_bits::<24>(0) - self.s_first.val()) <= self.s_span.val();
+        self.lp_early.next = self.lp_on.val()
+            & (self.s_status.val() == bits::<8>(0))
+            & !self.acked.val()
+            & !self.lp_cov.val();
         self.status.next = self.s_status.val();
         if self.s_status.val() == bits::<8>(0) {
             if self.acked.val() {
                 self.status.next = bits::<8>(0);
+                // After the request that took the QP's error, every one flushes, acknowledged
+                // or not (an ACK can pass a READ whose response was lost; rxe flushes the
+                // whole send queue once the QP is in error).
+                if self.err.val() == self.wc_flush.val() {
+                    self.status.next = self.wc_flush.val();
+                }
             } else {
                 self.status.next = self.q_err.val();
             }
+        }
+        if self.lp_early.val() {
+            self.status.next = self.wc_flush.val();
+        }
+        if self.err_real.val() & (self.s_status.val() == self.wc_flush.val()) {
+            self.status.next = self.err.val();
         }
         self.want_cqe.next = ((self.s_flags.val() & self.signaled.val()) != bits::<8>(0))
             | (self.status.val() != bits::<8>(0));
@@ -1480,11 +1593,16 @@ impl<const DW: usize> Logic for Completer<DW> {
         match self.state.q.val() {
             CplState::Idle => {
                 self.a_stale.d.next = false;
+                self.a_pf.d.next = false;
                 if self.take_rack.val() {
                     self.rack.d.next = self.s_rack_tdata.val();
                     self.state.d.next = CplState::Ack;
                 } else if self.take_rland.val() {
                     self.rack.d.next = self.s_rland_tdata.val();
+                    self.state.d.next = CplState::Ack;
+                } else if self.take_pf.val() {
+                    self.rack.d.next = self.pf_word.val();
+                    self.a_pf.d.next = !self.s_pfail_rsp.val();
                     self.state.d.next = CplState::Ack;
                 } else if self.take_fail.val() {
                     // Failed by another engine (and not reset since): the timer stops, the
@@ -1582,6 +1700,17 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.qw_addr.next = self.a_qpn.val();
                     self.qw_data.next = self.qst_w.val();
                     self.qw_en.next = true;
+                    // With the QP's first error: where a payload read failed it, if that is
+                    // the error.
+                    if self.err.val() == bits::<8>(0) {
+                        self.lerr.write_address.next = self.a_qpn.val();
+                        self.lerr.write_data.next = bit_cast::<25, 24>(self.a_psn.val())
+                            | (bit_cast::<25, 1>(bits::<1>(1)) << 24);
+                        self.lerr.write_enable.next = true;
+                        if !self.a_pf.q.val() {
+                            self.lerr.write_data.next = bits::<25>(0);
+                        }
+                    }
                     // A fatal NAK fails the QP: the requester stops sending for it.
                     self.qerr_v.d.next =
                         (self.err.val() == bits::<8>(0)) & (self.new_err.val() != bits::<8>(0));
@@ -1682,7 +1811,11 @@ impl<const DW: usize> Logic for Completer<DW> {
                             | (bit_cast::<CQS_W, 32>(self.pi_next.val()) << 96);
                         self.cq_ram.write_enable.next = true;
                         // A failed request flushes the QP's later ones.
-                        if (self.s_status.val() == bits::<8>(0)) & !self.acked.val() {
+                        if ((self.s_status.val() == bits::<8>(0))
+                            & !self.acked.val()
+                            & !self.lp_early.val())
+                            | (self.err_real.val() & (self.s_status.val() == self.wc_flush.val()))
+                        {
                             self.qw_addr.next = self.s_qpn.val().get_bits::<QA>(0);
                             self.qw_data.next = (bit_cast::<QS_W, 24>(self.rd_res.val()) << 71)
                                 | (bit_cast::<QS_W, CNT_W>(self.cnt.val()) << 64)

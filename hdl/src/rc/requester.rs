@@ -47,6 +47,11 @@
 //! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn,local}`: this
 //!   block's reports, a pulse when a local error (a WQE refused, its fetch failed; `local`)
 //!   or a READ response refused on its second check fails a QP.
+//! - `m_pfail_{valid,ready,qpn,psn,rsp}`: a packet whose payload read failed (its frame marked
+//!   bad and dropped by the MAC's queues), the first of its QP since its last reset: to the
+//!   completer, which fails the QP and gives the work request holding the PSN GENERAL_ERR
+//!   (`rsp`: a READ response's, the QP fails). The QP is poisoned here at once: its later
+//!   packets still being read are marked bad too, and it yields at its next packet boundary.
 //! - `m_quiet`: a deregistration's fence (with the responder's `m_held`): no work in hand is
 //!   under a check from before the last MR table write, and every payload read issued before
 //!   it (or after it, to finish a packet begun) has had its bytes back. Counter
@@ -230,6 +235,12 @@ const MARK_SEQ: usize = 624;
 const HI_W: usize = 41;
 /// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
 pub const RDC_W: usize = 5;
+/// The payload read queue's record (`jq`), one per read in read order: whether the packet
+/// goes on in the next read (bit 0), and the packet's QP, PSN and whether it is a READ
+/// response's (its QP is this NIC's responder side).
+const JQ_W: usize = 1 + QA + 24 + 1;
+/// A packet whose payload read failed, to the completer (`m_pfail`): QP, PSN, READ response.
+const PF_W: usize = QA + 24 + 1;
 /// Per QP, the send state (`sq_ram`): `sq_psn` 0/24, `sq_ci` 24/16, `sq_pkts` 40/24 (as
 /// QUERY reads them), and `rec_ci` 64/16, the first WQE without a `SENT` record.
 const SQ_W: usize = 80;
@@ -296,6 +307,13 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub m_fail_qpn: Signal<Out, Bits<QA>>,
     /// With `m_fail_valid`: a local error (not a READ response refused).
     pub m_fail_local: Signal<Out, Bit>,
+    /// A packet whose payload read failed (its frame dropped before the wire): the first of
+    /// its QP since the QP's last reset, to the completer, which fails the QP.
+    pub m_pfail_valid: Signal<Out, Bit>,
+    pub m_pfail_ready: Signal<In, Bit>,
+    pub m_pfail_qpn: Signal<Out, Bits<QA>>,
+    pub m_pfail_psn: Signal<Out, Bits<24>>,
+    pub m_pfail_rsp: Signal<Out, Bit>,
     /// No payload read issued under a check older than the last MR table write is in flight,
     /// and none will be: a deregistration's fence.
     pub m_quiet: Signal<Out, Bit>,
@@ -627,7 +645,35 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pay_out: DFF<Bits<8>>,
     meta_q: Fifo<META_W, 4, 5>,
     gat: Gather<DW, KW>,
-    jq: Fifo<1, 6, 7>,
+    jq: Fifo<JQ_W, 6, 7>,
+    /// The packet at the head of `jq`: its QP, PSN, READ response bit, join bit.
+    pj_q: Signal<Local, Bits<QA>>,
+    pj_psn: Signal<Local, Bits<24>>,
+    pj_rsp: Signal<Local, Bit>,
+    pj_join: Signal<Local, Bit>,
+    /// The `jq` records of a read: a packet's first, and a further piece of it (whose PSN is
+    /// one behind `psn`, which moved on with the first).
+    jq_base: Signal<Local, Bits<JQ_W>>,
+    psn_m1: Signal<Local, Bits<24>>,
+    jq_w0: Signal<Local, Bits<JQ_W>>,
+    jq_w1: Signal<Local, Bits<JQ_W>>,
+    /// A piece of the packet whose reads are coming in failed.
+    pk_bad: DFF<Bit>,
+    /// The packet's last read is in and one of its reads failed.
+    pk_fail: Signal<Local, Bit>,
+    /// QPs a failed payload read failed (until their reset): nothing more of theirs goes to
+    /// the wire, and the packets of theirs still being read are dropped too.
+    poison: DFF<Bits<256>>,
+    pz_hit: Signal<Local, Bit>,
+    pz_set: Signal<Local, Bits<256>>,
+    pf_w: Signal<Local, Bits<PF_W>>,
+    pz_clr: Signal<Local, Bits<256>>,
+    pf_q: Fifo<PF_W, 4, 5>,
+    jq_qpn_at: Constant<Bits<6>>,
+    jq_psn_at: Constant<Bits<6>>,
+    jq_rsp_at: Constant<Bits<6>>,
+    pf_psn_at: Constant<Bits<6>>,
+    pf_rsp_at: Constant<Bits<6>>,
     sent: DFF<Bits<SENT_W>>,
     sent_valid: DFF<Bit>,
     n_bad_db: DFF<Bits<32>>,
@@ -909,6 +955,11 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_fail_valid: Default::default(),
             m_fail_qpn: Default::default(),
             m_fail_local: Default::default(),
+            m_pfail_valid: Default::default(),
+            m_pfail_ready: Default::default(),
+            m_pfail_qpn: Default::default(),
+            m_pfail_psn: Default::default(),
+            m_pfail_rsp: Default::default(),
             m_quiet: Default::default(),
             rsp_refused: Default::default(),
             fail_v: Default::default(),
@@ -1219,6 +1270,27 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             meta_q: Fifo::new(),
             gat: Gather::new(),
             jq: Fifo::new(),
+            pj_q: Default::default(),
+            pj_psn: Default::default(),
+            pj_rsp: Default::default(),
+            pj_join: Default::default(),
+            jq_base: Default::default(),
+            psn_m1: Default::default(),
+            jq_w0: Default::default(),
+            jq_w1: Default::default(),
+            pk_bad: Default::default(),
+            pk_fail: Default::default(),
+            poison: Default::default(),
+            pz_hit: Default::default(),
+            pz_set: Default::default(),
+            pf_w: Default::default(),
+            pz_clr: Default::default(),
+            pf_q: Fifo::new(),
+            jq_qpn_at: k(1),
+            jq_psn_at: k(1 + QA as u64),
+            jq_rsp_at: k(1 + QA as u64 + 24),
+            pf_psn_at: k(QA as u64),
+            pf_rsp_at: k(QA as u64 + 24),
             sent: Default::default(),
             sent_valid: Default::default(),
             n_bad_db: Default::default(),
@@ -1429,7 +1501,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
             ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_new, stale_out, nak,
-            n_refused, quiet, rsm, patient, after_job, vis_t
+            n_refused, quiet, rsm, patient, after_job, vis_t, pk_bad, poison
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -1488,6 +1560,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.gat.rst.next = self.rst.val();
         self.jq.clk.next = self.clk.val();
         self.jq.rst.next = self.rst.val();
+        self.pf_q.clk.next = self.clk.val();
+        self.pf_q.rst.next = self.rst.val();
         self.keys.clk.next = self.clk.val();
         self.keys.rst.next = self.rst.val();
         self.keys.s_mrw_en.next = self.s_mrw_en.val();
@@ -1973,11 +2047,21 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             & (self.pay_out.q.val() < self.max_pay_out.val());
         self.can_issue.next = self.issue_piece.val() & self.meta_q.s_tready.val();
         self.issue_pay.next = false;
-        // Each payload read's join bit (its packet goes on in the next read), in read order.
-        self.jq.s_tdata.next = bits::<1>(0);
-        if self.pk_left.val() != bits::<13>(0) {
-            self.jq.s_tdata.next = bits::<1>(1);
+        // Each payload read's record, in read order: its join bit (the packet goes on in the
+        // next read) and its packet's QP and PSN.
+        self.jq_base.next = bit_cast::<JQ_W, QA>(self.qpn.q.val()) << self.jq_qpn_at.val();
+        if self.rsp.q.val() {
+            self.jq_base.next = self.jq_base.val() | (bits::<JQ_W>(1) << self.jq_rsp_at.val());
         }
+        if self.pk_left.val() != bits::<13>(0) {
+            self.jq_base.next = self.jq_base.val() | bits::<JQ_W>(1);
+        }
+        self.psn_m1.next = self.psn.q.val() - bits::<24>(1);
+        self.jq_w0.next =
+            self.jq_base.val() | (bit_cast::<JQ_W, 24>(self.psn.q.val()) << self.jq_psn_at.val());
+        self.jq_w1.next =
+            self.jq_base.val() | (bit_cast::<JQ_W, 24>(self.psn_m1.val()) << self.jq_psn_at.val());
+        self.jq.s_tdata.next = self.jq_w1.val();
         self.jq.s_tvalid.next = false;
 
         // Router: bytes are payload while payload reads are outstanding, else the WQE.
@@ -1986,21 +2070,70 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.gat.s_tdata.next = self.s_rd_tdata.val();
         self.gat.s_tkeep.next = self.s_rd_tkeep.val();
         self.gat.s_tlast.next = self.s_rd_tlast.val();
-        self.gat.s_tjoin.next = self.jq.m_tdata.val() == bits::<1>(1);
-        self.gat.s_tuser.next = self.s_rd_tuser.val();
-        self.gat.s_tvalid.next =
-            self.s_rd_tvalid.val() & self.route_pay.val() & self.jq.m_tvalid.val();
+        self.pj_join.next = self.jq.m_tdata.val().get_bit(0);
+        self.pj_q.next = self
+            .jq
+            .m_tdata
+            .val()
+            .get_bits::<QA>(self.jq_qpn_at.val().index());
+        self.pj_psn.next = self
+            .jq
+            .m_tdata
+            .val()
+            .get_bits::<24>(self.jq_psn_at.val().index());
+        self.pj_rsp.next = self.jq.m_tdata.val().get_bit(self.jq_rsp_at.val().index());
+        // A read of a QP failed by a payload read before: its bytes are bad too (its packet
+        // follows the failed one, so it must not reach the wire either).
+        self.pz_hit.next =
+            (self.poison.q.val() & (self.one256.val() << self.pj_q.val())) != bits::<256>(0);
+        self.gat.s_tjoin.next = self.pj_join.val();
+        self.gat.s_tuser.next = self.s_rd_tuser.val() | self.pz_hit.val();
+        self.gat.s_tvalid.next = self.s_rd_tvalid.val()
+            & self.route_pay.val()
+            & self.jq.m_tvalid.val()
+            & self.pf_q.s_tready.val();
         self.s_rd_tready.next =
-            (self.gat.s_tready.val() & self.jq.m_tvalid.val()) | !self.route_pay.val();
+            (self.gat.s_tready.val() & self.jq.m_tvalid.val() & self.pf_q.s_tready.val())
+                | !self.route_pay.val();
         self.pay_done.next = self.s_rd_tvalid.val()
             & self.route_pay.val()
             & self.gat.s_tready.val()
             & self.jq.m_tvalid.val()
+            & self.pf_q.s_tready.val()
             & self.s_rd_tlast.val();
         self.jq.m_tready.next = self.pay_done.val();
         if self.pay_done.val() & self.s_rd_tuser.val() {
             self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
         }
+        // A packet whose read failed: the first of its QP goes to the completer, which fails
+        // the QP (its work request with GENERAL_ERR); the QP is poisoned at once.
+        if self.pay_done.val() {
+            self.pk_bad.d.next = (self.pk_bad.q.val() | self.s_rd_tuser.val()) & self.pj_join.val();
+        }
+        self.pk_fail.next = self.pay_done.val()
+            & !self.pj_join.val()
+            & (self.pk_bad.q.val() | self.s_rd_tuser.val())
+            & !self.pz_hit.val();
+        self.pf_w.next = bit_cast::<PF_W, QA>(self.pj_q.val())
+            | (bit_cast::<PF_W, 24>(self.pj_psn.val()) << self.pf_psn_at.val());
+        if self.pj_rsp.val() {
+            self.pf_w.next = self.pf_w.val() | (bits::<PF_W>(1) << self.pf_rsp_at.val());
+        }
+        self.pf_q.s_tdata.next = self.pf_w.val();
+        self.pf_q.s_tvalid.next = self.pk_fail.val();
+        self.m_pfail_valid.next = self.pf_q.m_tvalid.val();
+        self.m_pfail_qpn.next = self.pf_q.m_tdata.val().get_bits::<QA>(0);
+        self.m_pfail_psn.next = self
+            .pf_q
+            .m_tdata
+            .val()
+            .get_bits::<24>(self.pf_psn_at.val().index());
+        self.m_pfail_rsp.next = self
+            .pf_q
+            .m_tdata
+            .val()
+            .get_bit(self.pf_rsp_at.val().index());
+        self.pf_q.m_tready.next = self.m_pfail_ready.val();
         // WQE beats shift in from the top (constant shifts: wiring, no barrel shifter); after
         // the WQE's `WQE_W / DW` beats its first byte is at the bottom.
         if self.s_rd_tvalid.val() & !self.route_pay.val() {
@@ -2221,8 +2354,22 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.f_shift.next = self.one256.val() << self.qpn.q.val();
         self.loc_err.next = (self.status.q.val() != self.st_ok.val())
             & (self.status.q.val() != self.st_flush.val());
-        self.flush.next = ((self.s_failed.val() & self.f_shift.val()) != bits::<256>(0))
+        self.flush.next = (((self.s_failed.val() | self.poison.q.val()) & self.f_shift.val())
+            != bits::<256>(0))
             | (self.c_state.val() == self.qp_err.val());
+        // Poisoned by a failed payload read; a reset (`init_sq`) clears it.
+        self.pz_set.next = bits::<256>(0);
+        if self.pk_fail.val() {
+            self.pz_set.next = self.one256.val() << self.pj_q.val();
+        }
+        self.pz_clr.next = bits::<256>(0);
+        if self.s_qpw_en.val() & self.qpw_init.val() {
+            self.pz_clr.next = self.one256.val() << self.s_qpw_index.val();
+        }
+        self.poison.d.next = (self.poison.q.val() | self.pz_set.val()) & !self.pz_clr.val();
+        if self.rst.val() {
+            self.poison.d.next = bits::<256>(0);
+        }
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
             if self.qpw_init.val() {
@@ -2612,6 +2759,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             self.state.d.next = ReqState::Done;
                         }
                     }
+                } else if self.flush.val() & !self.rsp.q.val() {
+                    // The QP failed (a payload read of its own failed, any engine's error) or
+                    // was moved to ERR mid-message: it yields between packets, so nothing
+                    // more of it goes to the wire, and its next visit flushes.
+                    self.park_cr.d.next = false;
+                    self.state.d.next = ReqState::Park;
+                } else if self.flush.val() & !self.nak.q.val() {
+                    // The same for a READ response job: it ends here (unless its NAK, which
+                    // failed the QP, is still to go).
+                    self.state.d.next = ReqState::Drop;
                 } else if self.s_rew_valid.val() & !self.rsp.q.val() & !self.first.q.val() {
                     // A rewind waits: the QP yields between packets so that Idle takes it
                     // now, not after the rest of a long message the peer would drop.
@@ -2661,6 +2818,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.pk_go.next = true;
                     self.issue_pay.next = true;
                     self.jq.s_tvalid.next = true;
+                    self.jq.s_tdata.next = self.jq_w0.val();
                     self.rsv.d.next = bit_cast::<RSV_W, 16>(self.f_beats.val())
                         | (bit_cast::<RSV_W, 4>(self.rsv_tag.val()) << self.sh_rsv.val());
                     self.meta_q.s_tvalid.next = true;

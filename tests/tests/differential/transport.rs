@@ -728,6 +728,9 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     // held until taken), from a stream of its own; a RESET clears it.
     let mut r_fail = rng(s ^ 0x4641_494c);
     let (mut failed, mut fail_ev, mut fails) = (0u64, None::<u64>, 0usize);
+    // The requester's failed payload reads now and then: a QP's PSN inside its oldest
+    // request or anywhere, a READ response's one in four; held until taken.
+    let (mut pfail, mut pfails) = (None::<(u8, u32, bool)>, 0usize);
     // (Past `soak(100_000)` the run goes on, up to four times as long, until every floor is
     // met: rewinds resumed inside a READ, two to six a run, were missed by one CI seed.)
     let mut cycles = soak(100_000);
@@ -976,6 +979,18 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_failed", wide_le(failed, 32)));
         inp.push(("s_fail_valid", vec![fail_ev.is_some().into()]));
         inp.push(("s_fail_qpn", vec![fail_ev.unwrap_or(0) as u8]));
+        if pfail.is_none() && r_fail.gen_ratio(1, 3000) {
+            let q = r_fail.gen_range(0..8usize);
+            let p = out[q].front().map_or(r_fail.gen(), |&(first, n)| {
+                first.wrapping_add(r_fail.gen_range(0..n.max(1)))
+            }) & 0xFF_FFFF;
+            pfail = Some((q as u8, p, r_fail.gen_ratio(1, 4)));
+        }
+        let (pq, pp, pr) = pfail.unwrap_or_default();
+        inp.push(("s_pfail_valid", vec![pfail.is_some().into()]));
+        inp.push(("s_pfail_qpn", vec![pq]));
+        inp.push(("s_pfail_psn", le(pp.into(), 3)));
+        inp.push(("s_pfail_rsp", vec![pr.into()]));
         if reset {
             failed &= !(1 << qi);
         }
@@ -983,6 +998,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_failed.next = wide(inp.get("s_failed"));
         hdl.s_fail_valid.next = inp.bit("s_fail_valid");
         hdl.s_fail_qpn.next = wide(inp.get("s_fail_qpn"));
+        hdl.s_pfail_valid.next = inp.bit("s_pfail_valid");
+        hdl.s_pfail_qpn.next = wide(inp.get("s_pfail_qpn"));
+        hdl.s_pfail_psn.next = wide(inp.get("s_pfail_psn"));
+        hdl.s_pfail_rsp.next = inp.bit("s_pfail_rsp");
         hdl.s_snd_en.next = inp.bit("s_snd_en");
         hdl.s_snd_qpn.next = wide(inp.get("s_snd_qpn"));
         hdl.s_snd_psn.next = wide(inp.get("s_snd_psn"));
@@ -1013,6 +1032,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         if fail_ev.is_some() && hdl.s_fail_ready.val() {
             fail_ev = None;
             fails += 1;
+        }
+        if pfail.is_some() && hdl.s_pfail_ready.val() {
+            pfail = None;
+            pfails += 1;
         }
         if hdl.m_rew_valid.val() && inp.bit("m_rew_ready") {
             rews += 1;
@@ -1047,9 +1070,11 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         completer_covered(cqes, rcvs, rlands, rews, resumed, fails)
             && beats <= 4 * cqes
             && beats + 4 >= 4 * cqes
-            && counters.iter().all(|&c| c > 0),
+            && counters.iter().all(|&c| c > 0)
+            && pfails > 0,
         "too little coverage: {cqes} CQEs, {rcvs} receive completions, {beats} beats, {rews} \
-         rewinds ({resumed} inside a request), {fails} flushes handed over, {counters:?}"
+         rewinds ({resumed} inside a request), {fails} flushes handed over, {pfails} failed \
+         payload reads, {counters:?}"
     );
     println!(
         "completer_64: {cycles} cycles, {cqes} CQEs ({rcvs} receive completions), {rews} rewinds ({resumed} inside a request), counters {counters:?}, all {} outputs equal",

@@ -1,6 +1,7 @@
 //! QPs as closed boxes: an error found by any engine fails the whole QP (its send queue and
 //! its receive queue flush, requests to it are dropped, nothing after the error reaches the
-//! wire), and a reset QP keeps nothing of its last life.
+//! wire), a failed payload read sends nothing it read and fails the QP, and a reset QP keeps
+//! nothing of its last life.
 
 use anyhow::Result;
 use ferroce_driver::{DmaMemory, QueuePair, SendWr, Sge, WrOpcode};
@@ -13,6 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 mod errors;
+mod payload;
 mod stale;
 
 /// Post `wr` by writing its WQE into the ring behind the driver's back (its keys unchecked),

@@ -1,0 +1,220 @@
+//! A failed payload read (host memory that answers a DMA read with an error, as after an
+//! uncorrectable memory error) never sends a packet with whatever bytes the NIC had: the
+//! frame is dropped before the wire (MAC_STATS `TX_BAD_FRAME`), the work request fails with
+//! GENERAL_ERR, the QP fails, and nothing of the QP after the failed packet reaches the wire.
+
+use super::{watch, write_wr};
+use anyhow::{ensure, Result};
+use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_sim::world::{RetryAttrs, World, WorldConfig};
+use ferroce_spec::opcodes::RC_SEND_ONLY;
+use ferroce_spec::queues::{WC_GENERAL_ERR, WC_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_tests::{budget, nonzero_counters, reap, rng, seed};
+use rand::Rng;
+
+/// A WRITE of 2 to 40 packets (path MTU 256, 1024 or 4096; one to three SGEs) whose source
+/// has a poisoned range somewhere in it, posted after a WRITE that completed, with a SEND and
+/// a WRITE behind it. Asserted, for six random cases: the WRITE completes GENERAL_ERR, the two
+/// behind it WR_FLUSH_ERR; on the wire, the QP's last PSN sent is the one before the packet
+/// that holds the poisoned range's first byte, and no SEND goes out; the peer's memory holds
+/// exactly the packets before it (the rest untouched), its receive WQE stays posted; the QP
+/// reads ERR; the MAC dropped at least one frame as bad and the root complex saw no DMA
+/// violation.
+#[test]
+fn a_failed_payload_read_fails_the_work_request_and_nothing_after_it_reaches_the_wire() -> Result<()>
+{
+    let s =
+        seed("a_failed_payload_read_fails_the_work_request_and_nothing_after_it_reaches_the_wire");
+    let mut r = rng(s);
+    for case in 0..6 {
+        let mut w = World::open(&WorldConfig::default())?;
+        let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+        let psn0 = r.gen_range(0..1 << 24);
+        let (mut qa, mut qb) = w.connect(pmtu, psn0, r.gen_range(0..1 << 24), 16)?;
+        let len = pmtu as usize * r.gen_range(2..=40usize.min(128 * 1024 / pmtu as usize));
+        let img: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let src = w.a.buffer(len, &img)?;
+        let dst = w.b.buffer(len, &vec![0; len])?;
+        let rcv = w.b.buffer(64, &[0; 64])?;
+        w.b.dev.post_recv(
+            &mut qb,
+            &[RecvWr {
+                wr_id: 9,
+                sg_list: vec![Sge {
+                    addr: rcv.addr,
+                    length: 64,
+                    lkey: rcv.lkey,
+                }],
+            }],
+        )?;
+        // A WRITE that completes first (one packet of the first PSN).
+        w.a.dev
+            .post_send(&mut qa, &[write_wr(1, &src, 64, dst.addr, dst.rkey)])?;
+        let got = reap(
+            &mut w,
+            0,
+            1,
+            budget(20_000),
+            &format!("seed {s} case {case}"),
+        )?;
+        ensure!(got[0].status == WC_SUCCESS, "seed {s} case {case}: {got:?}");
+        // The failing WRITE: its bytes in one to three SGEs; the poisoned range in it.
+        let at = r.gen_range(0..len - 1);
+        let bad = r.gen_range(1..=(len - at).min(3000));
+        w.a.sim
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .poison(src.addr + at as u64, bad as u64);
+        let mut cuts: Vec<usize> = (0..r.gen_range(0..3))
+            .map(|_| r.gen_range(1..len))
+            .collect();
+        cuts.extend([0, len]);
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut wr = write_wr(2, &src, len as u32, dst.addr, dst.rkey);
+        wr.sg_list = cuts
+            .windows(2)
+            .map(|c| Sge {
+                addr: src.addr + c[0] as u64,
+                length: (c[1] - c[0]) as u32,
+                lkey: src.lkey,
+            })
+            .collect();
+        let send = SendWr {
+            wr_id: 3,
+            opcode: WrOpcode::Send,
+            sg_list: vec![Sge {
+                addr: src.addr,
+                length: 64,
+                lkey: src.lkey,
+            }],
+            signaled: true,
+            ..Default::default()
+        };
+        let after = write_wr(4, &src, 64, dst.addr, dst.rkey);
+        let seen = watch(&w, true, |_| false)?;
+        w.a.dev.post_send(&mut qa, &[wr, send, after])?;
+        let got = reap(
+            &mut w,
+            0,
+            3,
+            budget(50_000),
+            &format!("seed {s} case {case}"),
+        )?;
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [
+                (2, WC_GENERAL_ERR),
+                (3, WC_WR_FLUSH_ERR),
+                (4, WC_WR_FLUSH_ERR)
+            ],
+            "seed {s} case {case} (pmtu {pmtu}, {len} B, poisoned {at}+{bad}): {st:?}"
+        );
+        w.run(5_000)?;
+        // The packet holding the poisoned range's first byte, and none after it, never left.
+        let failed = (at / pmtu as usize) as u32;
+        let first = (psn0 + 1) & 0xFF_FFFF;
+        let seen = seen.borrow();
+        let late: Vec<_> = seen
+            .iter()
+            .filter(|b| b.dqpn == qb.qpn && (b.psn.wrapping_sub(first) & 0xFF_FFFF) >= failed)
+            .collect();
+        ensure!(
+            late.is_empty() && !seen.iter().any(|b| b.opcode == RC_SEND_ONLY),
+            "seed {s} case {case}: packet {failed} of the WRITE failed, on the wire: {late:?}"
+        );
+        // The peer holds the packets before the failed one, and nothing more.
+        let mut mem = vec![0u8; len];
+        w.b.dev.mem.read(dst.addr, &mut mem)?;
+        let good = failed as usize * pmtu as usize;
+        ensure!(
+            mem[64..good] == img[64..good] && mem[good..].iter().all(|&b| b == 0),
+            "seed {s} case {case}: the peer's memory is not the {failed} packets before it"
+        );
+        ensure!(
+            w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
+            "seed {s} case {case}: b completed"
+        );
+        ensure!(
+            w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
+            "seed {s} case {case}: a not ERR"
+        );
+        ensure!(
+            w.a.counter("mac_bad_frames")? >= 1 && w.a.dev.mac_stats()?.tx_bad_frame >= 1,
+            "seed {s} case {case}: {}",
+            nonzero_counters(&w.a)
+        );
+        for h in [&w.a, &w.b] {
+            let v = h.sim.borrow().rc.borrow().violations.clone();
+            ensure!(v.is_empty(), "seed {s} case {case}: {v:?}");
+        }
+    }
+    Ok(())
+}
+
+/// A READ response whose bytes cannot be read (the region the peer reads is poisoned in the
+/// middle) is dropped before the wire and fails the responder's QP: it goes to ERR and sends
+/// nothing more; the reader's READ gets none of the bytes past the failed response, and ends
+/// RETRY_EXC_ERR (its retries meet a QP in ERR, which drops them).
+#[test]
+fn a_failed_read_response_fails_the_responders_qp() -> Result<()> {
+    let s = seed("a_failed_read_response_fails_the_responders_qp");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    w.retry = RetryAttrs {
+        timeout: Some(1),
+        retry_cnt: Some(2),
+        ..Default::default()
+    };
+    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+    let (mut qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let len = pmtu as usize * r.gen_range(4..=32);
+    let img: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    let src = w.b.buffer(len, &img)?;
+    let dst = w.a.buffer(len, &vec![0; len])?;
+    let at = r.gen_range(pmtu as usize..len);
+    w.b.sim
+        .borrow()
+        .rc
+        .borrow_mut()
+        .mem
+        .poison(src.addr + at as u64, 1);
+    let read = SendWr {
+        wr_id: 5,
+        opcode: WrOpcode::RdmaRead,
+        sg_list: vec![Sge {
+            addr: dst.addr,
+            length: len as u32,
+            lkey: dst.lkey,
+        }],
+        remote_addr: src.addr,
+        rkey: src.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[read])?;
+    let got = reap(&mut w, 0, 1, budget(400_000), &format!("seed {s}"))?;
+    ensure!(
+        got[0].status == WC_RETRY_EXC_ERR,
+        "seed {s} (pmtu {pmtu}, {len} B, poisoned at {at}): {got:?}"
+    );
+    let mut mem = vec![0u8; len];
+    w.a.dev.mem.read(dst.addr, &mut mem)?;
+    let good = at / pmtu as usize * pmtu as usize;
+    ensure!(
+        mem[good..].iter().all(|&b| b == 0) && mem[..good] == img[..good],
+        "seed {s}: the reader holds more or less than the responses before the failed one"
+    );
+    ensure!(
+        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
+        "seed {s}: the responder's QP is not ERR"
+    );
+    ensure!(
+        w.b.counter("mac_bad_frames")? >= 1,
+        "seed {s}: {}",
+        nonzero_counters(&w.b)
+    );
+    Ok(())
+}
