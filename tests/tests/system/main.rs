@@ -9,6 +9,7 @@ mod isolation;
 mod loopback;
 mod nic_send;
 mod ordering;
+mod pairs;
 mod pfc;
 mod pfc_classes;
 mod pfc_timing;

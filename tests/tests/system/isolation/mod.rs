@@ -15,6 +15,7 @@ use std::rc::Rc;
 
 mod errors;
 mod payload;
+mod soak;
 mod stale;
 
 /// Post `wr` by writing its WQE into the ring behind the driver's back (its keys unchecked),
