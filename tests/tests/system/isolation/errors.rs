@@ -5,7 +5,9 @@ use super::{post_raw, three_streams, watch, write_wr};
 use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::world::{World, WorldConfig};
-use ferroce_spec::queues::{WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::queues::{
+    WC_LOC_PROT_ERR, WC_REM_ACCESS_ERR, WC_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR,
+};
 use ferroce_tests::{budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
 
@@ -269,5 +271,53 @@ fn a_qp_moved_to_err_flushes_promptly_while_others_stream() -> Result<()> {
         );
     }
     println!("seed {s}: eight WRs flushed in {dt} cycles while three QPs stream");
+    Ok(())
+}
+
+/// After the request that takes a QP's error, every later one flushes, acknowledged or not: a
+/// READ whose responses are all lost (the ACKs pass) runs out of retries while the WRITE posted
+/// behind it is acknowledged by the peer. The READ completes RETRY_EXC_ERR and the WRITE
+/// WR_FLUSH_ERR, as rxe flushes the send queue of a QP in error; it used to complete SUCCESS
+/// after the READ's error.
+#[test]
+fn a_write_acknowledged_behind_a_failed_read_flushes() -> Result<()> {
+    let s = seed("a_write_acknowledged_behind_a_failed_read_flushes");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    w.retry.timeout = Some(1);
+    w.retry.retry_cnt = Some(r.gen_range(0..=2));
+    let (mut qa, _qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let len = r.gen_range(1..=4096);
+    let sa = w.a.buffer(4096, &vec![0x22; 4096])?;
+    let da = w.a.buffer(4096, &vec![0; 4096])?;
+    let sb = w.b.buffer(4096, &vec![0x33; 4096])?;
+    let db = w.b.buffer(4096, &vec![0; 4096])?;
+    // Every READ response b sends is lost (opcodes 0x0D..=0x10); its ACKs pass.
+    let lost = watch(&w, false, |b| (0x0D..=0x10).contains(&b.opcode))?;
+    let read = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaRead,
+        sg_list: vec![Sge {
+            addr: da.addr,
+            length: len,
+            lkey: da.lkey,
+        }],
+        remote_addr: sb.addr,
+        rkey: sb.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    let write = write_wr(2, &sa, r.gen_range(1..=4096), db.addr, db.rkey);
+    w.a.dev.post_send(&mut qa, &[read, write])?;
+    let got = reap(&mut w, 0, 2, budget(100_000), &format!("seed {s}"))?;
+    let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+    ensure!(
+        st == [(1, WC_RETRY_EXC_ERR), (2, WC_WR_FLUSH_ERR)],
+        "seed {s}: {st:?}"
+    );
+    ensure!(
+        lost.borrow().iter().any(|b| b.opcode == 0x11),
+        "seed {s}: b never acknowledged the WRITE"
+    );
     Ok(())
 }
