@@ -2,8 +2,8 @@
 //! QP, work requests complete in the order they were sent; a request completes successfully
 //! once an ACK (or a PSN sequence NAK) covers its last PSN, a READ or an atomic once its
 //! response has landed (a landing covers everything before it too); a fatal NAK fails the
-//! request it names and flushes the QP's later ones, as does a READ that failed to land or the
-//! host moving the QP to ERR; a request the requester refused completes with its own status;
+//! request it names and flushes the QP's later ones (acknowledged or not), as does a READ that
+//! failed to land or the host moving the QP to ERR; a request the requester refused completes with its own status;
 //! a move to RESET (a new epoch) discards the QP's outstanding requests without a completion.
 //! Unsignaled requests that succeed leave no CQE. CQEs land in their CQ's ring in order, with
 //! the owner bit of the pass, and `m_ret_valid` pulses once per request taken off, with its
@@ -103,11 +103,17 @@ impl Qp {
     fn not_behind(&self, p: u32) -> bool {
         (p.wrapping_sub(self.una) & PSN_MASK) < 1 << 23
     }
-    /// Request `k` fails with `st`, every later one is flushed.
+    /// Request `k` fails with `st`, every later one is flushed, acknowledged or not (an ACK
+    /// can pass a READ still to land; rxe flushes the whole send queue of a QP in error).
     fn fail_at(&mut self, k: usize, st: u32) {
         for (i, q) in self.open.iter_mut().enumerate().skip(k) {
-            if q.fate.is_none() {
-                q.fate = Some(Fate::Status(if i == k { st } else { WC_WR_FLUSH_ERR }));
+            if i == k && q.fate.is_none() {
+                q.fate = Some(Fate::Status(st));
+            } else if i > k
+                && matches!(q.fate, None | Some(Fate::Status(WC_SUCCESS)))
+                && q.status == 0
+            {
+                q.fate = Some(Fate::Status(WC_WR_FLUSH_ERR));
             }
         }
         self.failed = true;
