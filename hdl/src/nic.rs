@@ -628,12 +628,16 @@ impl<
         self.resp.s_failed.next = self.fail.failed.val();
         self.cpl.s_fail_valid.next = self.fail.m_cpl_valid.val();
         self.cpl.s_fail_qpn.next = self.fail.m_cpl_qpn.val();
-        // A packet whose payload read failed fails its QP at the completer.
+        // A packet whose payload read failed fails its QP: a request's at the completer, a
+        // READ response's at the responder (its NAK).
         self.cpl.s_pfail_valid.next = self.req.m_pfail_valid.val();
         self.req.m_pfail_ready.next = self.cpl.s_pfail_ready.val();
         self.cpl.s_pfail_qpn.next = self.req.m_pfail_qpn.val();
         self.cpl.s_pfail_psn.next = self.req.m_pfail_psn.val();
-        self.cpl.s_pfail_rsp.next = self.req.m_pfail_rsp.val();
+        self.resp.s_rfail_valid.next = self.req.m_rfail_valid.val();
+        self.req.m_rfail_ready.next = self.resp.s_rfail_ready.val();
+        self.resp.s_rfail_qpn.next = self.req.m_rfail_qpn.val();
+        self.resp.s_rfail_psn.next = self.req.m_rfail_psn.val();
         self.fail.m_cpl_ready.next = self.cpl.s_fail_ready.val();
         self.resp.s_fail_valid.next = self.fail.m_resp_valid.val();
         self.resp.s_fail_qpn.next = self.fail.m_resp_qpn.val();

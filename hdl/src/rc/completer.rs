@@ -28,11 +28,11 @@
 //! - `s_failed`: a bit per QP any engine failed (`QpFail`): its requests not yet done flush;
 //!   `s_fail_{valid,ready,qpn}`: a QP another engine failed, taken in Idle (after ACKs and
 //!   landings): its timer stops and its head is looked at, so its requests flush at once.
-//! - `s_pfail_{valid,ready,qpn,psn,rsp}`: a packet whose payload read failed (the requester's
-//!   `m_pfail`), taken in Idle after the landings as a READ that failed to land: the QP's
-//!   error is set (GENERAL_ERR; `rsp`, a READ response's: WR_FLUSH_ERR) and reported, `una`
-//!   stays, and the PSN is kept (`lerr`): the request holding it takes the error, those
-//!   before it not acknowledged flush without it.
+//! - `s_pfail_{valid,ready,qpn,psn}`: a request packet whose payload read failed (the
+//!   requester's `m_pfail`), taken in Idle after the landings as a READ that failed to land:
+//!   the QP's error is set (GENERAL_ERR) and reported, `una` stays, and the PSN is kept
+//!   (`lerr`): the request holding it takes the error, those before it not acknowledged flush
+//!   without it. (A READ response's failure goes to the responder, which NAKs it.)
 //! - A QP's error not yet given to a request (a fatal NAK, a failed payload read) goes to the
 //!   first request the requester flushed (`SENT` with WR_FLUSH_ERR) if no request handed over
 //!   took it: a failed QP yields at its next packet, so the message it was sending (whose
@@ -249,7 +249,6 @@ pub struct Completer<const DW: usize> {
     pub s_pfail_ready: Signal<Out, Bit>,
     pub s_pfail_qpn: Signal<In, Bits<QA>>,
     pub s_pfail_psn: Signal<In, Bits<24>>,
-    pub s_pfail_rsp: Signal<In, Bit>,
     take_pf: Signal<Local, Bit>,
     /// A failed payload read taken, as the `RX_ACK` of a READ that failed at landing.
     pf_word: Signal<Local, Bits<RACK_W>>,
@@ -580,7 +579,6 @@ impl<const DW: usize> Completer<DW> {
             s_pfail_ready: Default::default(),
             s_pfail_qpn: Default::default(),
             s_pfail_psn: Default::default(),
-            s_pfail_rsp: Default::default(),
             take_pf: Default::default(),
             pf_word: Default::default(),
             a_pf: Default::default(),
@@ -1089,14 +1087,6 @@ impl<const DW: usize> Logic for Completer<DW> {
             | (bit_cast::<RACK_W, 24>(self.s_pfail_psn.val()) << self.r_psn.val())
             | (bits::<RACK_W>(1) << self.r_read.val())
             | (bit_cast::<RACK_W, 8>(self.wc_gen.val()) << self.r_status.val());
-        if self.s_pfail_rsp.val() {
-            // A READ response's: the QP fails, no request of its own is to blame.
-            self.pf_word.next = (bit_cast::<RACK_W, QA>(self.s_pfail_qpn.val())
-                << self.r_qpn.val())
-                | (bit_cast::<RACK_W, 24>(self.s_pfail_psn.val()) << self.r_psn.val())
-                | (bits::<RACK_W>(1) << self.r_read.val())
-                | (bit_cast::<RACK_W, 8>(self.wc_flush.val()) << self.r_status.val());
-        }
         self.take_fail.next = (self.state.q.val() == CplState::Idle)
             & !self.s_rack_tvalid.val()
             & !self.s_rland_tvalid.val()
@@ -1602,7 +1592,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.state.d.next = CplState::Ack;
                 } else if self.take_pf.val() {
                     self.rack.d.next = self.pf_word.val();
-                    self.a_pf.d.next = !self.s_pfail_rsp.val();
+                    self.a_pf.d.next = true;
                     self.state.d.next = CplState::Ack;
                 } else if self.take_fail.val() {
                     // Failed by another engine (and not reset since): the timer stops, the

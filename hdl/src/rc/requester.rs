@@ -47,11 +47,13 @@
 //! - `s_failed`: a bit per QP any engine failed (`QpFail`); `m_fail_{valid,qpn,local}`: this
 //!   block's reports, a pulse when a local error (a WQE refused, its fetch failed; `local`)
 //!   or a READ response refused on its second check fails a QP.
-//! - `m_pfail_{valid,ready,qpn,psn,rsp}`: a packet whose payload read failed (its frame marked
-//!   bad and dropped by the MAC's queues), the first of its QP since its last reset: to the
-//!   completer, which fails the QP and gives the work request holding the PSN GENERAL_ERR
-//!   (`rsp`: a READ response's, the QP fails). The QP is poisoned here at once: its later
-//!   packets still being read are marked bad too, and it yields at its next packet boundary.
+//! - `m_pfail_{valid,ready,qpn,psn}`: a request packet whose payload read failed (its frame
+//!   marked bad and dropped by the MAC's queues), the first of its QP since its last reset: to
+//!   the completer, which fails the QP and gives the work request holding the PSN
+//!   GENERAL_ERR. `m_rfail_{valid,ready,qpn,psn}`: the same for a READ response, to the
+//!   responder, which NAKs the PSN remote operational error and fails the QP. Either way the
+//!   QP is poisoned here at once: its later packets still being read are marked bad too, and
+//!   it yields at its next packet boundary.
 //! - `m_quiet`: a deregistration's fence (with the responder's `m_held`): no work in hand is
 //!   under a check from before the last MR table write, and every payload read issued before
 //!   it (or after it, to finish a packet begun) has had its bytes back. Counter
@@ -239,7 +241,8 @@ pub const RDC_W: usize = 5;
 /// goes on in the next read (bit 0), and the packet's QP, PSN and whether it is a READ
 /// response's (its QP is this NIC's responder side).
 const JQ_W: usize = 1 + QA + 24 + 1;
-/// A packet whose payload read failed, to the completer (`m_pfail`): QP, PSN, READ response.
+/// A packet whose payload read failed (`pf_q`): QP, PSN, READ response (to `m_rfail`, else to
+/// `m_pfail`).
 const PF_W: usize = QA + 24 + 1;
 /// Per QP, the send state (`sq_ram`): `sq_psn` 0/24, `sq_ci` 24/16, `sq_pkts` 40/24 (as
 /// QUERY reads them), and `rec_ci` 64/16, the first WQE without a `SENT` record.
@@ -307,13 +310,17 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub m_fail_qpn: Signal<Out, Bits<QA>>,
     /// With `m_fail_valid`: a local error (not a READ response refused).
     pub m_fail_local: Signal<Out, Bit>,
-    /// A packet whose payload read failed (its frame dropped before the wire): the first of
-    /// its QP since the QP's last reset, to the completer, which fails the QP.
+    /// A request packet whose payload read failed (its frame dropped before the wire): the
+    /// first of its QP since the QP's last reset, to the completer, which fails the QP.
     pub m_pfail_valid: Signal<Out, Bit>,
     pub m_pfail_ready: Signal<In, Bit>,
     pub m_pfail_qpn: Signal<Out, Bits<QA>>,
     pub m_pfail_psn: Signal<Out, Bits<24>>,
-    pub m_pfail_rsp: Signal<Out, Bit>,
+    /// The same for a READ response packet, to the responder, which NAKs it.
+    pub m_rfail_valid: Signal<Out, Bit>,
+    pub m_rfail_ready: Signal<In, Bit>,
+    pub m_rfail_qpn: Signal<Out, Bits<QA>>,
+    pub m_rfail_psn: Signal<Out, Bits<24>>,
     /// No payload read issued under a check older than the last MR table write is in flight,
     /// and none will be: a deregistration's fence.
     pub m_quiet: Signal<Out, Bit>,
@@ -673,6 +680,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     jq_psn_at: Constant<Bits<6>>,
     jq_rsp_at: Constant<Bits<6>>,
     pf_psn_at: Constant<Bits<6>>,
+    pf_to_rsp: Signal<Local, Bit>,
     pf_rsp_at: Constant<Bits<6>>,
     sent: DFF<Bits<SENT_W>>,
     sent_valid: DFF<Bit>,
@@ -959,7 +967,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_pfail_ready: Default::default(),
             m_pfail_qpn: Default::default(),
             m_pfail_psn: Default::default(),
-            m_pfail_rsp: Default::default(),
+            m_rfail_valid: Default::default(),
+            m_rfail_ready: Default::default(),
+            m_rfail_qpn: Default::default(),
+            m_rfail_psn: Default::default(),
             m_quiet: Default::default(),
             rsp_refused: Default::default(),
             fail_v: Default::default(),
@@ -1284,6 +1295,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             pz_hit: Default::default(),
             pz_set: Default::default(),
             pf_w: Default::default(),
+            pf_to_rsp: Default::default(),
             pz_clr: Default::default(),
             pf_q: Fifo::new(),
             jq_qpn_at: k(1),
@@ -2121,19 +2133,39 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         self.pf_q.s_tdata.next = self.pf_w.val();
         self.pf_q.s_tvalid.next = self.pk_fail.val();
-        self.m_pfail_valid.next = self.pf_q.m_tvalid.val();
+        // (Each output from the queue's own outputs: no value shared with the ready path, so
+        // Verilator orders the handshakes apart.)
+        self.m_pfail_valid.next = self.pf_q.m_tvalid.val()
+            & !self
+                .pf_q
+                .m_tdata
+                .val()
+                .get_bit(self.pf_rsp_at.val().index());
+        self.m_rfail_valid.next = self.pf_q.m_tvalid.val()
+            & self
+                .pf_q
+                .m_tdata
+                .val()
+                .get_bit(self.pf_rsp_at.val().index());
         self.m_pfail_qpn.next = self.pf_q.m_tdata.val().get_bits::<QA>(0);
         self.m_pfail_psn.next = self
             .pf_q
             .m_tdata
             .val()
             .get_bits::<24>(self.pf_psn_at.val().index());
-        self.m_pfail_rsp.next = self
+        self.m_rfail_qpn.next = self.pf_q.m_tdata.val().get_bits::<QA>(0);
+        self.m_rfail_psn.next = self
+            .pf_q
+            .m_tdata
+            .val()
+            .get_bits::<24>(self.pf_psn_at.val().index());
+        self.pf_to_rsp.next = self
             .pf_q
             .m_tdata
             .val()
             .get_bit(self.pf_rsp_at.val().index());
-        self.pf_q.m_tready.next = self.m_pfail_ready.val();
+        self.pf_q.m_tready.next = (self.m_pfail_ready.val() & !self.pf_to_rsp.val())
+            | (self.m_rfail_ready.val() & self.pf_to_rsp.val());
         // WQE beats shift in from the top (constant shifts: wiring, no barrel shifter); after
         // the WQE's `WQE_W / DW` beats its first byte is at the bottom.
         if self.s_rd_tvalid.val() & !self.route_pay.val() {

@@ -61,7 +61,11 @@
 //! the QP and the completer flushes its outstanding requests; QUERY reads it ERR
 //! (`m_peek_rq` bit 48), and its receive WQEs flush. A QP another engine failed (`s_failed`)
 //! is the same here: its requests and READ responses are dropped, and its receive WQEs flush
-//! when `QpFail` hands it over (`s_fail_{valid,ready,qpn}`). Flushes wait while packets come
+//! when `QpFail` hands it over (`s_fail_{valid,ready,qpn}`). A READ response whose payload read
+//! failed (the requester's `m_rfail`, in `s_rfail_{valid,ready,qpn,psn}`; its frame never left)
+//! is taken in Idle after the flushes, taking turns with packets as they do: unless its QP is failed or in ERR
+//! already, it gets a NAK remote operational error at its PSN, a fatal NAK as above (the
+//! reader's READ fails REM_OP_ERR, not after its retries). Flushes wait while packets come
 //! only until the next packet: one taken while a flush waits gives the flush the next turn,
 //! so a QP in ERR flushes whatever the other QPs receive.
 //!
@@ -286,6 +290,10 @@ pub enum RespState {
     FlReq,
     FlWait,
     FlOut,
+    /// A READ response's payload read failed: the QP's entries are read.
+    RfRd,
+    /// ... and its NAK remote operational error made.
+    RfNak,
 }
 
 fn at(l: &Layout, name: &str) -> Constant<Bits<9>> {
@@ -452,6 +460,14 @@ pub struct Responder<const DW: usize, const KW: usize> {
     fl_take: Signal<Local, Bit>,
     ff_take: Signal<Local, Bit>,
     ff_still: Signal<Local, Bit>,
+    /// A READ response whose payload read failed (the requester's `m_rfail`): its QP and PSN.
+    pub s_rfail_valid: Signal<In, Bit>,
+    pub s_rfail_ready: Signal<Out, Bit>,
+    pub s_rfail_qpn: Signal<In, Bits<QA>>,
+    pub s_rfail_psn: Signal<In, Bits<24>>,
+    rf_take: Signal<Local, Bit>,
+    /// The failed response's QP is not failed or in ERR already: it gets its NAK.
+    rf_live: Signal<Local, Bit>,
     // QPs a fatal NAK this block sent has failed (until an init_rq write), and its word to
     // the requester; the QUERY copy's bit.
     rfail: DFF<Bits<256>>,
@@ -1036,6 +1052,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             fl_take: Default::default(),
             ff_take: Default::default(),
             ff_still: Default::default(),
+            s_rfail_valid: Default::default(),
+            s_rfail_ready: Default::default(),
+            s_rfail_qpn: Default::default(),
+            s_rfail_psn: Default::default(),
+            rf_take: Default::default(),
+            rf_live: Default::default(),
             pk_q8: Default::default(),
             fatal: Default::default(),
             qerr: Default::default(),
@@ -2638,6 +2660,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.fl_q.m_tready.next = self.fl_take.val();
         self.s_fail_ready.next = self.ff_take.val();
         self.ff_still.next = self.s_failed.val().get_bit(self.s_fail_qpn.val().index());
+        // A failed READ response: after the flushes, as they take turns with packets.
+        self.rf_take.next = (self.state.q.val() == RespState::Idle)
+            & (self.fl_turn.q.val() | !self.s_meta_tvalid.val())
+            & !self.fl_q.m_tvalid.val()
+            & !self.s_fail_valid.val()
+            & self.s_rfail_valid.val();
+        self.s_rfail_ready.next = self.rf_take.val();
+        self.rf_live.next = !(self.qerr.q.val().get_bit(self.s_rfail_qpn.val().index())
+            | self.rfail.q.val().get_bit(self.s_rfail_qpn.val().index())
+            | self.s_failed.val().get_bit(self.s_rfail_qpn.val().index()));
         self.fl_head.next = self.one256.val() << self.fl_q.m_tdata.val();
         self.fl_after.next = self.fl_pend.q.val();
         if self.fl_q.m_tready.val() {
@@ -2679,8 +2711,22 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                             & (self.s_qpw_index.val() == self.s_fail_qpn.val());
                         self.state.d.next = RespState::FlRd;
                     }
+                } else if self.rf_take.val() {
+                    // A READ response of a QP still running failed: its QP and PSN as a
+                    // record's, so the RAMs follow it.
+                    if self.rf_live.val() {
+                        self.m.d.next = (bit_cast::<META_W, QA>(self.s_rfail_qpn.val())
+                            << self.x_qpn.val())
+                            | (bit_cast::<META_W, 24>(self.s_rfail_psn.val()) << self.x_psn.val());
+                        self.dirty.d.next = self.s_qpw_en.val()
+                            & self.qpw_init.val()
+                            & (self.s_qpw_index.val() == self.s_rfail_qpn.val());
+                        self.state.d.next = RespState::RfRd;
+                    }
                 } else if self.s_meta_tvalid.val() & !self.s_hold.val() {
-                    self.fl_turn.d.next = self.fl_q.m_tvalid.val() | self.s_fail_valid.val();
+                    self.fl_turn.d.next = self.fl_q.m_tvalid.val()
+                        | self.s_fail_valid.val()
+                        | self.s_rfail_valid.val();
                     self.m.d.next = self.s_meta_tdata.val();
                     // The port's one P_Key is the default full member 0xFFFF: it matches a
                     // packet key of base 0x7FFF, full or limited (IBA 10.9.3).
@@ -2762,6 +2808,37 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     self.rcv_q.s_tvalid.next = true;
                     self.n_flushed.d.next = self.n_flushed.q.val() + bits::<32>(1);
                     self.state.d.next = RespState::FlReq;
+                }
+            }
+            RespState::RfRd => {
+                // (The QP's RAM entries are read this cycle.)
+                self.state.d.next = RespState::RfNak;
+            }
+            RespState::RfNak => {
+                // NAK remote operational error at the failed response's PSN (IBA 9.7.5.2.4:
+                // the responder could not complete the request): the reader's READ fails
+                // REM_OP_ERR; sent, it fails the QP here (Resp). Nothing else is done.
+                self.do_ack.d.next = true;
+                self.ack_syn.d.next = self.syn_op.val();
+                self.ack_psn.d.next = self.f_psn.val();
+                self.ack_msn.d.next = self.r_msn.val();
+                self.do_rack.d.next = false;
+                self.rk_gap.d.next = false;
+                self.do_rcv.d.next = false;
+                self.rcv_st.d.next = bits::<8>(0);
+                self.wb_ctx.d.next = false;
+                self.wb_cur.d.next = false;
+                self.wb_rcur.d.next = false;
+                self.do_job.d.next = false;
+                self.job_dup.d.next = bits::<1>(0);
+                self.do_rl.d.next = false;
+                self.rl_st.d.next = bits::<8>(0);
+                self.req_at.d.next = false;
+                self.state.d.next = RespState::Resp;
+                if self.dirty.q.val() {
+                    // The QP was reset meanwhile: its old life's NAK is not sent.
+                    self.do_ack.d.next = false;
+                    self.state.d.next = RespState::Idle;
                 }
             }
             RespState::Check => {

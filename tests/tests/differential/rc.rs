@@ -467,6 +467,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.m_pay_tready.next = pay_ready;
         hdl.m_sent_tready.next = sent_ready;
         hdl.m_pfail_ready.next = sent_ready;
+        hdl.m_rfail_ready.next = sent_ready;
         if rew.is_none() && r_rew.gen_ratio(1, 300) {
             let q = r_rew.gen_range(0..8usize);
             rew = Some((
@@ -536,6 +537,7 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("m_pay_tready", pay_ready.into())?;
         tb.set("m_sent_tready", sent_ready.into())?;
         tb.set("m_pfail_ready", sent_ready.into())?;
+        tb.set("m_rfail_ready", sent_ready.into())?;
         tb.model().set_bytes(used_port, &used_bytes)?;
         tb.model().set_bytes(rj_data, &rj_bytes)?;
         tb.set("s_rj_tvalid", rj_valid.into())?;

@@ -169,11 +169,16 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // BAR0's count of MR table writes: it moves the cycle after each.
     let mut mr_gen = 0u32;
     let mut fail_ev: Option<u64> = None;
+    // A READ response of a QP whose payload read failed (the requester's `m_rfail`), every
+    // 15,000 cycles (each fails its QP, so seldom), QP and PSN from a stream of their own:
+    // held until taken.
+    let mut r_rf = rng(s ^ 0x5246_4149);
+    let (mut rfail, mut rfails) = (None::<(u8, u32)>, 0usize);
     let mut ans_q = 0usize;
     for cycle in 0..2 * cycles {
         if cycle >= cycles {
             let c: Vec<u64> = names.iter().map(|c| tb.get(c).unwrap_or(0)).collect();
-            let n = [writes, acks, racks, wqe_reqs, rcvs, njobs, nlands];
+            let n = [writes, acks, racks, wqe_reqs, rcvs, njobs, nlands, rfails];
             if responder_covered(n, at_jobs, &c) {
                 break;
             }
@@ -539,6 +544,13 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_failed", wide_le(failed, 32)));
         inp.push(("s_fail_valid", vec![fail_ev.is_some().into()]));
         inp.push(("s_fail_qpn", vec![fail_ev.unwrap_or(0) as u8]));
+        if rfail.is_none() && cycle % 15_000 == 7_000 {
+            rfail = Some((r_rf.gen_range(0..8), r_rf.gen_range(0..1 << 24)));
+        }
+        let (fq, fp) = rfail.unwrap_or_default();
+        inp.push(("s_rfail_valid", vec![rfail.is_some().into()]));
+        inp.push(("s_rfail_qpn", vec![fq]));
+        inp.push(("s_rfail_psn", le(fp.into(), 3)));
         if let Some((q, _)) = &qpw {
             // (The context writes here all reset the receive side: `QpFail` clears the QP
             // the cycle after.)
@@ -548,6 +560,9 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_failed.next = wide(inp.get("s_failed"));
         hdl.s_fail_valid.next = inp.bit("s_fail_valid");
         hdl.s_fail_qpn.next = wide(inp.get("s_fail_qpn"));
+        hdl.s_rfail_valid.next = inp.bit("s_rfail_valid");
+        hdl.s_rfail_qpn.next = wide(inp.get("s_rfail_qpn"));
+        hdl.s_rfail_psn.next = wide(inp.get("s_rfail_psn"));
         hdl.s_meta_tdata.next = wide(inp.get("s_meta_tdata"));
         hdl.s_meta_tvalid.next = inp.bit("s_meta_tvalid");
         hdl.s_pay_tdata.next = wide(inp.get("s_pay_tdata"));
@@ -600,6 +615,10 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         if fail_ev.is_some() && hdl.s_fail_ready.val() {
             fail_ev = None;
         }
+        if rfail.is_some() && hdl.s_rfail_ready.val() {
+            rfail = None;
+            rfails += 1;
+        }
         if hdl.m_rq_req_valid.val() && inp.bit("m_rq_req_ready") {
             ans_q = hdl.m_rq_req_qpn.val().to_u64() as usize & 7;
             wqe_reqs += 1;
@@ -648,26 +667,28 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     let counters: Vec<u64> = names.iter().map(|c| tb.get(c)).collect::<Result<_, _>>()?;
     assert!(
         responder_covered(
-            [writes, acks, racks, wqe_reqs, rcvs, njobs, nlands],
+            [writes, acks, racks, wqe_reqs, rcvs, njobs, nlands, rfails],
             at_jobs,
             &counters
         ),
         "too little coverage: {writes} writes, {acks} ACKs, {racks} received ACKs, {wqe_reqs} \
          receive WQEs asked for, {rcvs} receive completions, {njobs} READ jobs, {nlands} READs \
          landed, {gaps} READs skipping a response, {at_jobs} atomic jobs (of which duplicates \
-         answered from the replay cache: all but `atomics`), {counters:?}"
+         answered from the replay cache: all but `atomics`), {rfails} failed READ responses, \
+         {counters:?}"
     );
     println!(
-        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, {njobs} READ jobs, {nlands} READs landed, {gaps} READs skipping a response, {at_jobs} atomic jobs, counters {counters:?}, all {} outputs equal", outs.len()
+        "responder_64: {cycles} cycles, {writes} writes, {acks} ACK/NAKs, {racks} received, {wqe_reqs} receive WQEs, {rcvs} receive completions, {njobs} READ jobs, {nlands} READs landed, {gaps} READs skipping a response, {at_jobs} atomic jobs, {rfails} failed READ responses, counters {counters:?}, all {} outputs equal", outs.len()
     );
     Ok(())
 }
 
 /// The responder differential's floors: writes, ACKs, received ACKs, receive WQEs asked for,
-/// receive completions, READ jobs and READs landed (`n`); every counter moved; atomic jobs
+/// receive completions, READ jobs, READs landed and failed READ responses taken (`n`); every
+/// counter moved; atomic jobs
 /// at least two more than the atomics done (duplicates answered from the replay cache).
-fn responder_covered(n: [usize; 7], at_jobs: usize, counters: &[u64]) -> bool {
-    let floor = [50, 50, 20, 20, 10, 5, 5];
+fn responder_covered(n: [usize; 8], at_jobs: usize, counters: &[u64]) -> bool {
+    let floor = [50, 50, 20, 20, 10, 5, 5, 0];
     n.iter().zip(floor).all(|(&v, f)| v > f)
         && counters.iter().all(|&c| c > 0)
         && at_jobs as u64 >= counters[10] + 2
@@ -730,7 +751,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let (mut failed, mut fail_ev, mut fails) = (0u64, None::<u64>, 0usize);
     // The requester's failed payload reads now and then: a QP's PSN inside its oldest
     // request or anywhere, a READ response's one in four; held until taken.
-    let (mut pfail, mut pfails) = (None::<(u8, u32, bool)>, 0usize);
+    let (mut pfail, mut pfails) = (None::<(u8, u32)>, 0usize);
     // (Past `soak(100_000)` the run goes on, up to four times as long, until every floor is
     // met: rewinds resumed inside a READ, two to six a run, were missed by one CI seed.)
     let mut cycles = soak(100_000);
@@ -984,13 +1005,12 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
             let p = out[q].front().map_or(r_fail.gen(), |&(first, n)| {
                 first.wrapping_add(r_fail.gen_range(0..n.max(1)))
             }) & 0xFF_FFFF;
-            pfail = Some((q as u8, p, r_fail.gen_ratio(1, 4)));
+            pfail = Some((q as u8, p));
         }
-        let (pq, pp, pr) = pfail.unwrap_or_default();
+        let (pq, pp) = pfail.unwrap_or_default();
         inp.push(("s_pfail_valid", vec![pfail.is_some().into()]));
         inp.push(("s_pfail_qpn", vec![pq]));
         inp.push(("s_pfail_psn", le(pp.into(), 3)));
-        inp.push(("s_pfail_rsp", vec![pr.into()]));
         if reset {
             failed &= !(1 << qi);
         }
@@ -1001,7 +1021,6 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_pfail_valid.next = inp.bit("s_pfail_valid");
         hdl.s_pfail_qpn.next = wide(inp.get("s_pfail_qpn"));
         hdl.s_pfail_psn.next = wide(inp.get("s_pfail_psn"));
-        hdl.s_pfail_rsp.next = inp.bit("s_pfail_rsp");
         hdl.s_snd_en.next = inp.bit("s_snd_en");
         hdl.s_snd_qpn.next = wide(inp.get("s_snd_qpn"));
         hdl.s_snd_psn.next = wide(inp.get("s_snd_psn"));

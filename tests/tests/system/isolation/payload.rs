@@ -7,8 +7,9 @@ use super::{watch, write_wr};
 use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::world::{RetryAttrs, World, WorldConfig};
-use ferroce_spec::opcodes::RC_SEND_ONLY;
-use ferroce_spec::queues::{WC_GENERAL_ERR, WC_RETRY_EXC_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::headers::AETH_NAK_REM_OP;
+use ferroce_spec::opcodes::{RC_ACKNOWLEDGE, RC_SEND_ONLY};
+use ferroce_spec::queues::{WC_GENERAL_ERR, WC_REM_OP_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::{budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
 
@@ -156,67 +157,99 @@ fn a_failed_payload_read_fails_the_work_request_and_nothing_after_it_reaches_the
     Ok(())
 }
 
-/// A READ response whose bytes cannot be read (the region the peer reads is poisoned in the
-/// middle) is dropped before the wire and fails the responder's QP: it goes to ERR and sends
-/// nothing more; the reader's READ gets none of the bytes past the failed response, and ends
-/// RETRY_EXC_ERR (its retries meet a QP in ERR, which drops them).
+/// A READ response whose bytes cannot be read (the region the peer reads is poisoned
+/// somewhere) is dropped before the wire, and the responder NAKs its PSN remote operational
+/// error (IBA 9.7.5.2.4): the reader's READ completes REM_OP_ERR at once (a retry timer of
+/// about a second would run out first: it must not be what ends it), and the READ posted
+/// behind it WR_FLUSH_ERR. Asserted for four random cases (path MTU, length, the poisoned
+/// byte, which may be in the first response): on the wire, one NAK at the failed response's
+/// PSN and no response at or after it; the reader holds exactly the responses before it;
+/// both QPs read ERR; the responder's MAC dropped the frame as bad.
 #[test]
-fn a_failed_read_response_fails_the_responders_qp() -> Result<()> {
-    let s = seed("a_failed_read_response_fails_the_responders_qp");
+fn a_failed_read_response_is_naked_remote_operational_error() -> Result<()> {
+    let s = seed("a_failed_read_response_is_naked_remote_operational_error");
     let mut r = rng(s);
-    let mut w = World::open(&WorldConfig::default())?;
-    w.retry = RetryAttrs {
-        timeout: Some(1),
-        retry_cnt: Some(2),
-        ..Default::default()
-    };
-    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
-    let (mut qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    let len = pmtu as usize * r.gen_range(4..=32);
-    let img: Vec<u8> = (0..len).map(|_| r.gen()).collect();
-    let src = w.b.buffer(len, &img)?;
-    let dst = w.a.buffer(len, &vec![0; len])?;
-    let at = r.gen_range(pmtu as usize..len);
-    w.b.sim
-        .borrow()
-        .rc
-        .borrow_mut()
-        .mem
-        .poison(src.addr + at as u64, 1);
-    let read = SendWr {
-        wr_id: 5,
-        opcode: WrOpcode::RdmaRead,
-        sg_list: vec![Sge {
-            addr: dst.addr,
-            length: len as u32,
-            lkey: dst.lkey,
-        }],
-        remote_addr: src.addr,
-        rkey: src.rkey,
-        signaled: true,
-        ..Default::default()
-    };
-    w.a.dev.post_send(&mut qa, &[read])?;
-    let got = reap(&mut w, 0, 1, budget(400_000), &format!("seed {s}"))?;
-    ensure!(
-        got[0].status == WC_RETRY_EXC_ERR,
-        "seed {s} (pmtu {pmtu}, {len} B, poisoned at {at}): {got:?}"
-    );
-    let mut mem = vec![0u8; len];
-    w.a.dev.mem.read(dst.addr, &mut mem)?;
-    let good = at / pmtu as usize * pmtu as usize;
-    ensure!(
-        mem[good..].iter().all(|&b| b == 0) && mem[..good] == img[..good],
-        "seed {s}: the reader holds more or less than the responses before the failed one"
-    );
-    ensure!(
-        w.b.dev.query_qp(&qb)?.state == Some(QpState::Err),
-        "seed {s}: the responder's QP is not ERR"
-    );
-    ensure!(
-        w.b.counter("mac_bad_frames")? >= 1,
-        "seed {s}: {}",
-        nonzero_counters(&w.b)
-    );
+    for case in 0..4 {
+        let mut w = World::open(&WorldConfig::default())?;
+        w.retry = RetryAttrs {
+            timeout: Some(18),
+            retry_cnt: Some(7),
+            ..Default::default()
+        };
+        let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+        let psn0 = r.gen_range(0..1 << 24);
+        let (mut qa, qb) = w.connect(pmtu, psn0, r.gen_range(0..1 << 24), 16)?;
+        let len = pmtu as usize * r.gen_range(2..=32);
+        let img: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+        let src = w.b.buffer(len, &img)?;
+        let dst = w.a.buffer(2 * len, &vec![0; 2 * len])?;
+        let at = r.gen_range(0..len);
+        w.b.sim
+            .borrow()
+            .rc
+            .borrow_mut()
+            .mem
+            .poison(src.addr + at as u64, 1);
+        let read = |wr_id: u64, to: u64| SendWr {
+            wr_id,
+            opcode: WrOpcode::RdmaRead,
+            sg_list: vec![Sge {
+                addr: to,
+                length: len as u32,
+                lkey: dst.lkey,
+            }],
+            remote_addr: src.addr,
+            rkey: src.rkey,
+            signaled: true,
+            ..Default::default()
+        };
+        let seen = watch(&w, false, |_| false)?;
+        w.a.dev.post_send(
+            &mut qa,
+            &[read(5, dst.addr), read(6, dst.addr + len as u64)],
+        )?;
+        let why = format!("seed {s} case {case} (pmtu {pmtu}, {len} B, poisoned at {at})");
+        let got = reap(&mut w, 0, 2, budget(100_000), &why)?;
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [(5, WC_REM_OP_ERR), (6, WC_WR_FLUSH_ERR)],
+            "{why}: {st:?}"
+        );
+        w.run(5_000)?;
+        let failed = (psn0 + (at / pmtu as usize) as u32) & 0xFF_FFFF;
+        let seen = seen.borrow();
+        let naks: Vec<_> = seen
+            .iter()
+            .filter(|b| b.opcode == RC_ACKNOWLEDGE && b.dqpn == qa.qpn)
+            .collect();
+        let late = seen.iter().any(|b| {
+            b.opcode != RC_ACKNOWLEDGE && (b.psn.wrapping_sub(failed) & 0xFF_FFFF) < 1 << 23
+        });
+        ensure!(
+            naks.len() == 1
+                && naks[0].psn == failed
+                && naks[0].syndrome == Some(AETH_NAK_REM_OP)
+                && !late,
+            "{why}: response {failed:#x} failed, on the wire: {seen:?}"
+        );
+        let mut mem = vec![0u8; 2 * len];
+        w.a.dev.mem.read(dst.addr, &mut mem)?;
+        let good = at / pmtu as usize * pmtu as usize;
+        ensure!(
+            mem[good..].iter().all(|&b| b == 0) && mem[..good] == img[..good],
+            "{why}: the reader holds more or less than the responses before the failed one"
+        );
+        let sa = w.a.dev.query_qp(&qa)?.state;
+        let sb = w.b.dev.query_qp(&qb)?.state;
+        ensure!(
+            sa == Some(QpState::Err) && sb == Some(QpState::Err),
+            "{why}: the QPs read {sa:?} and {sb:?}, not ERR"
+        );
+        ensure!(
+            w.b.counter("mac_bad_frames")? >= 1,
+            "{why}: {}",
+            nonzero_counters(&w.b)
+        );
+    }
     Ok(())
 }
