@@ -157,9 +157,10 @@
 //! The context copy: the host's fields in `ctx_ram`, the send state (`sq_psn`, `sq_ci`,
 //! `sq_pkts`, and `rec_ci`, set to `sq_ci` by the host's writes) in `sq_ram`, which only `init_sq` writes (RTR -> RTS, RESET) and this block
 //! write; any other context write (RTS -> RTS, -> ERR) leaves the send state running. A context
-//! write to the QP being served marks it dirty: the request in flight finishes and the QP is
-//! queued again so the next visit reads the new context; after an `init_sq` write the host's
-//! values win (no write-back); it also sets the QP's producer index to the host's `sq_ci`, so
+//! write to the QP being served marks it dirty: the QP is queued again so the next visit
+//! reads the new context; a write that takes it out of RTR and RTS (`herr`) also stops the
+//! message in flight at its next packet (rxe checks the state at every packet); after an
+//! `init_sq` write the host's values win (no write-back); it also sets the QP's producer index to the host's `sq_ci`, so
 //! a reset QP still in the ready queue finds no work rather than its last life's ring.
 //! BAR0's QUERY reads the send state from a copy of `sq_ram`
 //! (`s_peek_index` in, `m_peek_sq` out: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts` 40..64).
@@ -190,10 +191,10 @@ use ferroce_spec::opcodes::{
 };
 use ferroce_spec::queues::{
     ACCESS_LOCAL_WRITE, ACCESS_REMOTE_READ, MAX_MSG_LEN, MAX_RD_ATOMIC, MAX_SGE, QP_CTX,
-    QP_STATE_ERR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR,
-    WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_FLAG_FENCE, WQE_FLAG_SOLICITED, WQE_LEN,
-    WQE_SGE_AT, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_RDMA_WRITE,
-    WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
+    QP_STATE_ERR, QP_STATE_RTR, QP_STATE_RTS, SGE, SGE_LEN, WC_GENERAL_ERR, WC_LOC_LEN_ERR,
+    WC_LOC_PROT_ERR, WC_LOC_QP_OP_ERR, WC_WR_FLUSH_ERR, WQE, WQE_FLAG_FENCE, WQE_FLAG_SOLICITED,
+    WQE_LEN, WQE_SGE_AT, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ,
+    WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
 /// QP table address width (256 QPs) and context bits, as BAR0 stores them.
@@ -612,12 +613,16 @@ pub struct Requester<const DW: usize, const KW: usize> {
     sw_data: Signal<Local, Bits<SQ_W>>,
     sw_en: Signal<Local, Bit>,
     qpw_init: Signal<Local, Bit>,
+    qpw_stop: Signal<Local, Bit>,
     pi_ram: RAM<Bits<16>, QA>,
     ready: Fifo<QA, QA, 9>,
     queued: DFF<Bits<256>>,
     state: DFF<ReqState>,
     qpn: DFF<Bits<QA>>,
     dirty: DFF<Bit>,
+    /// The host moved the QP in hand out of RTR and RTS since it was taken: it stops
+    /// between two packets.
+    herr: DFF<Bit>,
     ctx: DFF<Bits<CTX_W>>,
     pi: DFF<Bits<16>>,
     ci: DFF<Bits<16>>,
@@ -704,6 +709,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     db_bit: Signal<Local, Bits<256>>,
     cur_bit: Signal<Local, Bits<256>>,
     c_state: Signal<Local, Bits<4>>,
+    c_wstate: Signal<Local, Bits<4>>,
     c_pmtu: Signal<Local, Bits<4>>,
     c_log: Signal<Local, Bits<5>>,
     c_rqpn: Signal<Local, Bits<24>>,
@@ -782,6 +788,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pkts_now: Signal<Local, Bits<24>>,
     // Constants.
     rts: Constant<Bits<4>>,
+    rtr: Constant<Bits<4>>,
     wr_write_imm: Constant<Bits<8>>,
     wr_send: Constant<Bits<8>>,
     wr_send_imm: Constant<Bits<8>>,
@@ -1244,12 +1251,14 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             sw_data: Default::default(),
             sw_en: Default::default(),
             qpw_init: Default::default(),
+            qpw_stop: Default::default(),
             pi_ram: RAM::default(),
             ready: Fifo::new(),
             queued: Default::default(),
             state: DFF::default(),
             qpn: Default::default(),
             dirty: Default::default(),
+            herr: Default::default(),
             ctx: Default::default(),
             pi: Default::default(),
             ci: Default::default(),
@@ -1324,6 +1333,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             db_bit: Default::default(),
             cur_bit: Default::default(),
             c_state: Default::default(),
+            c_wstate: Default::default(),
             c_pmtu: Default::default(),
             c_log: Default::default(),
             c_rqpn: Default::default(),
@@ -1400,6 +1410,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             rsv_tag: Default::default(),
             pkts_now: Default::default(),
             rts: k(QP_STATE_RTS.into()),
+            rtr: k(QP_STATE_RTR.into()),
             wr_write_imm: k(WR_RDMA_WRITE_WITH_IMM.into()),
             wr_send: k(WR_SEND.into()),
             wr_send_imm: k(WR_SEND_WITH_IMM.into()),
@@ -1513,7 +1524,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
             ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_new, stale_out, nak,
-            n_refused, quiet, rsm, patient, after_job, vis_t, pk_bad, poison
+            n_refused, quiet, rsm, patient, after_job, vis_t, pk_bad, poison, herr
         );
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
@@ -2352,6 +2363,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .val()
             .get_bits::<1>(self.x_init.val().index())
             == bits::<1>(1);
+        // A table write that takes the QP out of RTR and RTS (to ERR, RESET or INIT).
+        self.c_wstate.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<4>(self.x_state.val().index());
+        self.qpw_stop.next = self.s_qpw_en.val()
+            & (self.c_wstate.val() != self.rtr.val())
+            & (self.c_wstate.val() != self.rts.val());
         self.sw_addr.next = self.s_qpw_index.val();
         // (The host's `sq_ci` is also the first WQE without a `SENT` record.)
         self.sw_data.next = bit_cast::<SQ_W, 24>(
@@ -2388,7 +2407,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             & (self.status.q.val() != self.st_flush.val());
         self.flush.next = (((self.s_failed.val() | self.poison.q.val()) & self.f_shift.val())
             != bits::<256>(0))
-            | (self.c_state.val() == self.qp_err.val());
+            | (self.c_state.val() == self.qp_err.val())
+            | self.herr.q.val();
         // Poisoned by a failed payload read; a reset (`init_sq`) clears it.
         self.pz_set.next = bits::<256>(0);
         if self.pk_fail.val() {
@@ -2404,6 +2424,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         }
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
+            // rxe checks the QP's state at every packet: a message in flight stops at its
+            // next packet, not at its end (its next visit flushes it, or ends a READ
+            // response job).
+            if self.qpw_stop.val() {
+                self.herr.d.next = true;
+            }
             if self.qpw_init.val() {
                 self.dirty_sq.d.next = true;
             }
@@ -2520,6 +2546,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.rsp.d.next = false;
                 self.cut.d.next = false;
                 self.nak.d.next = false;
+                self.herr.d.next = false;
                 if self.take_rew.val() {
                     self.qpn.d.next = self.s_rew_qpn.val();
                     self.rw_ci.d.next = self.s_rew_ci.val();
@@ -2536,6 +2563,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         .m_tdata
                         .val()
                         .get_bits::<QA>(self.x_j_qpn.val().index());
+                    self.herr.d.next = self.qpw_stop.val()
+                        & (self.s_qpw_index.val()
+                            == self
+                                .rj_q
+                                .m_tdata
+                                .val()
+                                .get_bits::<QA>(self.x_j_qpn.val().index()));
                     self.rsm.d.next = self.park.m_valid.val();
                     if self.park.m_valid.val() {
                         self.job.d.next = self.park.m_job.val();
@@ -2544,6 +2578,13 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                             .m_job
                             .val()
                             .get_bits::<QA>(self.x_j_qpn.val().index());
+                        self.herr.d.next = self.qpw_stop.val()
+                            & (self.s_qpw_index.val()
+                                == self
+                                    .park
+                                    .m_job
+                                    .val()
+                                    .get_bits::<QA>(self.x_j_qpn.val().index()));
                     }
                     self.rsp.d.next = true;
                     self.pick.d.next = false;
@@ -2555,6 +2596,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.qpn.d.next = self.ready.m_tdata.val();
                     self.dirty.d.next =
                         self.s_qpw_en.val() & (self.s_qpw_index.val() == self.ready.m_tdata.val());
+                    self.herr.d.next =
+                        self.qpw_stop.val() & (self.s_qpw_index.val() == self.ready.m_tdata.val());
                     self.dirty_sq.d.next = self.s_qpw_en.val()
                         & self.qpw_init.val()
                         & (self.s_qpw_index.val() == self.ready.m_tdata.val());

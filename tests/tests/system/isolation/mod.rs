@@ -14,6 +14,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 mod errors;
+mod host_err;
 mod payload;
 mod soak;
 mod stale;
@@ -55,6 +56,7 @@ fn watch(
     Ok(seen)
 }
 
+/// A WRITE of the first `len` bytes of `src` to the peer's `to` (under `rkey`), signaled.
 fn write_wr(
     wr_id: u64,
     src: &ferroce_driver::MemoryRegion,
@@ -74,6 +76,20 @@ fn write_wr(
         rkey,
         signaled: true,
         ..Default::default()
+    }
+}
+
+/// A READ of `len` bytes from the peer's `from` (under `rkey`) into the start of `into`.
+fn read_wr(
+    wr_id: u64,
+    into: &ferroce_driver::MemoryRegion,
+    len: u32,
+    from: u64,
+    rkey: u32,
+) -> SendWr {
+    SendWr {
+        opcode: WrOpcode::RdmaRead,
+        ..write_wr(wr_id, into, len, from, rkey)
     }
 }
 
