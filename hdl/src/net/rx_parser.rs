@@ -17,7 +17,8 @@
 //!   options; an IP fragment),
 //!   `bad_csum` (IPv4 header checksum wrong), `bad_mac` (destination MAC not `local_mac`),
 //!   `bad_ip` (destination IP not `local_ip`), `bad_opcode` (opcode not in the table, or BTH
-//!   version not 0), `bad_len` (UDP length disagrees with the IP length, is too short for the
+//!   version not 0), `bad_len` (UDP length disagrees with the IP length, is not a multiple
+//!   of 4 (BTH's PadCnt does not make the payload whole words, IBA 9.2), is too short for the
 //!   opcode's headers, pad and ICRC, leaves more than `RX_MAX_PAYLOAD` bytes, or leaves bytes
 //!   for an opcode without payload); `accepted` counts the records; `truncated` counts
 //!   payloads cut short because the frame ended early (`MacRx` never lets such a frame
@@ -676,7 +677,10 @@ impl<const DW: usize, const KW: usize, const IW: usize> Logic for RxParser<DW, K
         self.e_mac.next = self.dmac.val() != self.local_mac.val();
         self.e_ip.next = self.dip.val() != self.local_ip.val();
         self.e_op.next = !self.known.val() | (self.tver.val() != bits::<4>(0));
+        // (Every header after UDP's is whole words, so a UDP length not a multiple of 4 is a
+        // payload and pad that are not: a PadCnt that disagrees with the payload.)
         self.e_len.next = ((self.udp_len.val() + self.ip_hdr.val()) != self.ip_len.val())
+            | (self.udp_len.val().get_bits::<2>(0) != bits::<2>(0))
             | (self.udp_len.val() < self.need.val())
             | (self.plen.val() > self.max_pay.val())
             | (!self.has_pay.val() & (self.plen.val() != bits::<16>(0)));

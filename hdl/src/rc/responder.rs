@@ -189,7 +189,7 @@ use ferroce_spec::opcodes::{
 use ferroce_spec::queues::{
     ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE, MAX_RD_ATOMIC, MAX_SGE, MR_CTX,
     QP_CTX, QP_STATE_ERR, QP_STATE_RTR, QP_STATE_RTS, WC_LOC_LEN_ERR, WC_RECV,
-    WC_RECV_RDMA_WITH_IMM, WC_WITH_IMM, WC_WR_FLUSH_ERR,
+    WC_RECV_RDMA_WITH_IMM, WC_REM_INV_REQ_ERR, WC_WITH_IMM, WC_WR_FLUSH_ERR,
 };
 
 /// QP/MR table address width and context widths, as BAR0 stores them (the whole QP context
@@ -481,6 +481,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     op_rc: Signal<Local, Bit>,
     pk_q8: Signal<Local, Bits<QA>>,
     fatal: Signal<Local, Bit>,
+    fatal_st: Signal<Local, Bits<8>>,
     // Receive WQEs of QPs in ERR: the QPs in ERR, those to flush (a queue, each once).
     qerr: DFF<Bits<256>>,
     fl_pend: DFF<Bits<256>>,
@@ -494,6 +495,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     fl_cur: Signal<Local, Bits<256>>,
     st_err: Constant<Bits<4>>,
     wc_flush: Constant<Bits<8>>,
+    wc_inv: Constant<Bits<8>>,
     // Atomics: the read request, the original and the new value, the count done.
     req_at: DFF<Bit>,
     req_addr: DFF<Bits<64>>,
@@ -1060,6 +1062,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rf_live: Default::default(),
             pk_q8: Default::default(),
             fatal: Default::default(),
+            fatal_st: Default::default(),
             qerr: Default::default(),
             fl_pend: Default::default(),
             fl_q: Fifo::new(),
@@ -1072,6 +1075,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             fl_cur: Default::default(),
             st_err: k(QP_STATE_ERR.into()),
             wc_flush: k(WC_WR_FLUSH_ERR.into()),
+            wc_inv: k(WC_REM_INV_REQ_ERR.into()),
             req_at: Default::default(),
             req_addr: Default::default(),
             at_orig: Default::default(),
@@ -2641,6 +2645,14 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.fatal.next = self.do_ack.q.val()
             & (self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(3))
             & (self.ack_syn.q.val() != self.syn_seq.val());
+        // The status of the receive WQE a SEND was landing in when its QP failed: the real
+        // error for a NAK invalid request (rxe completes the WQE in use REM_INV_REQ_ERR; the
+        // other fatal NAKs are never a SEND's own), WR_FLUSH_ERR otherwise and for the WQEs
+        // after it.
+        self.fatal_st.next = self.wc_flush.val();
+        if self.ack_syn.q.val() == self.syn_inv.val() {
+            self.fatal_st.next = self.wc_inv.val();
+        }
         if self.s_qpw_en.val() {
             if self.qpw_err.val() {
                 self.qerr.d.next = self.qerr.q.val() | self.fl_cur.val();
@@ -2763,13 +2775,16 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.state.d.next = RespState::FlHeldOut;
             }
             RespState::FlHeldOut => {
-                // A receive WQE a SEND was landing in when the QP went to ERR: flushed first,
-                // given back (unless the host reset the QP meanwhile).
+                // A receive WQE a SEND was landing in when the QP went to ERR: completed first
+                // (with the SEND's own error, if it failed the QP), given back (unless the
+                // host reset the QP meanwhile). The rest flush.
                 if self.dirty.q.val() {
                     self.state.d.next = RespState::Idle;
                 } else if !self.rcv.q.val().get_bit(528) {
+                    self.rcv_st.d.next = self.wc_flush.val();
                     self.state.d.next = RespState::FlReq;
                 } else if self.rcv_q.s_tready.val() & !self.s_qpw_en.val() {
+                    self.rcv_st.d.next = self.wc_flush.val();
                     self.rcv_q.s_tvalid.next = true;
                     self.n_flushed.d.next = self.n_flushed.q.val() + bits::<32>(1);
                     self.rcur_ram.write_address.next =
@@ -3341,7 +3356,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.rfail.d.next = self.rfail.q.val() | self.q_bit.val();
                         self.qe_v.d.next = true;
                         self.qe_q.d.next = self.f_qpn.val().get_bits::<QA>(0);
-                        self.rcv_st.d.next = self.wc_flush.val();
+                        self.rcv_st.d.next = self.fatal_st.val();
                         self.state.d.next = RespState::FlRd;
                     }
                 }

@@ -6,8 +6,8 @@ use ferroce_driver::{DmaMemory, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcod
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::headers::AETH_NAK_INV_REQ;
-use ferroce_spec::opcodes::{RC_RDMA_READ_REQUEST, RC_SEND_ONLY};
-use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::opcodes::{RC_FETCH_ADD, RC_RDMA_READ_REQUEST, RC_SEND_ONLY};
+use ferroce_spec::queues::{WC_REM_INV_REQ_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::tx::TxPacket;
 use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed, Bth};
 use rand::Rng;
@@ -100,7 +100,27 @@ fn naked_invalid_request(
 /// a sequence NAK for each, and never waits for its ACK timer.
 #[test]
 fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Result<()> {
-    let s = seed("a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too");
+    each_gap_naked(
+        "a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too",
+        false,
+    )
+}
+
+/// The same for atomics: a peer that only sends FETCH_AND_ADDs and loses two far apart gets a
+/// sequence NAK for each; every atomic is done once (the results count up by one).
+#[test]
+fn an_atomic_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Result<()> {
+    each_gap_naked(
+        "an_atomic_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too",
+        true,
+    )
+}
+
+/// Forty READs of 64 bytes (or FETCH_AND_ADDs of 1 to one word), two of them lost the first
+/// time they go, far apart: all complete SUCCESS with the right bytes, b NAKs two gaps and a
+/// never times out.
+fn each_gap_naked(test: &str, atomic: bool) -> Result<()> {
+    let s = seed(test);
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     w.retry.timeout = Some(8);
@@ -108,16 +128,21 @@ fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Resul
     let src: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
     let sb = w.b.buffer(4096, &src)?;
     let da = w.a.buffer(64 * 64, &vec![0; 64 * 64])?;
-    // The READ requests a sends, counted as they first go: the two by plan are lost.
+    let op = if atomic {
+        RC_FETCH_ADD
+    } else {
+        RC_RDMA_READ_REQUEST
+    };
+    // The requests a sends, counted as they first go: the two by plan are lost.
     let (first, second) = (r.gen_range(2..8usize), r.gen_range(20..28usize));
     let seen = Rc::new(RefCell::new(Vec::<u32>::new()));
     let s2 = seen.clone();
     w.ab.set_fault_hook(move |_, f| {
         let Some(b) = bth(f) else { return Fault::Pass };
-        if b.opcode != RC_RDMA_READ_REQUEST {
+        if b.opcode != op {
             return Fault::Pass;
         }
-        // (The k-th READ is the k-th PSN seen; a retransmission passes.)
+        // (The k-th request is the k-th PSN seen; a retransmission passes.)
         let mut v = s2.borrow_mut();
         if v.contains(&b.psn) {
             return Fault::Pass;
@@ -134,14 +159,19 @@ fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Resul
     let wrs: Vec<SendWr> = (0..n)
         .map(|i| SendWr {
             wr_id: i,
-            opcode: WrOpcode::RdmaRead,
+            opcode: if atomic {
+                WrOpcode::AtomicFetchAndAdd
+            } else {
+                WrOpcode::RdmaRead
+            },
             sg_list: vec![Sge {
                 addr: da.addr + 64 * i,
-                length: 64,
+                length: if atomic { 8 } else { 64 },
                 lkey: da.lkey,
             }],
-            remote_addr: sb.addr + 64 * i,
+            remote_addr: sb.addr + if atomic { 0 } else { 64 * i },
             rkey: sb.rkey,
+            compare_add: 1,
             signaled: true,
             ..Default::default()
         })
@@ -152,7 +182,7 @@ fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Resul
         0,
         n as usize,
         budget(400_000),
-        &format!("seed {s}: the READs"),
+        &format!("seed {s}: the requests"),
     )?;
     for (i, c) in got.iter().enumerate() {
         ensure!(
@@ -162,10 +192,31 @@ fn a_read_at_the_expected_psn_ends_a_gap_so_the_next_gap_is_naked_too() -> Resul
     }
     let mut mem = vec![0u8; 64 * 64];
     w.a.dev.mem.read(da.addr, &mut mem)?;
-    ensure!(
-        mem[..64 * n as usize] == src[..64 * n as usize],
-        "seed {s}: bytes"
-    );
+    if atomic {
+        // Done once each, in order: the k-th saw the word plus k.
+        let word = |b: &[u8]| u64::from_le_bytes(b[..8].try_into().expect("8 bytes"));
+        let at0 = word(&src);
+        for i in 0..n as usize {
+            let got = word(&mem[64 * i..]);
+            ensure!(
+                got == at0.wrapping_add(i as u64),
+                "seed {s}: atomic {i} returned {got:#x}, not {:#x}",
+                at0.wrapping_add(i as u64)
+            );
+        }
+        let mut end = [0u8; 8];
+        w.b.dev.mem.read(sb.addr, &mut end)?;
+        ensure!(
+            u64::from_le_bytes(end) == at0.wrapping_add(n),
+            "seed {s}: the word ends at {:#x}",
+            u64::from_le_bytes(end)
+        );
+    } else {
+        ensure!(
+            mem[..64 * n as usize] == src[..64 * n as usize],
+            "seed {s}: bytes"
+        );
+    }
     let (sa, sb) = (w.a.dev.rc_stats()?, w.b.dev.rc_stats()?);
     ensure!(
         sb.seq_nak_tx == 2 && sa.timeouts == 0,
@@ -220,7 +271,8 @@ fn an_unsupported_opcode_at_the_expected_psn_is_naked_invalid_request() -> Resul
 /// is exactly one PMTU, so a message of whole PMTUs ends with a full LAST, never an empty
 /// one): a SEND FIRST and an empty LAST forged from a real SEND at the expected PSNs, at a
 /// random PMTU, get NAK invalid request at the LAST's PSN, `bad_req` counts it, the QP fails
-/// and the receive WQE the FIRST began completes in error, not SUCCESS with a PMTU of bytes.
+/// and the receive WQE the FIRST began completes REM_INV_REQ_ERR, the error itself (as rxe
+/// completes the WQE in use), not SUCCESS with a PMTU of bytes, nor WR_FLUSH_ERR.
 #[test]
 fn an_empty_send_last_is_naked_invalid_request() -> Result<()> {
     use ferroce_spec::opcodes::{RC_SEND_FIRST, RC_SEND_LAST};
@@ -255,8 +307,9 @@ fn an_empty_send_last_is_naked_invalid_request() -> Result<()> {
     let second = naked_invalid_request(&mut w, &qb, &naks, last.psn)
         .with_context(|| format!("seed {s}: PMTU {pmtu}"))?;
     ensure!(
-        second != WC_SUCCESS,
-        "seed {s}: PMTU {pmtu}: the receive the FIRST began completed SUCCESS"
+        second == WC_REM_INV_REQ_ERR,
+        "seed {s}: PMTU {pmtu}: the receive the FIRST began completed {second}, not \
+         REM_INV_REQ_ERR"
     );
     println!(
         "seed {s}: PMTU {pmtu}: an empty SEND LAST NAKed invalid request, the receive {second}"
@@ -491,4 +544,120 @@ fn a_qp_without_remote_write_refuses_writes_its_regions_allow() -> Result<()> {
         nonzero_counters(&w.b)
     );
     Ok(())
+}
+
+/// BTH's PadCnt makes a packet's payload whole words (IBA 9.2; rxe checks a WRITE's pad
+/// against the bytes it has left). A WRITE ONLY forged from a real one at the expected PSN,
+/// its payload a random length not a multiple of 4 with PadCnt 0 and no pad bytes (lengths,
+/// checksum and ICRC right), is dropped and counted by the parser (`rx_bad_len`): no byte
+/// written, no NAK, the QP in RTS. The same WRITE with its pad lands.
+#[test]
+fn a_write_whose_pad_count_leaves_its_payload_unaligned_is_dropped() -> Result<()> {
+    use ferroce_spec::opcodes::RC_RDMA_WRITE_ONLY;
+    let s = seed("a_write_whose_pad_count_leaves_its_payload_unaligned_is_dropped");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let (mut qa, qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let sa = w.a.buffer(64, &[0x11; 64])?;
+    let tb = w.b.buffer(4096, &vec![0; 4096])?;
+    let caught = ferroce_tests::catch_first(&w.ab, RC_RDMA_WRITE_ONLY)?;
+    let write = SendWr {
+        wr_id: 1,
+        opcode: WrOpcode::RdmaWrite,
+        sg_list: vec![Sge {
+            addr: sa.addr,
+            length: 64,
+            lkey: sa.lkey,
+        }],
+        remote_addr: tb.addr,
+        rkey: tb.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    w.a.dev.post_send(&mut qa, &[write])?;
+    let got = reap(&mut w, 0, 1, budget(50_000), &format!("seed {s}"))?;
+    ensure!(got[0].status == WC_SUCCESS, "seed {s}: {:?}", got[0]);
+    let model = TxPacket::parse(&caught.borrow().clone().context("no WRITE caught")?)?;
+    let naks = watch_naks(&w)?;
+    // At the PSN b expects next, 1 KiB into b's region.
+    let len = 4 * r.gen_range(1..200usize) + r.gen_range(1..=3usize);
+    let mut p = model.clone();
+    p.psn = (model.psn + 1) & 0xFF_FFFF;
+    p.payload = (0..len).map(|_| r.gen()).collect();
+    p.ext[..8].copy_from_slice(&(tb.addr + 1024).to_be_bytes());
+    p.ext[12..16].copy_from_slice(&(len as u32).to_be_bytes());
+    let bad = without_pad(&p)?;
+    let bad0 = w.b.counter("rx_bad_len")?;
+    w.ab.inject(0, &bad);
+    w.run(20_000)?;
+    ensure!(
+        w.b.counter("rx_bad_len")? == bad0 + 1,
+        "seed {s}: {len} B, PadCnt 0: b: {}",
+        nonzero_counters(&w.b)
+    );
+    let mut mem = vec![0u8; 4096];
+    w.b.dev.mem.read(tb.addr, &mut mem)?;
+    ensure!(
+        mem[64..].iter().all(|&b| b == 0),
+        "seed {s}: {len} B, PadCnt 0: written"
+    );
+    ensure!(
+        naks.borrow().is_empty(),
+        "seed {s}: NAKs {:?}",
+        naks.borrow()
+    );
+    ensure!(
+        w.b.dev.query_qp(&qb)?.state == Some(QpState::Rts),
+        "seed {s}: b's QP left RTS"
+    );
+    // The same WRITE with its pad: it lands.
+    w.ab.inject(0, &p.frame()?);
+    w.run(20_000)?;
+    w.b.dev.mem.read(tb.addr, &mut mem)?;
+    ensure!(
+        mem[1024..1024 + len] == p.payload[..],
+        "seed {s}: {len} B with its pad: not landed"
+    );
+    println!("seed {s}: a {len} B WRITE ONLY with PadCnt 0 dropped, with its pad landed");
+    Ok(())
+}
+
+/// NAKs b sends from now on.
+fn watch_naks(w: &World) -> Result<Rc<RefCell<Vec<Bth>>>> {
+    let naks = Rc::new(RefCell::new(Vec::<Bth>::new()));
+    let n2 = naks.clone();
+    w.ba.set_fault_hook(move |_, f| {
+        if let Some(b) = bth(f).filter(|b| b.syndrome.is_some_and(|s| s >> 5 != 0)) {
+            n2.borrow_mut().push(b);
+        }
+        Fault::Pass
+    })?;
+    Ok(naks)
+}
+
+/// `p`'s frame with PadCnt 0 and its pad bytes taken out: the IPv4 and UDP lengths, the IPv4
+/// checksum and the ICRC made right for what is left.
+fn without_pad(p: &TxPacket) -> Result<Vec<u8>> {
+    let mut f = p.frame_without_icrc();
+    let pad = (4 - p.payload.len() % 4) % 4;
+    let ip = p.l3_offset();
+    let n = f.len();
+    f.drain(n - 4 - pad..n - 4);
+    f[ip + 28 + 1] &= !0x30;
+    for at in [ip + 2, ip + 24] {
+        let l = u16::from_be_bytes([f[at], f[at + 1]]) - pad as u16;
+        f[at..at + 2].copy_from_slice(&l.to_be_bytes());
+    }
+    f[ip + 10..ip + 12].copy_from_slice(&[0, 0]);
+    let sum: u32 = f[ip..ip + 20]
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum();
+    let sum = (sum & 0xFFFF) + (sum >> 16);
+    let ck = !((sum & 0xFFFF) + (sum >> 16)) as u16;
+    f[ip + 10..ip + 12].copy_from_slice(&ck.to_be_bytes());
+    let (_, end) = ferroce_spec::icrc::parse(&f)?;
+    let ic = ferroce_spec::icrc::icrc(&f)?;
+    f[end..end + 4].copy_from_slice(&ic.to_le_bytes());
+    Ok(f)
 }
