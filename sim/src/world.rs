@@ -568,6 +568,8 @@ impl Host {
 pub const XGMII_FAULT_COUNTERS: &[&str] = &["xgmii_tx_underrun", "xgmii_rx_code_err"];
 
 /// Every counter of the NIC that counts a fault: all must stay zero in clean traffic.
+/// (`req_pool_waits` is not one: a QP waiting for its share of the completion pool is the
+/// share doing its work, a wait, not a drop.)
 pub const FAULT_COUNTERS: &[&str] = &[
     "req_bad_db",
     "req_bad_qp",
@@ -618,6 +620,7 @@ pub const FAULT_COUNTERS: &[&str] = &[
     "cpl_ghosts",
     "fail_local",
     "req_rsp_refused",
+    "resp_jobs_full",
     "req_retrans",
     "wr_bad_len",
     "cqe_bad_len",
