@@ -2699,6 +2699,23 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             self.fl_pend.d.next = self.fl_after.val() | self.fl_cur.val();
         }
 
+        // A packet's decision starts from nothing to do (Check decides it, RfNak sends its
+        // NAK and nothing else).
+        if (self.state.q.val() == RespState::Check) | (self.state.q.val() == RespState::RfNak) {
+            self.do_ack.d.next = false;
+            self.do_rack.d.next = false;
+            self.rk_gap.d.next = false;
+            self.do_rcv.d.next = false;
+            self.rcv_st.d.next = bits::<8>(0);
+            self.wb_ctx.d.next = false;
+            self.wb_cur.d.next = false;
+            self.wb_rcur.d.next = false;
+            self.do_job.d.next = false;
+            self.job_dup.d.next = bits::<1>(0);
+            self.do_rl.d.next = false;
+            self.rl_st.d.next = bits::<8>(0);
+            self.req_at.d.next = false;
+        }
         match self.state.q.val() {
             RespState::Idle => {
                 self.fl_turn.d.next = false;
@@ -2837,18 +2854,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.ack_syn.d.next = self.syn_op.val();
                 self.ack_psn.d.next = self.f_psn.val();
                 self.ack_msn.d.next = self.r_msn.val();
-                self.do_rack.d.next = false;
-                self.rk_gap.d.next = false;
-                self.do_rcv.d.next = false;
-                self.rcv_st.d.next = bits::<8>(0);
-                self.wb_ctx.d.next = false;
-                self.wb_cur.d.next = false;
-                self.wb_rcur.d.next = false;
-                self.do_job.d.next = false;
-                self.job_dup.d.next = bits::<1>(0);
-                self.do_rl.d.next = false;
-                self.rl_st.d.next = bits::<8>(0);
-                self.req_at.d.next = false;
                 self.state.d.next = RespState::Resp;
                 if self.dirty.q.val() {
                     // The QP was reset meanwhile: its old life's NAK is not sent.
@@ -2857,19 +2862,6 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
             RespState::Check => {
-                self.do_ack.d.next = false;
-                self.do_rack.d.next = false;
-                self.rk_gap.d.next = false;
-                self.do_rcv.d.next = false;
-                self.rcv_st.d.next = bits::<8>(0);
-                self.wb_ctx.d.next = false;
-                self.wb_cur.d.next = false;
-                self.wb_rcur.d.next = false;
-                self.do_job.d.next = false;
-                self.job_dup.d.next = bits::<1>(0);
-                self.do_rl.d.next = false;
-                self.rl_st.d.next = bits::<8>(0);
-                self.req_at.d.next = false;
                 self.rcv.d.next = self.rcur_ram.read_data.val();
                 self.ack_psn.d.next = self.r_epsn.val();
                 self.ack_msn.d.next = self.r_msn.val();

@@ -3,8 +3,8 @@
 //! wire), a failed payload read sends nothing it read and fails the QP, and a reset QP keeps
 //! nothing of its last life.
 
-use anyhow::Result;
-use ferroce_driver::{DmaMemory, QueuePair, SendWr, Sge, WrOpcode};
+use anyhow::{ensure, Result};
+use ferroce_driver::{DmaMemory, QpState, QueuePair, SendWr, Sge, WrOpcode};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{Host, World, WorldConfig};
 use ferroce_spec::queues::WQE_LEN;
@@ -91,6 +91,19 @@ fn read_wr(
         opcode: WrOpcode::RdmaRead,
         ..write_wr(wr_id, into, len, from, rkey)
     }
+}
+
+/// a's QP `qa` failed and b completed nothing: `qa` reads ERR, b's CQ is empty.
+fn failed_alone(w: &mut World, qa: &QueuePair) -> Result<()> {
+    ensure!(
+        w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
+        "b completed"
+    );
+    ensure!(
+        w.a.dev.query_qp(qa)?.state == Some(QpState::Err),
+        "a not ERR"
+    );
+    Ok(())
 }
 
 /// A world where three QPs of a stream `per` WRITEs of 256 KiB each to b, and a fourth QP

@@ -3,8 +3,8 @@
 //! frame is dropped before the wire (MAC_STATS `TX_BAD_FRAME`), the work request fails with
 //! GENERAL_ERR, the QP fails, and nothing of the QP after the failed packet reaches the wire.
 
-use super::{watch, write_wr};
-use anyhow::{ensure, Result};
+use super::{failed_alone, read_wr, watch, write_wr};
+use anyhow::{ensure, Context, Result};
 use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::world::{RetryAttrs, World, WorldConfig};
 use ferroce_spec::headers::AETH_NAK_REM_OP;
@@ -136,14 +136,7 @@ fn a_failed_payload_read_fails_the_work_request_and_nothing_after_it_reaches_the
             mem[..good] == img[..good] && mem[good..].iter().all(|&b| b == 0),
             "seed {s} case {case}: the peer's memory is not the {failed} packets before it"
         );
-        ensure!(
-            w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
-            "seed {s} case {case}: b completed"
-        );
-        ensure!(
-            w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
-            "seed {s} case {case}: a not ERR"
-        );
+        failed_alone(&mut w, &qa).with_context(|| format!("seed {s} case {case}"))?;
         ensure!(
             w.a.counter("mac_bad_frames")? >= 1 && w.a.dev.mac_stats()?.tx_bad_frame >= 1,
             "seed {s} case {case}: {}",
@@ -190,24 +183,14 @@ fn a_failed_read_response_is_naked_remote_operational_error() -> Result<()> {
             .borrow_mut()
             .mem
             .poison(src.addr + at as u64, 1);
-        let read = |wr_id: u64, to: u64| SendWr {
-            wr_id,
-            opcode: WrOpcode::RdmaRead,
-            sg_list: vec![Sge {
-                addr: to,
-                length: len as u32,
-                lkey: dst.lkey,
-            }],
-            remote_addr: src.addr,
-            rkey: src.rkey,
-            signaled: true,
-            ..Default::default()
+        // READs 5 and 6, each into its half of `dst`.
+        let read = |wr_id: u64, half: u64| {
+            let mut wr = read_wr(wr_id, &dst, len as u32, src.addr, src.rkey);
+            wr.sg_list[0].addr += half * len as u64;
+            wr
         };
         let seen = watch(&w, false, |_| false)?;
-        w.a.dev.post_send(
-            &mut qa,
-            &[read(5, dst.addr), read(6, dst.addr + len as u64)],
-        )?;
+        w.a.dev.post_send(&mut qa, &[read(5, 0), read(6, 1)])?;
         let why = format!("seed {s} case {case} (pmtu {pmtu}, {len} B, poisoned at {at})");
         let got = reap(&mut w, 0, 2, budget(100_000), &why)?;
         let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
