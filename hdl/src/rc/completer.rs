@@ -150,6 +150,11 @@ const RACK_W: usize = RX_ACK.len * 8;
 const CQE_W: usize = CQE_LEN * 8;
 /// Per QP, as QUERY reads it: una 0/24, error status 24/8 (0: none).
 const QST_W: usize = 32;
+/// A QP's failed-payload-read word (`lerr`): the PSN where the read failed (bits 0..24) and,
+/// above it, whether there is one.
+const LERR_PSN_W: usize = 24;
+const LERR_ON: usize = LERR_PSN_W;
+const LERR_W: usize = LERR_PSN_W + 1;
 /// Per QP, as this block keeps it: those, the epoch 32/8, `rd_una` 40/24 (the PSN after
 /// the last READ response landed), and the retry counts: timeouts and sequence NAKs 64/3,
 /// RNR NAKs 67/3, since the last progress; 70: an RNR wait runs; 71/24: the PSN the last
@@ -256,7 +261,7 @@ pub struct Completer<const DW: usize> {
     a_pf: DFF<Bit>,
     /// Per QP: where a failed payload read failed it (PSN 0/24, valid 24), read beside the
     /// QP's state: the request holding that PSN takes the error, those before it flush.
-    lerr: RAM<Bits<25>, QA>,
+    lerr: RAM<Bits<LERR_W>, QA>,
     err_real: Signal<Local, Bit>,
     lp_on: Signal<Local, Bit>,
     lp_cov: Signal<Local, Bit>,
@@ -535,6 +540,7 @@ pub struct Completer<const DW: usize> {
     wc_acc: Constant<Bits<8>>,
     wc_rop: Constant<Bits<8>>,
     wc_flush: Constant<Bits<8>>,
+    lerr_on: Constant<Bits<5>>,
     one256: Constant<Bits<256>>,
     q_state: Constant<Bits<10>>,
     st_err: Constant<Bits<4>>,
@@ -882,6 +888,7 @@ impl<const DW: usize> Completer<DW> {
             wc_acc: k(WC_REM_ACCESS_ERR.into()),
             wc_rop: k(WC_REM_OP_ERR.into()),
             wc_flush: k(WC_WR_FLUSH_ERR.into()),
+            lerr_on: k(LERR_ON as u64),
             one256: k(1),
             q_state: field_at(&QP_CTX, "state"),
             st_err: k(QP_STATE_ERR.into()),
@@ -1185,7 +1192,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.lerr.write_clock.next = self.clk.val();
         self.lerr.read_address.next = self.qst_ram.read_address.val();
         self.lerr.write_address.next = self.s_qpw_index.val();
-        self.lerr.write_data.next = bits::<25>(0);
+        self.lerr.write_data.next = bits::<LERR_W>(0);
         self.lerr.write_enable.next = self.s_qpw_en.val()
             & (self
                 .s_qpw_data
@@ -1488,9 +1495,15 @@ impl<const DW: usize> Logic for Completer<DW> {
         // using it up.
         self.err_real.next =
             (self.err.val() != bits::<8>(0)) & (self.err.val() != self.wc_flush.val());
-        self.lp_on.next = self.lerr.read_data.val().get_bit(24) & self.err_real.val();
-        self.lp_cov.next =
-            (self.lerr.read_data.val().get_bits::<24>(0) - self.s_first.val()) <= self.s_span.val();
+        self.lp_on.next = self
+            .lerr
+            .read_data
+            .val()
+            .get_bit(self.lerr_on.val().index())
+            & self.err_real.val();
+        self.lp_cov.next = (self.lerr.read_data.val().get_bits::<LERR_PSN_W>(0)
+            - self.s_first.val())
+            <= self.s_span.val();
         self.lp_early.next = self.lp_on.val()
             & (self.s_status.val() == bits::<8>(0))
             & !self.acked.val()
@@ -1694,11 +1707,12 @@ impl<const DW: usize> Logic for Completer<DW> {
                     // the error.
                     if self.err.val() == bits::<8>(0) {
                         self.lerr.write_address.next = self.a_qpn.val();
-                        self.lerr.write_data.next = bit_cast::<25, 24>(self.a_psn.val())
-                            | (bit_cast::<25, 1>(bits::<1>(1)) << 24);
+                        self.lerr.write_data.next =
+                            bit_cast::<LERR_W, LERR_PSN_W>(self.a_psn.val())
+                                | (bits::<LERR_W>(1) << self.lerr_on.val());
                         self.lerr.write_enable.next = true;
                         if !self.a_pf.q.val() {
-                            self.lerr.write_data.next = bits::<25>(0);
+                            self.lerr.write_data.next = bits::<LERR_W>(0);
                         }
                     }
                     // A fatal NAK fails the QP: the requester stops sending for it.
