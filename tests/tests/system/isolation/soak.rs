@@ -1,6 +1,6 @@
 //! The isolation soak: 64 QP pairs doing every verb both ways (WRITE, READ, SEND, atomics) over
-//! links that lose 1% of frames and reorder them, PFC on and host a's memory slower than the
-//! wire. Sixteen of the pairs go bad at random times: the peer stops posting receives (the
+//! links that lose 1% of frames and reorder them, PFC on, host a's memory slower than the
+//! wire and both root complexes holding the NICs' memory requests back a fifth of the time. Sixteen of the pairs go bad at random times: the peer stops posting receives (the
 //! sender's SENDs meet RNR NAKs for ever, `rnr_retry` 7), the peer goes to ERR or to RESET,
 //! the peer deregisters the region being written with work in flight, or both ends are reset
 //! and connected again.
@@ -102,6 +102,8 @@ fn run(s: u64, mode: Mode) -> Result<u64> {
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(s),
         write_gbps: [Some(6.0), None],
+        // The root complexes hold the NICs' memory requests back at random too.
+        rq_pause: 0.2,
         faults,
         ..WorldConfig::default()
     })?;
