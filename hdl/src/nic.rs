@@ -229,6 +229,7 @@ pub struct Nic<
     live_local_fail: Constant<Bits<16>>,
     live_rsp_refused: Constant<Bits<16>>,
     live_jobs_full: Constant<Bits<16>>,
+    live_key_refused: Constant<Bits<16>>,
     live_pool_wait: Constant<Bits<16>>,
     cap_req: Constant<Bits<16>>,
     cap_resp: Constant<Bits<16>>,
@@ -422,6 +423,7 @@ impl<
             live_local_fail: live("LOCAL_FAIL"),
             live_rsp_refused: live("RSP_REFUSED"),
             live_jobs_full: live("JOBS_FULL"),
+            live_key_refused: live("KEY_REFUSED"),
             live_pool_wait: live("POOL_WAIT"),
             bar0: Bar0::new(params),
             cap_req: k(cap_req as u64),
@@ -870,7 +872,8 @@ impl<
             | (bit_cast::<LIVE_W, 32>(self.fail.local_fails.val()) << self.live_local_fail.val())
             | (bit_cast::<LIVE_W, 32>(self.req.pool_waits.val()) << self.live_pool_wait.val())
             | (bit_cast::<LIVE_W, 32>(self.req.rsp_refused.val()) << self.live_rsp_refused.val())
-            | (bit_cast::<LIVE_W, 32>(self.resp.jobs_full.val()) << self.live_jobs_full.val());
+            | (bit_cast::<LIVE_W, 32>(self.resp.jobs_full.val()) << self.live_jobs_full.val())
+            | (bit_cast::<LIVE_W, 32>(self.resp.bad_rkey.val()) << self.live_key_refused.val());
         self.tx.paused.next = self.rx.paused.val();
         self.tx.local_mac.next = self.bar0.local_mac.val();
         // PFC: the receive buffer's watermarks decide XOFF/XON, the MAC sends the frames.

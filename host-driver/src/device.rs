@@ -220,11 +220,14 @@ pub struct RcStats {
     /// READs and atomics received and dropped undone for want of a job (their QP's share of
     /// the READ job pool used, or the pool full); the peer sends them again.
     pub jobs_full: u32,
+    /// Requests refused by the rkey check (a NAK remote access error sent): a bad key or
+    /// range, or a WRITE whose region was deregistered since its first packet.
+    pub key_refused: u32,
 }
 
 impl RcStats {
     /// `(name, value)` in BAR0's order, the names as the driver's fields.
-    pub fn fields(&self) -> [(&'static str, u32); 13] {
+    pub fn fields(&self) -> [(&'static str, u32); 14] {
         [
             ("retrans", self.retrans),
             ("timeouts", self.timeouts),
@@ -239,6 +242,7 @@ impl RcStats {
             ("pool_wait", self.pool_wait),
             ("rsp_refused", self.rsp_refused),
             ("jobs_full", self.jobs_full),
+            ("key_refused", self.key_refused),
         ]
     }
 }
@@ -1267,6 +1271,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             pool_wait: rd("POOL_WAIT")?,
             rsp_refused: rd("RSP_REFUSED")?,
             jobs_full: rd("JOBS_FULL")?,
+            key_refused: rd("KEY_REFUSED")?,
         })
     }
 

@@ -328,7 +328,7 @@ pub const BLOCKS: &[Block] = &[
         version: VERSION_1_0,
         base: 0x0600,
         regs: &RC_STATS_REGS,
-        doc: "The RC transport's reliability and isolation statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries and by local errors, answers to nothing sent, waits for a QP's share of the completion pool, READ responses refused after a deregistration, READs and atomics dropped for want of a job. Live 32-bit counters, wrapping.",
+        doc: "The RC transport's reliability and isolation statistics, summed over QPs: retransmissions, timeouts, NAKs both ways, duplicates, QPs failed by retries and by local errors, answers to nothing sent, waits for a QP's share of the completion pool, READ responses refused after a deregistration, READs and atomics dropped for want of a job, requests refused by the rkey check. Live 32-bit counters, wrapping.",
     },
 ];
 

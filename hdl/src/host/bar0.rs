@@ -209,7 +209,7 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     rw_addr: Vec<Constant<Bits<WA>>>,
     rw_reset: Vec<Constant<Bits<32>>>,
     live_addr: Vec<Constant<Bits<WA>>>,
-    live_at: Vec<Constant<Bits<11>>>,
+    live_at: Vec<Constant<Bits<12>>>,
     a_pfc_enable: Constant<Bits<WA>>,
     a_pfc_quanta: Constant<Bits<WA>>,
     a_pfc_xoff_bytes: Constant<Bits<WA>>,
@@ -301,7 +301,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             (vec![], vec![], vec![], vec![]);
         let mut rw_reset = vec![];
         let (mut live_addr, mut live_at) = (vec![], vec![]);
-        const { assert!(LIVE_W <= 1 << 11, "live word index is 11 bits") };
+        const { assert!(LIVE_W <= 1 << 12, "live bit index is 12 bits") };
         for b in BLOCKS {
             for r in b.all_regs() {
                 let a = Constant::new(bits_from_u64::<WA>(word(b.base + r.offset)));

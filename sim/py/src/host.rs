@@ -385,7 +385,7 @@ impl Host {
     /// The RC transport's reliability and isolation statistics read through BAR0 (the
     /// driver's `rc_stats`), as a dict: `retrans`, `timeouts`, `seq_nak_rx`, `seq_nak_tx`,
     /// `rnr_nak_rx`, `rnr_nak_tx`, `dup_rx`, `retry_exc`, `ghost_rx`, `local_fail`,
-    /// `pool_wait`, `rsp_refused`, `jobs_full`.
+    /// `pool_wait`, `rsp_refused`, `jobs_full`, `key_refused`.
     fn rc_stats(&self, py: Python<'_>) -> PyResult<std::collections::BTreeMap<&'static str, u32>> {
         self.with(py, |h| {
             let s = h.dev.rc_stats().map_err(drv)?;

@@ -131,7 +131,7 @@ const fn mac_stats_regs() -> [Reg; MAC_LIVE] {
 
 pub(super) const MAC_STATS_REGS: [Reg; MAC_LIVE] = mac_stats_regs();
 
-const RC_LIVE: usize = 13;
+const RC_LIVE: usize = 14;
 const RC_STATS_BASE_OFF: u32 = 0x0C;
 
 /// The RC transport's reliability statistics, each a live 32-bit counter (wrapping).
@@ -182,6 +182,10 @@ const fn rc_stats_regs() -> [Reg; RC_LIVE] {
         (
             "JOBS_FULL",
             "READs and atomics received and dropped undone for want of a job: their QP held its whole share of the READ job pool, or the pool stayed full; the peer sends them again",
+        ),
+        (
+            "KEY_REFUSED",
+            "requests refused by the rkey check, a NAK remote access error sent and the QP failed: a key that names no region of the QP's PD with the access asked, a range outside the region, or a WRITE MIDDLE or LAST whose region was deregistered (or registered anew) since its FIRST",
         ),
     ];
     let mut out = [reg("", 0, Ro, V(0), ""); RC_LIVE];

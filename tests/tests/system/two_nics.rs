@@ -1376,6 +1376,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             h.counter("req_pool_waits")?,
             h.counter("req_rsp_refused")?,
             h.counter("resp_jobs_full")?,
+            h.counter("resp_bad_rkey")?,
         ];
         let got = [
             st.retrans,
@@ -1390,6 +1391,7 @@ fn writes_both_ways_survive_loss_corruption_duplication_and_reordering() -> Resu
             st.pool_wait,
             st.rsp_refused,
             st.jobs_full,
+            st.key_refused,
         ]
         .map(u64::from);
         ensure!(

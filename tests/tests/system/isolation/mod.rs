@@ -95,10 +95,7 @@ fn read_wr(
 
 /// a's QP `qa` failed and b completed nothing: `qa` reads ERR, b's CQ is empty.
 fn failed_alone(w: &mut World, qa: &QueuePair) -> Result<()> {
-    ensure!(
-        w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(),
-        "b completed"
-    );
+    ensure!(w.b.dev.poll_cq(&mut w.b.cq, 8)?.is_empty(), "b completed");
     ensure!(
         w.a.dev.query_qp(qa)?.state == Some(QpState::Err),
         "a not ERR"

@@ -36,6 +36,7 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
             w.b.dev
                 .reg_mr(&w.b.pd, dst.addr, len as u64, access::REMOTE_WRITE)?;
         let bad0 = w.b.counter("resp_bad_rkey")?;
+        let reg0 = w.b.dev.rc_stats()?.key_refused;
         let rx0 = w.b.counter("rx_accepted")?;
         let write = |wr_id: u64, length: u32| SendWr {
             wr_id,
@@ -80,6 +81,10 @@ fn a_region_deregistered_mid_write_takes_no_more_of_it() -> Result<()> {
         ensure!(
             w.b.counter("resp_bad_rkey")? == bad0 + 1,
             "seed {s}: round {round}: b refused one packet"
+        );
+        ensure!(
+            w.b.dev.rc_stats()?.key_refused == reg0 + 1,
+            "seed {s}: round {round}: BAR0's KEY_REFUSED did not count the refusal"
         );
         let mut end = vec![0u8; len];
         w.b.dev.mem.read(dst.addr, &mut end)?;
