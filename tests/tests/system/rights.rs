@@ -3,7 +3,7 @@
 //! whatever its regions allow.
 
 use anyhow::{ensure, Result};
-use ferroce_driver::{DmaMemory, QpState, SendWr, Sge, WrOpcode};
+use ferroce_driver::{DmaMemory, MemoryRegion, QpAttr, QpState, QueuePair, SendWr, Sge, WrOpcode};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::opcodes::{RC_FETCH_ADD, RC_RDMA_READ_REQUEST};
@@ -124,30 +124,54 @@ fn a_qp_keeps_at_most_its_max_rd_atomic_reads_outstanding() -> Result<()> {
     Ok(())
 }
 
+/// A QP pair whose b end grants only `rights` (its regions grant everything): b's region
+/// `tb` of random bytes `img`, a's source `sa` (0xEE) and landing buffer `da` (zeros).
+struct Restricted {
+    qa: QueuePair,
+    img: Vec<u8>,
+    tb: MemoryRegion,
+    sa: MemoryRegion,
+    da: MemoryRegion,
+}
+
+fn restricted(w: &mut World, r: &mut impl Rng, rights: u32) -> Result<Restricted> {
+    let (qa, mut qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    w.b.dev.modify_qp(
+        &mut qb,
+        QpState::Rts,
+        QpAttr {
+            access: Some(rights),
+            ..QpAttr::default()
+        },
+    )?;
+    let img: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
+    Ok(Restricted {
+        qa,
+        tb: w.b.buffer(4096, &img)?,
+        img,
+        sa: w.a.buffer(4096, &vec![0xEE; 4096])?,
+        da: w.a.buffer(4096, &vec![0; 4096])?,
+    })
+}
+
 /// A QP's own remote access rights (`qp_access_flags`, rxe's `check_op_valid`) bound what a
 /// request may do besides the region's: a QP that allows remote READ but not WRITE serves a
 /// READ of a region that allows both, and refuses a WRITE to it with NAK remote access error,
 /// writing nothing (every QP in the PD reached any region before).
 #[test]
 fn a_qp_without_remote_write_refuses_writes_its_regions_allow() -> Result<()> {
-    use ferroce_driver::{access, QpAttr};
+    use ferroce_driver::access;
     use ferroce_spec::queues::WC_REM_ACCESS_ERR;
     let s = seed("a_qp_without_remote_write_refuses_writes_its_regions_allow");
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
-    let (mut qa, mut qb) = w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    w.b.dev.modify_qp(
-        &mut qb,
-        QpState::Rts,
-        QpAttr {
-            access: Some(access::REMOTE_READ),
-            ..QpAttr::default()
-        },
-    )?;
-    let img: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
-    let tb = w.b.buffer(4096, &img)?;
-    let sa = w.a.buffer(4096, &vec![0xEE; 4096])?;
-    let da = w.a.buffer(4096, &vec![0; 4096])?;
+    let Restricted {
+        mut qa,
+        img,
+        tb,
+        sa,
+        da,
+    } = restricted(&mut w, &mut r, access::REMOTE_READ)?;
     let len = r.gen_range(1..=2048u32);
     let read = SendWr {
         wr_id: 1,
@@ -208,26 +232,19 @@ fn a_qp_without_remote_write_refuses_writes_its_regions_allow() -> Result<()> {
 /// and the word is unchanged.
 #[test]
 fn a_qp_without_remote_read_or_atomic_refuses_them_where_its_regions_allow() -> Result<()> {
-    use ferroce_driver::{access, QpAttr};
+    use ferroce_driver::access;
     use ferroce_spec::queues::WC_REM_ACCESS_ERR;
     let s = seed("a_qp_without_remote_read_or_atomic_refuses_them_where_its_regions_allow");
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     for atomic in [false, true] {
-        let (mut qa, mut qb) =
-            w.connect(1024, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-        w.b.dev.modify_qp(
-            &mut qb,
-            QpState::Rts,
-            QpAttr {
-                access: Some(access::REMOTE_WRITE),
-                ..QpAttr::default()
-            },
-        )?;
-        let img: Vec<u8> = (0..4096).map(|_| r.gen()).collect();
-        let tb = w.b.buffer(4096, &img)?;
-        let sa = w.a.buffer(4096, &vec![0xEE; 4096])?;
-        let da = w.a.buffer(4096, &vec![0; 4096])?;
+        let Restricted {
+            mut qa,
+            img,
+            tb,
+            sa,
+            da,
+        } = restricted(&mut w, &mut r, access::REMOTE_WRITE)?;
         let len = r.gen_range(1..=2048u32);
         let write = SendWr {
             wr_id: 1,

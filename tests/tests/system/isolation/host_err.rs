@@ -4,7 +4,7 @@
 
 use super::{read_wr, write_wr};
 use anyhow::{ensure, Result};
-use ferroce_driver::{QpAttr, QpState, SendWr};
+use ferroce_driver::{QpAttr, QpState};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::queues::WC_WR_FLUSH_ERR;
@@ -57,52 +57,23 @@ fn late(w: &World, seen: &RefCell<Vec<u64>>, at: u64) -> (usize, usize) {
 /// the frames already built have; the WRITE and the WR behind it complete WR_FLUSH_ERR.
 #[test]
 fn a_qp_moved_to_err_mid_write_sends_nothing_more() -> Result<()> {
-    let s = seed("a_qp_moved_to_err_mid_write_sends_nothing_more");
-    let mut r = rng(s);
-    let mut w = World::open(&WorldConfig::default())?;
-    let pmtu = [256, 1024, 4096][r.gen_range(0..3)];
-    let (mut qa, qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
-    let src = w.a.buffer(LEN, &vec![0x3C; LEN])?;
-    let dst = w.b.buffer(LEN, &vec![0; LEN])?;
-    let seen = times_to(&w, true, qb.qpn)?;
-    let wrs: Vec<SendWr> = vec![
-        write_wr(1, &src, LEN as u32, dst.addr, dst.rkey),
-        write_wr(2, &src, 64, dst.addr, dst.rkey),
-    ];
-    w.a.dev.post_send(&mut qa, &wrs)?;
-    let k = r.gen_range(2..40);
-    until_seen(&w, &seen, k, budget(200_000))?;
-    let period = w.a.sim.borrow().tb.period_ps();
-    let at = w.cycle() * period;
-    w.a.dev
-        .modify_qp(&mut qa, QpState::Err, QpAttr::default())?;
-    let got = reap(&mut w, 0, 2, budget(50_000), &format!("seed {s}"))?;
-    let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
-    ensure!(
-        st == [(1, WC_WR_FLUSH_ERR), (2, WC_WR_FLUSH_ERR)],
-        "seed {s}: {st:?}"
-    );
-    w.run(20_000)?;
-    let (after, late) = late(&w, &seen, at);
-    println!(
-        "seed {s}: pmtu {pmtu}, ERR after {k} packets: {after} left after the move, {late} late, \
-         {} in all",
-        seen.borrow().len()
-    );
-    ensure!(
-        late == 0,
-        "seed {s}: {late} packets of the WRITE left more than {BUILT} cycles after the move \
-         to ERR ({after} after it, {} in all)",
-        seen.borrow().len()
-    );
-    Ok(())
+    stopped_mid_message("a_qp_moved_to_err_mid_write_sends_nothing_more", false)
 }
 
 /// A QP moved to ERR by its host while it serves a long READ: its READ responses stop once
 /// the frames already built have left.
 #[test]
 fn a_qp_moved_to_err_mid_read_response_sends_nothing_more() -> Result<()> {
-    let s = seed("a_qp_moved_to_err_mid_read_response_sends_nothing_more");
+    stopped_mid_message(
+        "a_qp_moved_to_err_mid_read_response_sends_nothing_more",
+        true,
+    )
+}
+
+/// a's QP sends a 256 KiB message to b (a WRITE it posts, or the responses to a READ b
+/// posts), at a random PMTU; the host moves it to ERR after 2-40 of its packets.
+fn stopped_mid_message(test: &str, read: bool) -> Result<()> {
+    let s = seed(test);
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig::default())?;
     let pmtu = [256, 1024, 4096][r.gen_range(0..3)];
@@ -110,25 +81,50 @@ fn a_qp_moved_to_err_mid_read_response_sends_nothing_more() -> Result<()> {
     let src = w.a.buffer(LEN, &vec![0x3C; LEN])?;
     let dst = w.b.buffer(LEN, &vec![0; LEN])?;
     let seen = times_to(&w, true, qb.qpn)?;
-    w.b.dev
-        .post_send(&mut qb, &[read_wr(1, &dst, LEN as u32, src.addr, src.rkey)])?;
+    if read {
+        w.b.dev
+            .post_send(&mut qb, &[read_wr(1, &dst, LEN as u32, src.addr, src.rkey)])?;
+    } else {
+        w.a.dev.post_send(
+            &mut qa,
+            &[
+                write_wr(1, &src, LEN as u32, dst.addr, dst.rkey),
+                write_wr(2, &src, 64, dst.addr, dst.rkey),
+            ],
+        )?;
+    }
     let k = r.gen_range(2..40);
     until_seen(&w, &seen, k, budget(200_000))?;
     let period = w.a.sim.borrow().tb.period_ps();
     let at = w.cycle() * period;
     w.a.dev
         .modify_qp(&mut qa, QpState::Err, QpAttr::default())?;
-    w.run(40_000)?;
+    if read {
+        w.run(40_000)?;
+    } else {
+        let got = reap(&mut w, 0, 2, budget(50_000), &format!("seed {s}"))?;
+        let st: Vec<(u64, u32)> = got.iter().map(|c| (c.wr_id, c.status)).collect();
+        ensure!(
+            st == [(1, WC_WR_FLUSH_ERR), (2, WC_WR_FLUSH_ERR)],
+            "seed {s}: {st:?}"
+        );
+        w.run(20_000)?;
+    }
     let (after, late) = late(&w, &seen, at);
+    let what = if read {
+        "READ responses"
+    } else {
+        "WRITE packets"
+    };
     println!(
-        "seed {s}: pmtu {pmtu}, ERR after {k} responses: {after} left after the move, {late} \
-         late, {} in all",
+        "seed {s}: pmtu {pmtu}, ERR after {k} {what}: {after} left after the move, {late} late, \
+         {} in all",
         seen.borrow().len()
     );
     ensure!(
         late == 0,
-        "seed {s}: {late} READ responses left more than {BUILT} cycles after the move to ERR \
-         ({after} after it, {} in all)",
+        "seed {s}: {late} {what} left more than {BUILT} cycles after the move to ERR ({after} \
+         after it, {} in all)",
         seen.borrow().len()
     );
     ensure!(
