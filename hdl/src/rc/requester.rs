@@ -614,6 +614,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     sw_en: Signal<Local, Bit>,
     qpw_init: Signal<Local, Bit>,
     qpw_stop: Signal<Local, Bit>,
+    tj_q: Signal<Local, Bits<QA>>,
     pi_ram: RAM<Bits<16>, QA>,
     ready: Fifo<QA, QA, 9>,
     queued: DFF<Bits<256>>,
@@ -1252,6 +1253,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             sw_en: Default::default(),
             qpw_init: Default::default(),
             qpw_stop: Default::default(),
+            tj_q: Default::default(),
             pi_ram: RAM::default(),
             ready: Fifo::new(),
             queued: Default::default(),
@@ -2541,6 +2543,19 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // An MR table write since the work in hand was checked marks it (`mr_new`: the next
         // packet checks again first).
         self.mr_new.d.next = self.mr_new.q.val() | self.s_mrw_en.val();
+        // The QP of the job Idle would take: a parked one first.
+        self.tj_q.next = self
+            .rj_q
+            .m_tdata
+            .val()
+            .get_bits::<QA>(self.x_j_qpn.val().index());
+        if self.park.m_valid.val() {
+            self.tj_q.next = self
+                .park
+                .m_job
+                .val()
+                .get_bits::<QA>(self.x_j_qpn.val().index());
+        }
         match self.state.q.val() {
             ReqState::Idle => {
                 self.rsp.d.next = false;
@@ -2558,33 +2573,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     self.patient.d.next = true;
                     self.after_job.d.next = true;
                     self.job.d.next = self.rj_q.m_tdata.val();
-                    self.qpn.d.next = self
-                        .rj_q
-                        .m_tdata
-                        .val()
-                        .get_bits::<QA>(self.x_j_qpn.val().index());
-                    self.herr.d.next = self.qpw_stop.val()
-                        & (self.s_qpw_index.val()
-                            == self
-                                .rj_q
-                                .m_tdata
-                                .val()
-                                .get_bits::<QA>(self.x_j_qpn.val().index()));
+                    self.qpn.d.next = self.tj_q.val();
+                    self.herr.d.next =
+                        self.qpw_stop.val() & (self.s_qpw_index.val() == self.tj_q.val());
                     self.rsm.d.next = self.park.m_valid.val();
                     if self.park.m_valid.val() {
                         self.job.d.next = self.park.m_job.val();
-                        self.qpn.d.next = self
-                            .park
-                            .m_job
-                            .val()
-                            .get_bits::<QA>(self.x_j_qpn.val().index());
-                        self.herr.d.next = self.qpw_stop.val()
-                            & (self.s_qpw_index.val()
-                                == self
-                                    .park
-                                    .m_job
-                                    .val()
-                                    .get_bits::<QA>(self.x_j_qpn.val().index()));
                     }
                     self.rsp.d.next = true;
                     self.pick.d.next = false;
