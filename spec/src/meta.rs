@@ -406,6 +406,13 @@ pub const READ_JOB: Layout = Layout::host(
              queued before this one are stale and are cut short",
         ),
         f(
+            "epoch",
+            114,
+            8,
+            "the QP's epoch (QP_CTX) when the request was accepted: a job of an earlier \
+             epoch (its QP reset since, perhaps connected again) sends nothing",
+        ),
+        f(
             "va",
             128,
             64,

@@ -159,7 +159,9 @@
 //! write; any other context write (RTS -> RTS, -> ERR) leaves the send state running. A context
 //! write to the QP being served marks it dirty: the QP is queued again so the next visit
 //! reads the new context; a write that takes it out of RTR and RTS (`herr`) also stops the
-//! message in flight at its next packet (rxe checks the state at every packet); after an
+//! message in flight at its next packet (rxe checks the state at every packet), and a READ
+//! response job carries the epoch its request was accepted in, so one the QP's reset
+//! overtook (waiting in the queue or the park) sends nothing; after an
 //! `init_sq` write the host's values win (no write-back); it also sets the QP's producer index to the host's `sq_ci`, so
 //! a reset QP still in the ready queue finds no work rather than its last life's ring.
 //! BAR0's QUERY reads the send state from a copy of `sq_ram`
@@ -341,8 +343,10 @@ pub struct Requester<const DW: usize, const KW: usize> {
     st_nx: Signal<Local, Bits<8>>,
     j_rkey: Signal<Local, Bits<32>>,
     j_gen: Signal<Local, Bits<32>>,
+    j_epoch: Signal<Local, Bits<8>>,
     x_j_rkey: Constant<Bits<8>>,
     x_j_gen: Constant<Bits<8>>,
+    x_j_epoch: Constant<Bits<8>>,
     acc_rr: Constant<Bits<8>>,
     op_ack: Constant<Bits<8>>,
     syn_nak_ra: Constant<Bits<8>>,
@@ -993,8 +997,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             st_nx: Default::default(),
             j_rkey: Default::default(),
             j_gen: Default::default(),
+            j_epoch: Default::default(),
             x_j_rkey: field_at(&READ_JOB, "rkey"),
             x_j_gen: field_at(&READ_JOB, "gen"),
+            x_j_epoch: field_at(&READ_JOB, "epoch"),
             acc_rr: k(ACCESS_REMOTE_READ.into()),
             op_ack: k(RC_ACKNOWLEDGE.into()),
             syn_nak_ra: k(AETH_NAK_REM_ACCESS.into()),
@@ -1631,6 +1637,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.j_psn.next = self.job.q.val().get_bits::<24>(self.x_j_psn.val().index());
         self.j_rkey.next = self.job.q.val().get_bits::<32>(self.x_j_rkey.val().index());
         self.j_gen.next = self.job.q.val().get_bits::<32>(self.x_j_gen.val().index());
+        self.j_epoch.next = self.job.q.val().get_bits::<8>(self.x_j_epoch.val().index());
         self.j_msn.next = self.job.q.val().get_bits::<24>(self.x_j_msn.val().index());
         self.j_len.next = self.job.q.val().get_bits::<32>(self.x_j_len.val().index());
         self.j_va.next = self.job.q.val().get_bits::<64>(self.x_j_va.val().index());
@@ -2403,13 +2410,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         // after (a READ landing in between counts).
         self.init_pend.d.next = self.s_qpw_en.val() & self.qpw_init.val();
         self.init_q.d.next = self.s_qpw_index.val();
-        // Failed QPs (any engine's error, `QpFail`) and QPs the host moved to ERR flush.
+        // Failed QPs (any engine's error, `QpFail`) and QPs the host moved to ERR flush; so
+        // does a READ response job of an earlier epoch (its QP reset since it was accepted).
         self.f_shift.next = self.one256.val() << self.qpn.q.val();
         self.loc_err.next = (self.status.q.val() != self.st_ok.val())
             & (self.status.q.val() != self.st_flush.val());
         self.flush.next = (((self.s_failed.val() | self.poison.q.val()) & self.f_shift.val())
             != bits::<256>(0))
             | (self.c_state.val() == self.qp_err.val())
+            | (self.rsp.q.val() & (self.j_epoch.val() != self.c_epoch.val()))
             | self.herr.q.val();
         // Poisoned by a failed payload read; a reset (`init_sq`) clears it.
         self.pz_set.next = bits::<256>(0);
@@ -2648,8 +2657,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                 self.state.d.next = ReqState::Seg;
                 if self.flush.val() {
                     // The QP failed (a NAK this block or the responder sent, any engine's
-                    // error) or was moved to ERR since the request was taken: nothing more
-                    // of it goes to the wire.
+                    // error), was moved to ERR, or was reset (its epoch moved on: the job
+                    // waited in the queue or the park meanwhile) since the request was taken:
+                    // nothing more of it goes to the wire.
                     self.state.d.next = ReqState::Drop;
                 }
             }

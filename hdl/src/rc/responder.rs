@@ -606,6 +606,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     j_seq: Constant<Bits<8>>,
     j_rkey: Constant<Bits<8>>,
     j_gen: Constant<Bits<8>>,
+    j_epoch: Constant<Bits<8>>,
     rctx_ram: RAM<Bits<RCTX_W>, QA>,
     cur_ram: RAM<Bits<CUR_W>, QA>,
     mr_ram: RAM<Bits<MRS_W>, QA>,
@@ -1130,6 +1131,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             j_seq: field_at(&READ_JOB, "seq"),
             j_rkey: field_at(&READ_JOB, "rkey"),
             j_gen: field_at(&READ_JOB, "gen"),
+            j_epoch: field_at(&READ_JOB, "epoch"),
             clk: Default::default(),
             rst: Default::default(),
             s_meta_tdata: Default::default(),
@@ -2351,7 +2353,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<JOB_W, 1>(self.job_dup.q.val()) << self.j_dup_at.val())
             | (bit_cast::<JOB_W, RDC_W>(self.rda_next.val()) << self.j_seq.val())
             | (bit_cast::<JOB_W, 32>(self.f_rkey.val()) << self.j_rkey.val())
-            | (bit_cast::<JOB_W, GEN_W>(self.job_gen.q.val()) << self.j_gen.val());
+            | (bit_cast::<JOB_W, GEN_W>(self.job_gen.q.val()) << self.j_gen.val())
+            | (bit_cast::<JOB_W, 8>(self.r_epoch.val()) << self.j_epoch.val());
         self.rj_q.s_tdata.next = self.job_rec.val();
         self.dup_q.d.next = self.f_qpn.val();
         self.dup_p.d.next = self.f_psn.val();

@@ -4,10 +4,11 @@
 
 use super::{read_wr, write_wr};
 use anyhow::{ensure, Result};
-use ferroce_driver::{QpAttr, QpState};
+use ferroce_driver::{DmaMemory, QpAttr, QpState};
 use ferroce_sim::link::Fault;
 use ferroce_sim::world::{World, WorldConfig};
-use ferroce_spec::queues::WC_WR_FLUSH_ERR;
+use ferroce_spec::opcodes::{RC_RDMA_READ_RESPONSE_FIRST, RC_RDMA_READ_RESPONSE_ONLY};
+use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::{bth, budget, reap, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
@@ -16,22 +17,42 @@ use std::rc::Rc;
 /// The message: 256 KiB, hundreds of packets at any MTU.
 const LEN: usize = 256 * 1024;
 
+/// QPs whose WRITEs pre-empt the READ response job (one turn each before it has its next).
+const WRITERS: usize = 3;
+
 /// Frames that may leave after the move to ERR: those already built into the transmit path
 /// (its queues hold a few packets), in simulated cycles after the move.
 const BUILT: u64 = 2_048;
 
-/// Start times (ps) of the frames on `ab` (or `ba`) to `dqpn` from now on.
-fn times_to(w: &World, ab: bool, dqpn: u32) -> Result<Rc<RefCell<Vec<u64>>>> {
+/// Start times (ps) of the frames on `ab` to `dqpn` from now on.
+fn times_to(w: &World, dqpn: u32) -> Result<Rc<RefCell<Vec<u64>>>> {
     let seen = Rc::new(RefCell::new(Vec::new()));
     let s2 = seen.clone();
-    let wire = if ab { &w.ab } else { &w.ba };
-    wire.set_timed_fault_hook(move |_, t, f| {
+    w.ab.set_timed_fault_hook(move |_, t, f| {
         if bth(f).is_some_and(|b| b.dqpn == dqpn) {
             s2.borrow_mut().push(t);
         }
         Fault::Pass
     })?;
     Ok(seen)
+}
+
+/// Start times (ps) of the READ responses (whatever their destination: a reset QP's context
+/// names none) and of the other RoCE frames on `ab` from now on.
+type Times = Rc<RefCell<Vec<u64>>>;
+fn responses_and_others(w: &World) -> Result<(Times, Times)> {
+    let seen: [Times; 2] = Default::default();
+    let s2 = seen.clone();
+    let responses = RC_RDMA_READ_RESPONSE_FIRST..=RC_RDMA_READ_RESPONSE_ONLY;
+    w.ab.set_timed_fault_hook(move |_, t, f| {
+        if let Some(b) = bth(f) {
+            let i = usize::from(!responses.contains(&b.opcode));
+            s2[i].borrow_mut().push(t);
+        }
+        Fault::Pass
+    })?;
+    let [x, y] = seen;
+    Ok((x, y))
 }
 
 /// Run until `n` frames are in `seen` (at most `max` cycles).
@@ -80,7 +101,7 @@ fn stopped_mid_message(test: &str, read: bool) -> Result<()> {
     let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
     let src = w.a.buffer(LEN, &vec![0x3C; LEN])?;
     let dst = w.b.buffer(LEN, &vec![0; LEN])?;
-    let seen = times_to(&w, true, qb.qpn)?;
+    let seen = times_to(&w, qb.qpn)?;
     if read {
         w.b.dev
             .post_send(&mut qb, &[read_wr(1, &dst, LEN as u32, src.addr, src.rkey)])?;
@@ -131,5 +152,79 @@ fn stopped_mid_message(test: &str, read: bool) -> Result<()> {
         w.a.dev.query_qp(&qa)?.state == Some(QpState::Err),
         "seed {s}: a not ERR"
     );
+    Ok(())
+}
+
+/// A READ response job waiting its turn (pre-empted by another QP's long WRITE) when the host
+/// resets its QP: it never resumes (not while the QP is in RESET, not once it is connected
+/// again), and a READ on the new connection is served whole.
+#[test]
+fn a_pre_empted_read_response_of_a_reset_qp_never_resumes() -> Result<()> {
+    let s = seed("a_pre_empted_read_response_of_a_reset_qp_never_resumes");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = [256, 1024, 4096][r.gen_range(0..3)];
+    let mut psn = || r.gen_range(0..1u32 << 24);
+    let (mut qa, mut qb) = w.connect(pmtu, psn(), psn(), 16)?;
+    let mut writers = Vec::new();
+    for _ in 0..WRITERS {
+        writers.push(w.connect(pmtu, psn(), psn(), 16)?.0);
+    }
+    let (p1, p2) = (psn(), psn());
+    let fill: Vec<u8> = (0..LEN).map(|i| (i * 7 + 1) as u8).collect();
+    let src = w.a.buffer(LEN, &fill)?;
+    let dst = w.b.buffer(LEN, &vec![0; LEN])?;
+    let (reads, writes) = responses_and_others(&w)?;
+    w.b.dev
+        .post_send(&mut qb, &[read_wr(1, &dst, LEN as u32, src.addr, src.rkey)])?;
+    until_seen(&w, &reads, r.gen_range(2..20), budget(200_000))?;
+    // a's WRITEs on its other QPs take the requester's turns: the READ response job waits
+    // a turn of each (their targets are b's `dst` too: only their completions matter).
+    for (i, q) in writers.iter_mut().enumerate() {
+        let wr = write_wr(2 + i as u64, &src, LEN as u32, dst.addr, dst.rkey);
+        w.a.dev.post_send(q, &[wr])?;
+    }
+    until_seen(&w, &writes, 1, budget(200_000))?;
+    let period = w.a.sim.borrow().tb.period_ps();
+    let at = w.cycle() * period;
+    w.a.dev
+        .modify_qp(&mut qa, QpState::Reset, QpAttr::default())?;
+    w.run(40_000)?;
+    let (after, late) = late(&w, &reads, at);
+    println!(
+        "seed {s}: pmtu {pmtu}, reset with the READ response job waiting: {after} READ \
+         responses left after the reset, {late} late, {} in all",
+        reads.borrow().len()
+    );
+    ensure!(
+        late == 0,
+        "seed {s}: {late} READ responses of the reset QP left more than {BUILT} cycles after \
+         the reset ({after} after it)"
+    );
+    // The WRITE completes; a READ on the new connection is served whole.
+    let mut got = reap(&mut w, 0, WRITERS, budget(300_000), &format!("seed {s}: a"))?;
+    got.sort_by_key(|c| c.wr_id);
+    ensure!(
+        got.iter()
+            .map(|c| (c.wr_id, c.status))
+            .eq((0..WRITERS as u64).map(|i| (2 + i, WC_SUCCESS))),
+        "seed {s}: a completed {got:?}"
+    );
+    w.reconnect(&mut qa, &mut qb, pmtu, p1, p2)?;
+    let fresh = w.b.buffer(LEN, &vec![0; LEN])?;
+    w.b.dev.post_send(
+        &mut qb,
+        &[read_wr(3, &fresh, LEN as u32, src.addr, src.rkey)],
+    )?;
+    let got = reap(&mut w, 1, 1, budget(100_000), &format!("seed {s}: b"))?;
+    ensure!(
+        got.iter()
+            .map(|c| (c.wr_id, c.status))
+            .eq([(3, WC_SUCCESS)]),
+        "seed {s}: b completed {got:?}"
+    );
+    let mut got = vec![0; LEN];
+    w.b.dev.mem.read(fresh.addr, &mut got)?;
+    ensure!(got == fill, "seed {s}: the new connection's READ data");
     Ok(())
 }
