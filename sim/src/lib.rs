@@ -45,6 +45,7 @@ pub mod designs;
 pub mod host;
 pub mod interop;
 pub mod link;
+pub mod many_qps;
 pub mod model;
 pub mod pause;
 pub mod pcie;

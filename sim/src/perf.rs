@@ -315,6 +315,7 @@ pub fn lossy() -> Result<String> {
 /// Which parts of the benchmark to run.
 pub struct Parts {
     pub nic: bool,
+    pub qps: bool,
     pub lossy: bool,
     pub mac: bool,
     pub taps: bool,
@@ -325,12 +326,18 @@ pub struct Parts {
 /// all to that Markdown file.
 pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
     type Section = (bool, &'static str, &'static str, fn() -> Result<String>);
-    let sections: [Section; 5] = [
+    let sections: [Section; 6] = [
         (
             parts.nic,
             "The whole NIC: RDMA WRITE, SEND and READ between two NICs",
             NIC_NOTE,
             nic,
+        ),
+        (
+            parts.qps,
+            "64 QPs: WRITEs spread over many QPs",
+            crate::many_qps::NOTE,
+            || Ok(crate::many_qps::table()?),
         ),
         (
             parts.lossy,
@@ -374,7 +381,7 @@ const PAGE_HEAD: &str = "<!-- Written by `cargo run --release --bin ferroce -- p
 # Performance\n\n\
 Every throughput and latency figure is simulated time on the Verilator model of the emitted \
 Verilog; simulation speeds are wall-clock on the machine that ran it (2 cores). \
-`--no-nic`, `--no-lossy`, `--no-mac`, `--no-taps` and `--no-synth` skip parts.\n";
+`--no-nic`, `--no-qps`, `--no-lossy`, `--no-mac`, `--no-taps` and `--no-synth` skip parts.\n";
 
 const LOSSY_NOTE: &str =
     "Host a to host b, one RC QP, path MTU 4096, 256 WRITEs of 64 KiB, the send queue kept \

@@ -102,6 +102,9 @@ enum Cmd {
         /// Skip the two-NIC RDMA WRITE and SEND benchmark.
         #[arg(long)]
         no_nic: bool,
+        /// Skip the many-QP benchmark (the same WRITEs on 1, 8 and 64 QPs).
+        #[arg(long)]
+        no_qps: bool,
         /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
         #[arg(long)]
         no_mac: bool,
@@ -217,6 +220,7 @@ fn main() -> Result<()> {
             no_synth,
             no_taps,
             no_nic,
+            no_qps,
             no_mac,
             no_lossy,
             write,
@@ -225,6 +229,7 @@ fn main() -> Result<()> {
                 synth: !no_synth,
                 taps: !no_taps,
                 nic: !no_nic,
+                qps: !no_qps,
                 mac: !no_mac,
                 lossy: !no_lossy,
             },
