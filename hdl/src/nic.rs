@@ -568,6 +568,9 @@ impl<
         self.req.s_rl_valid.next = self.resp.m_rl_valid.val();
         self.req.s_rl_qpn.next = self.resp.m_rl_qpn.val();
         self.req.s_rl_cnt.next = self.resp.m_rl_cnt.val();
+        self.req.s_rlc_valid.next = self.resp.m_rlc_valid.val();
+        self.req.s_rlc_qpn.next = self.resp.m_rlc_qpn.val();
+        self.req.s_rlc_cnt.next = self.resp.m_rlc_cnt.val();
         self.req.s_ret_valid.next = self.cpl.m_ret_valid.val();
         self.req.s_ret_qpn.next = self.cpl.m_ret_qpn.val();
         self.req.s_ret_count.next = self.cpl.m_ret_count.val();
@@ -636,10 +639,12 @@ impl<
         self.req.m_pfail_ready.next = self.cpl.s_pfail_ready.val();
         self.cpl.s_pfail_qpn.next = self.req.m_pfail_qpn.val();
         self.cpl.s_pfail_psn.next = self.req.m_pfail_psn.val();
+        self.cpl.s_pfail_epoch.next = self.req.m_pfail_epoch.val();
         self.resp.s_rfail_valid.next = self.req.m_rfail_valid.val();
         self.req.m_rfail_ready.next = self.resp.s_rfail_ready.val();
         self.resp.s_rfail_qpn.next = self.req.m_rfail_qpn.val();
         self.resp.s_rfail_psn.next = self.req.m_rfail_psn.val();
+        self.resp.s_rfail_epoch.next = self.req.m_rfail_epoch.val();
         self.fail.m_cpl_ready.next = self.cpl.s_fail_ready.val();
         self.resp.s_fail_valid.next = self.fail.m_resp_valid.val();
         self.resp.s_fail_qpn.next = self.fail.m_resp_qpn.val();

@@ -357,6 +357,14 @@ pub const RX_ACK: Layout = Layout::host(
             "with `read`: the QP's count of READs landed, this one included (mod 32), for \
              the requester's READ slots",
         ),
+        f(
+            "epoch",
+            112,
+            8,
+            "with `read`: the QP's epoch when the response landed (for a failed payload \
+             read, when the read was issued): the completer drops one of an earlier epoch \
+             (the QP reset since)",
+        ),
     ],
     "An ACK or NAK received for a local QP, or an RDMA READ's response landed \
      (`hdl::rc::Responder` to the completer).",

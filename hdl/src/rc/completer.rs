@@ -12,7 +12,8 @@
 //! - `s_rland_*`: `RX_ACK` records with `read` set: an RDMA READ's response (or an atomic's
 //!   ATOMIC ACKNOWLEDGE) has landed (or failed with its `status`), taken after the ACKs. A
 //!   READ's or an atomic's request retires only when one has moved the QP's `rd_una` past its
-//!   last PSN: an ACK past it says nothing of its bytes.
+//!   last PSN: an ACK past it says nothing of its bytes. One of an earlier epoch than the
+//!   QP's (`RX_ACK.epoch`: it landed, and is reported, after the QP's reset) is dropped.
 //! - `s_qpw_*`, `s_cqw_*`: BAR0's QP and CQ table write-throughs (a QP write with `init_sq`
 //!   sets the QP's `una` from `una_psn` and clears its error, any other leaves them; a CQ
 //!   write sets the ring and its index).
@@ -33,6 +34,8 @@
 //!   the QP's error is set (GENERAL_ERR) and reported, `una` stays, and the PSN is kept
 //!   (`lerr`): the request holding it takes the error, those before it not acknowledged flush
 //!   without it. (A READ response's failure goes to the responder, which NAKs it.)
+//!   `s_pfail_epoch`: the QP's epoch when the read was issued; a record of an earlier epoch
+//!   (the QP reset since) is dropped.
 //! - A QP's error not yet given to a request (a fatal NAK, a failed payload read) goes to the
 //!   first request the requester flushed (`SENT` with WR_FLUSH_ERR) if no request handed over
 //!   took it: a failed QP yields at its next packet, so the message it was sending (whose
@@ -254,7 +257,11 @@ pub struct Completer<const DW: usize> {
     pub s_pfail_ready: Signal<Out, Bit>,
     pub s_pfail_qpn: Signal<In, Bits<QA>>,
     pub s_pfail_psn: Signal<In, Bits<24>>,
+    pub s_pfail_epoch: Signal<In, Bits<8>>,
     take_pf: Signal<Local, Bit>,
+    /// The answer's epoch (`RX_ACK.epoch`, with `read`).
+    a_ep: Signal<Local, Bits<8>>,
+    r_ep: Constant<Bits<7>>,
     /// A failed payload read taken, as the `RX_ACK` of a READ that failed at landing.
     pf_word: Signal<Local, Bits<RACK_W>>,
     /// The answer in `Ack` is a request's failed payload read (its PSN is where it failed).
@@ -349,6 +356,7 @@ pub struct Completer<const DW: usize> {
     tmr: Timers,
     prm: RAM<Bits<PRM_W>, QA>,
     rew_v: DFF<Bit>,
+    rew_gone: Signal<Local, Bit>,
     rew_q: DFF<Bits<QA>>,
     rew_ci: DFF<Bits<16>>,
     rew_psn: DFF<Bits<24>>,
@@ -585,6 +593,9 @@ impl<const DW: usize> Completer<DW> {
             s_pfail_ready: Default::default(),
             s_pfail_qpn: Default::default(),
             s_pfail_psn: Default::default(),
+            s_pfail_epoch: Default::default(),
+            a_ep: Default::default(),
+            r_ep: field_at(&RX_ACK, "epoch"),
             take_pf: Default::default(),
             pf_word: Default::default(),
             a_pf: Default::default(),
@@ -698,6 +709,7 @@ impl<const DW: usize> Completer<DW> {
             tmr: Timers::new(timer_unit_cycles),
             prm: RAM::default(),
             rew_v: Default::default(),
+            rew_gone: Default::default(),
             rew_q: Default::default(),
             rew_ci: Default::default(),
             rew_psn: Default::default(),
@@ -1091,6 +1103,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             & self.s_pfail_valid.val();
         self.s_pfail_ready.next = self.take_pf.val();
         self.pf_word.next = (bit_cast::<RACK_W, QA>(self.s_pfail_qpn.val()) << self.r_qpn.val())
+            | (bit_cast::<RACK_W, 8>(self.s_pfail_epoch.val()) << self.r_ep.val())
             | (bit_cast::<RACK_W, 24>(self.s_pfail_psn.val()) << self.r_psn.val())
             | (bits::<RACK_W>(1) << self.r_read.val())
             | (bit_cast::<RACK_W, 8>(self.wc_gen.val()) << self.r_status.val());
@@ -1308,6 +1321,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.p_retry.next = self.prm.read_data.val().get_bits::<3>(0);
         self.p_rnr.next = self.prm.read_data.val().get_bits::<3>(3);
         self.a_read.next = self.rack.q.val().get_bit(88);
+        self.a_ep.next = self.rack.q.val().get_bits::<8>(self.r_ep.val().index());
         self.a_lst.next = self.rack.q.val().get_bits::<8>(96);
         // The responder's word that a READ's responses skipped one: a sequence NAK of ours.
         self.a_gap.next = self.rack.q.val().get_bit(self.r_gap.val().index());
@@ -1661,6 +1675,14 @@ impl<const DW: usize> Logic for Completer<DW> {
                     self.state.d.next = CplState::Idle;
                 } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() & self.ghost.val() {
                     self.n_ghost.d.next = self.n_ghost.q.val() + bits::<32>(1);
+                    self.state.d.next = CplState::Idle;
+                } else if !self.s_qpw_en.val()
+                    & !self.qpw_d.q.val()
+                    & self.a_read.val()
+                    & (self.a_ep.val() != self.q_epoch.val())
+                {
+                    // A READ's landing, or a payload read's failure, of the QP's last life
+                    // (reported after its reset): nothing of its new life.
                     self.state.d.next = CplState::Idle;
                 } else if !self.s_qpw_en.val() & !self.qpw_d.q.val() {
                     if (self.a_syn.val().get_bits::<3>(5) != bits::<3>(0)) & !self.a_gap.val() {
@@ -2017,6 +2039,16 @@ impl<const DW: usize> Logic for Completer<DW> {
         self.m_una_en.next = self.una_v.q.val();
         self.m_una_qpn.next = self.una_q.q.val();
         self.m_una_psn.next = self.una_p.q.val();
+        // A rewind not yet taken whose QP the host resets (`init_sq`) is of its last life:
+        // dropped, so it never sets the send state of the next (the requester takes none in
+        // the cycle of a BAR0 write; one set now is for `cur_q`).
+        self.rew_gone.next = self.s_qpw_en.val()
+            & self.s_qpw_data.val().get_bit(self.q_init.val().index())
+            & ((self.rew_v.q.val() & (self.s_qpw_index.val() == self.rew_q.q.val()))
+                | (!self.rew_v.q.val() & (self.s_qpw_index.val() == self.cur_q.q.val())));
+        if self.rew_gone.val() {
+            self.rew_v.d.next = false;
+        }
         if self.rst.val() {
             self.una_v.d.next = false;
             self.state.d.next = CplState::Init;

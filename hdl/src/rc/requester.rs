@@ -53,7 +53,8 @@
 //!   GENERAL_ERR. `m_rfail_{valid,ready,qpn,psn}`: the same for a READ response, to the
 //!   responder, which NAKs the PSN remote operational error and fails the QP. Either way the
 //!   QP is poisoned here at once: its later packets still being read are marked bad too, and
-//!   it yields at its next packet boundary.
+//!   it yields at its next packet boundary. A read issued before its QP's reset (each read
+//!   carries the QP's epoch) fails nothing when it comes back: its packet is dropped.
 //! - `m_quiet`: a deregistration's fence (with the responder's `m_held`): no work in hand is
 //!   under a check from before the last MR table write, and every payload read issued before
 //!   it (or after it, to finish a packet begun) has had its bytes back. Counter
@@ -241,12 +242,12 @@ const HI_W: usize = 41;
 /// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
 pub const RDC_W: usize = 5;
 /// The payload read queue's record (`jq`), one per read in read order: whether the packet
-/// goes on in the next read (bit 0), and the packet's QP, PSN and whether it is a READ
-/// response's (its QP is this NIC's responder side).
-const JQ_W: usize = 1 + QA + 24 + 1;
+/// goes on in the next read (bit 0), the packet's QP, PSN, whether it is a READ response's
+/// (its QP is this NIC's responder side), and its QP's epoch when the read was issued.
+const JQ_W: usize = 1 + QA + 24 + 1 + 8;
 /// A packet whose payload read failed (`pf_q`): QP, PSN, READ response (to `m_rfail`, else to
-/// `m_pfail`).
-const PF_W: usize = QA + 24 + 1;
+/// `m_pfail`), the QP's epoch.
+const PF_W: usize = QA + 24 + 1 + 8;
 /// Per QP, the send state (`sq_ram`): `sq_psn` 0/24, `sq_ci` 24/16, `sq_pkts` 40/24 (as
 /// QUERY reads them), and `rec_ci` 64/16, the first WQE without a `SENT` record.
 const SQ_W: usize = 80;
@@ -319,11 +320,15 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub m_pfail_ready: Signal<In, Bit>,
     pub m_pfail_qpn: Signal<Out, Bits<QA>>,
     pub m_pfail_psn: Signal<Out, Bits<24>>,
+    /// The QP's epoch when the read was issued: the record of a QP reset since it was made
+    /// (waiting in `pf_q`, or at its consumer) fails nothing.
+    pub m_pfail_epoch: Signal<Out, Bits<8>>,
     /// The same for a READ response packet, to the responder, which NAKs it.
     pub m_rfail_valid: Signal<Out, Bit>,
     pub m_rfail_ready: Signal<In, Bit>,
     pub m_rfail_qpn: Signal<Out, Bits<QA>>,
     pub m_rfail_psn: Signal<Out, Bits<24>>,
+    pub m_rfail_epoch: Signal<Out, Bits<8>>,
     /// No payload read issued under a check older than the last MR table write is in flight,
     /// and none will be: a deregistration's fence.
     pub m_quiet: Signal<Out, Bit>,
@@ -344,6 +349,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     j_rkey: Signal<Local, Bits<32>>,
     j_gen: Signal<Local, Bits<32>>,
     j_epoch: Signal<Local, Bits<8>>,
+    j_gone: Signal<Local, Bit>,
     x_j_rkey: Constant<Bits<8>>,
     x_j_gen: Constant<Bits<8>>,
     x_j_epoch: Constant<Bits<8>>,
@@ -416,6 +422,12 @@ pub struct Requester<const DW: usize, const KW: usize> {
     pub s_rl_valid: Signal<In, Bit>,
     pub s_rl_qpn: Signal<In, Bits<QA>>,
     pub s_rl_cnt: Signal<In, Bits<RDC_W>>,
+    /// The same count as the responder makes the landing's record (`s_rl` follows once its
+    /// bytes are written): the landed count a reset of the QP starts the issued count from,
+    /// so a landing the reset overtook is counted on both sides.
+    pub s_rlc_valid: Signal<In, Bit>,
+    pub s_rlc_qpn: Signal<In, Bits<QA>>,
+    pub s_rlc_cnt: Signal<In, Bits<RDC_W>>,
     pub s_ret_valid: Signal<In, Bit>,
     pub s_ret_qpn: Signal<In, Bits<QA>>,
     pub s_ret_count: Signal<In, Bits<RC_W>>,
@@ -663,6 +675,26 @@ pub struct Requester<const DW: usize, const KW: usize> {
     meta_q: Fifo<META_W, 4, 5>,
     gat: Gather<DW, KW>,
     jq: Fifo<JQ_W, 6, 7>,
+    /// The read whose bytes come in (`jq`'s head, taken into a register so that its QP's
+    /// epoch is looked up in `ep_ram` as it is taken).
+    hd: DFF<Bits<JQ_W>>,
+    hd_v: DFF<Bit>,
+    hd_take: Signal<Local, Bit>,
+    /// Per QP, the epoch as the host last wrote it; `ep_new`, the epoch in this cycle's write.
+    ep_ram: RAM<Bits<8>, QA>,
+    ep_new: Signal<Local, Bits<8>>,
+    /// `hd` was taken in the last cycle (`ep_ram` answers for it now); a table write to its
+    /// QP since (`ep_w_v`, the epoch written `ep_w`); its QP's epoch now (`ep_now`, kept in
+    /// `ep_hold`).
+    hd_fresh: DFF<Bit>,
+    ep_w_v: DFF<Bit>,
+    ep_w: DFF<Bits<8>>,
+    ep_hold: DFF<Bits<8>>,
+    ep_now: Signal<Local, Bits<8>>,
+    ep_hit: Signal<Local, Bit>,
+    /// The read is of its QP's present life: a read issued before the host reset the QP
+    /// (its epoch is an earlier one) is dropped with its packet, and fails nothing.
+    pj_live: Signal<Local, Bit>,
     /// The packet at the head of `jq`: its QP, PSN, READ response bit, join bit.
     pj_q: Signal<Local, Bits<QA>>,
     pj_psn: Signal<Local, Bits<24>>,
@@ -689,9 +721,11 @@ pub struct Requester<const DW: usize, const KW: usize> {
     jq_qpn_at: Constant<Bits<6>>,
     jq_psn_at: Constant<Bits<6>>,
     jq_rsp_at: Constant<Bits<6>>,
+    jq_ep_at: Constant<Bits<6>>,
     pf_psn_at: Constant<Bits<6>>,
     pf_to_rsp: Signal<Local, Bit>,
     pf_rsp_at: Constant<Bits<6>>,
+    pf_ep_at: Constant<Bits<6>>,
     sent: DFF<Bits<SENT_W>>,
     sent_valid: DFF<Bit>,
     n_bad_db: DFF<Bits<32>>,
@@ -979,10 +1013,12 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             m_pfail_ready: Default::default(),
             m_pfail_qpn: Default::default(),
             m_pfail_psn: Default::default(),
+            m_pfail_epoch: Default::default(),
             m_rfail_valid: Default::default(),
             m_rfail_ready: Default::default(),
             m_rfail_qpn: Default::default(),
             m_rfail_psn: Default::default(),
+            m_rfail_epoch: Default::default(),
             m_quiet: Default::default(),
             rsp_refused: Default::default(),
             fail_v: Default::default(),
@@ -998,6 +1034,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             j_rkey: Default::default(),
             j_gen: Default::default(),
             j_epoch: Default::default(),
+            j_gone: Default::default(),
             x_j_rkey: field_at(&READ_JOB, "rkey"),
             x_j_gen: field_at(&READ_JOB, "gen"),
             x_j_epoch: field_at(&READ_JOB, "epoch"),
@@ -1064,6 +1101,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             s_rl_valid: Default::default(),
             s_rl_qpn: Default::default(),
             s_rl_cnt: Default::default(),
+            s_rlc_valid: Default::default(),
+            s_rlc_qpn: Default::default(),
+            s_rlc_cnt: Default::default(),
             s_ret_valid: Default::default(),
             s_ret_qpn: Default::default(),
             s_ret_count: Default::default(),
@@ -1298,6 +1338,18 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             meta_q: Fifo::new(),
             gat: Gather::new(),
             jq: Fifo::new(),
+            hd: Default::default(),
+            hd_v: Default::default(),
+            hd_take: Default::default(),
+            ep_ram: RAM::default(),
+            ep_new: Default::default(),
+            hd_fresh: Default::default(),
+            ep_w_v: Default::default(),
+            ep_w: Default::default(),
+            ep_hold: Default::default(),
+            ep_now: Default::default(),
+            ep_hit: Default::default(),
+            pj_live: Default::default(),
             pj_q: Default::default(),
             pj_psn: Default::default(),
             pj_rsp: Default::default(),
@@ -1318,8 +1370,10 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             jq_qpn_at: k(1),
             jq_psn_at: k(1 + QA as u64),
             jq_rsp_at: k(1 + QA as u64 + 24),
+            jq_ep_at: k(1 + QA as u64 + 24 + 1),
             pf_psn_at: k(QA as u64),
             pf_rsp_at: k(QA as u64 + 24),
+            pf_ep_at: k(QA as u64 + 24 + 1),
             sent: Default::default(),
             sent_valid: Default::default(),
             n_bad_db: Default::default(),
@@ -1532,8 +1586,11 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             n_reads, rl_pv, rl_pq, rl_pc, vis_b, vis_f, iss, ret_n, sh_used, rt_v, rt_q, rt_n, swp,
             n_pwait, rp, hi_ci, hi_psn, rw_ci, rw_psn, rw_pkts, n_retx, cutq, cut, n_cuts, ue_v,
             ue_q, ue_p, una_r, win, n_win, rec_ci, park_cr, fail_loc, mr_new, stale_out, nak,
-            n_refused, quiet, rsm, patient, after_job, vis_t, pk_bad, poison, herr
+            n_refused, quiet, rsm, patient, after_job, vis_t, pk_bad, poison, herr, hd, hd_v,
+            hd_fresh, ep_w_v, ep_w, ep_hold
         );
+        self.ep_ram.read_clock.next = self.clk.val();
+        self.ep_ram.write_clock.next = self.clk.val();
         self.una_ram.read_clock.next = self.clk.val();
         self.una_ram.write_clock.next = self.clk.val();
         self.win_stops.next = self.n_win.q.val();
@@ -1652,20 +1709,20 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.rdl_ram.write_address.next = self.s_rl_qpn.val();
         self.rdl_ram.write_data.next = self.s_rl_cnt.val();
         self.rdl_ram.write_enable.next = self.s_rl_valid.val();
-        self.rdl_init.write_address.next = self.s_rl_qpn.val();
-        self.rdl_init.write_data.next = self.s_rl_cnt.val();
-        self.rdl_init.write_enable.next = self.s_rl_valid.val();
+        self.rdl_init.write_address.next = self.s_rlc_qpn.val();
+        self.rdl_init.write_data.next = self.s_rlc_cnt.val();
+        self.rdl_init.write_enable.next = self.s_rlc_valid.val();
         self.rdl_init.read_address.next = self.s_qpw_index.val();
         self.rdi_ram.write_address.next = self.init_q.q.val();
-        self.rl_pv.d.next = self.s_rl_valid.val();
-        self.rl_pq.d.next = self.s_rl_qpn.val();
-        self.rl_pc.d.next = self.s_rl_cnt.val();
+        self.rl_pv.d.next = self.s_rlc_valid.val();
+        self.rl_pq.d.next = self.s_rlc_qpn.val();
+        self.rl_pc.d.next = self.s_rlc_cnt.val();
         self.rdi_ram.write_data.next = self.rdl_init.read_data.val();
         if self.rl_pv.q.val() & (self.rl_pq.q.val() == self.init_q.q.val()) {
             self.rdi_ram.write_data.next = self.rl_pc.q.val();
         }
-        if self.s_rl_valid.val() & (self.s_rl_qpn.val() == self.init_q.q.val()) {
-            self.rdi_ram.write_data.next = self.s_rl_cnt.val();
+        if self.s_rlc_valid.val() & (self.s_rlc_qpn.val() == self.init_q.q.val()) {
+            self.rdi_ram.write_data.next = self.s_rlc_cnt.val();
         }
         self.rdi_ram.write_enable.next = self.init_pend.q.val();
         // The QP's own limit (`max_rd_atomic`: the peer's responder resources), 0 as 16.
@@ -2081,7 +2138,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.issue_pay.next = false;
         // Each payload read's record, in read order: its join bit (the packet goes on in the
         // next read) and its packet's QP and PSN.
-        self.jq_base.next = bit_cast::<JQ_W, QA>(self.qpn.q.val()) << self.jq_qpn_at.val();
+        self.jq_base.next = (bit_cast::<JQ_W, QA>(self.qpn.q.val()) << self.jq_qpn_at.val())
+            | (bit_cast::<JQ_W, 8>(self.c_epoch.val()) << self.jq_ep_at.val());
         if self.rsp.q.val() {
             self.jq_base.next = self.jq_base.val() | (bits::<JQ_W>(1) << self.jq_rsp_at.val());
         }
@@ -2102,38 +2160,71 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.gat.s_tdata.next = self.s_rd_tdata.val();
         self.gat.s_tkeep.next = self.s_rd_tkeep.val();
         self.gat.s_tlast.next = self.s_rd_tlast.val();
-        self.pj_join.next = self.jq.m_tdata.val().get_bit(0);
-        self.pj_q.next = self
+        self.pj_join.next = self.hd.q.val().get_bit(0);
+        self.pj_q.next = self.hd.q.val().get_bits::<QA>(self.jq_qpn_at.val().index());
+        self.pj_psn.next = self.hd.q.val().get_bits::<24>(self.jq_psn_at.val().index());
+        self.pj_rsp.next = self.hd.q.val().get_bit(self.jq_rsp_at.val().index());
+        // The head's QP's epoch now: as `ep_ram` answers in the cycle after the head was
+        // taken, as written since (a write in the cycle it was taken is not in the answer).
+        self.ep_new.next = self
+            .s_qpw_data
+            .val()
+            .get_bits::<8>(self.x_epoch.val().index());
+        self.ep_ram.write_address.next = self.s_qpw_index.val();
+        self.ep_ram.write_data.next = self.ep_new.val();
+        self.ep_ram.write_enable.next = self.s_qpw_en.val();
+        self.ep_ram.read_address.next = self
             .jq
             .m_tdata
             .val()
             .get_bits::<QA>(self.jq_qpn_at.val().index());
-        self.pj_psn.next = self
-            .jq
-            .m_tdata
-            .val()
-            .get_bits::<24>(self.jq_psn_at.val().index());
-        self.pj_rsp.next = self.jq.m_tdata.val().get_bit(self.jq_rsp_at.val().index());
+        self.ep_now.next = self.ep_hold.q.val();
+        if self.hd_fresh.q.val() {
+            self.ep_now.next = self.ep_ram.read_data.val();
+        }
+        if self.ep_w_v.q.val() {
+            self.ep_now.next = self.ep_w.q.val();
+        }
+        self.ep_hold.d.next = self.ep_now.val();
+        self.pj_live.next =
+            self.hd.q.val().get_bits::<8>(self.jq_ep_at.val().index()) == self.ep_now.val();
         // A read of a QP failed by a payload read before: its bytes are bad too (its packet
         // follows the failed one, so it must not reach the wire either).
         self.pz_hit.next =
             (self.poison.q.val() & (self.one256.val() << self.pj_q.val())) != bits::<256>(0);
         self.gat.s_tjoin.next = self.pj_join.val();
-        self.gat.s_tuser.next = self.s_rd_tuser.val() | self.pz_hit.val();
+        self.gat.s_tuser.next = self.s_rd_tuser.val() | self.pz_hit.val() | !self.pj_live.val();
         self.gat.s_tvalid.next = self.s_rd_tvalid.val()
             & self.route_pay.val()
-            & self.jq.m_tvalid.val()
+            & self.hd_v.q.val()
             & self.pf_q.s_tready.val();
         self.s_rd_tready.next =
-            (self.gat.s_tready.val() & self.jq.m_tvalid.val() & self.pf_q.s_tready.val())
+            (self.gat.s_tready.val() & self.hd_v.q.val() & self.pf_q.s_tready.val())
                 | !self.route_pay.val();
         self.pay_done.next = self.s_rd_tvalid.val()
             & self.route_pay.val()
             & self.gat.s_tready.val()
-            & self.jq.m_tvalid.val()
+            & self.hd_v.q.val()
             & self.pf_q.s_tready.val()
             & self.s_rd_tlast.val();
-        self.jq.m_tready.next = self.pay_done.val();
+        // The head is taken when there is none or the one there is done.
+        self.hd_take.next = self.jq.m_tvalid.val() & (!self.hd_v.q.val() | self.pay_done.val());
+        self.jq.m_tready.next = self.hd_take.val();
+        self.hd_fresh.d.next = self.hd_take.val();
+        self.ep_hit.next = self.s_qpw_en.val() & (self.s_qpw_index.val() == self.pj_q.val());
+        self.ep_w_v.d.next = self.ep_w_v.q.val() | self.ep_hit.val();
+        if self.hd_take.val() {
+            self.hd.d.next = self.jq.m_tdata.val();
+            self.hd_v.d.next = true;
+            self.ep_hit.next =
+                self.s_qpw_en.val() & (self.s_qpw_index.val() == self.ep_ram.read_address.val());
+            self.ep_w_v.d.next = self.ep_hit.val();
+        } else if self.pay_done.val() {
+            self.hd_v.d.next = false;
+        }
+        if self.ep_hit.val() {
+            self.ep_w.d.next = self.ep_new.val();
+        }
         if self.pay_done.val() & self.s_rd_tuser.val() {
             self.n_dma_err.d.next = self.n_dma_err.q.val() + bits::<32>(1);
         }
@@ -2145,9 +2236,12 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.pk_fail.next = self.pay_done.val()
             & !self.pj_join.val()
             & (self.pk_bad.q.val() | self.s_rd_tuser.val())
-            & !self.pz_hit.val();
+            & !self.pz_hit.val()
+            & self.pj_live.val();
         self.pf_w.next = bit_cast::<PF_W, QA>(self.pj_q.val())
-            | (bit_cast::<PF_W, 24>(self.pj_psn.val()) << self.pf_psn_at.val());
+            | (bit_cast::<PF_W, 24>(self.pj_psn.val()) << self.pf_psn_at.val())
+            | (bit_cast::<PF_W, 8>(self.hd.q.val().get_bits::<8>(self.jq_ep_at.val().index()))
+                << self.pf_ep_at.val());
         if self.pj_rsp.val() {
             self.pf_w.next = self.pf_w.val() | (bits::<PF_W>(1) << self.pf_rsp_at.val());
         }
@@ -2179,6 +2273,16 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
             .m_tdata
             .val()
             .get_bits::<24>(self.pf_psn_at.val().index());
+        self.m_pfail_epoch.next = self
+            .pf_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.pf_ep_at.val().index());
+        self.m_rfail_epoch.next = self
+            .pf_q
+            .m_tdata
+            .val()
+            .get_bits::<8>(self.pf_ep_at.val().index());
         self.pf_to_rsp.next = self
             .pf_q
             .m_tdata
@@ -2415,11 +2519,15 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.f_shift.next = self.one256.val() << self.qpn.q.val();
         self.loc_err.next = (self.status.q.val() != self.st_ok.val())
             & (self.status.q.val() != self.st_flush.val());
+        // The host took the QP in hand out of RTR and RTS (`herr`), or reset it since the
+        // READ response job's request was accepted, or does now (`j_gone`).
+        self.j_gone.next = (self.rsp.q.val() & (self.j_epoch.val() != self.c_epoch.val()))
+            | self.herr.q.val()
+            | (self.qpw_stop.val() & (self.s_qpw_index.val() == self.qpn.q.val()));
         self.flush.next = (((self.s_failed.val() | self.poison.q.val()) & self.f_shift.val())
             != bits::<256>(0))
             | (self.c_state.val() == self.qp_err.val())
-            | (self.rsp.q.val() & (self.j_epoch.val() != self.c_epoch.val()))
-            | self.herr.q.val();
+            | self.j_gone.val();
         // Poisoned by a failed payload read; a reset (`init_sq`) clears it.
         self.pz_set.next = bits::<256>(0);
         if self.pk_fail.val() {
@@ -2432,6 +2540,7 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
         self.poison.d.next = (self.poison.q.val() | self.pz_set.val()) & !self.pz_clr.val();
         if self.rst.val() {
             self.poison.d.next = bits::<256>(0);
+            self.hd_v.d.next = false;
         }
         if self.s_qpw_en.val() & (self.s_qpw_index.val() == self.qpn.q.val()) {
             self.dirty.d.next = true;
@@ -2844,9 +2953,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     // more of it goes to the wire, and its next visit flushes.
                     self.park_cr.d.next = false;
                     self.state.d.next = ReqState::Park;
-                } else if self.flush.val() & !self.nak.q.val() {
+                } else if self.flush.val() & (!self.nak.q.val() | self.j_gone.val()) {
                     // The same for a READ response job: it ends here (unless its NAK, which
-                    // failed the QP, is still to go).
+                    // failed the QP, is still to go: not when the host has since reset the
+                    // QP or taken it out of RTS, which sends nothing more of its old life).
                     self.state.d.next = ReqState::Drop;
                 } else if self.s_rew_valid.val() & !self.rsp.q.val() & !self.first.q.val() {
                     // A rewind waits: the QP yields between packets so that Idle takes it
@@ -2958,7 +3068,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.rem.d.next = bits::<32>(0);
                         self.s_rem.d.next = bits::<32>(0);
                         self.n_refused.d.next = self.n_refused.q.val() + bits::<32>(1);
-                        self.fail_v.d.next = true;
+                        // (Not for a QP the host reset or stopped since: `QpFail` would fail
+                        // its next life.)
+                        self.fail_v.d.next = !self.j_gone.val();
                         self.fail_loc.d.next = false;
                         self.fail_q.d.next = self.qpn.q.val();
                     }
@@ -3041,8 +3153,10 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     }
                     // A local error (the WQE refused, its fetch failed) fails the QP (IBA
                     // 10.7.3.1, as rxe): every later WQE flushes, and the other engines learn
-                    // it through `QpFail`.
-                    self.fail_v.d.next = self.loc_err.val();
+                    // it through `QpFail`. (Not when the host has reset or stopped the QP
+                    // since its visit began: the error is of the QP's last life.)
+                    self.fail_v.d.next =
+                        self.loc_err.val() & !self.j_gone.val() & !self.dirty_sq.q.val();
                     self.fail_loc.d.next = true;
                     self.fail_q.d.next = self.qpn.q.val();
                     // The work request's record, unless it has one already (its window

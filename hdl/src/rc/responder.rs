@@ -64,7 +64,7 @@
 //! when `QpFail` hands it over (`s_fail_{valid,ready,qpn}`). A READ response whose payload read
 //! failed (the requester's `m_rfail`, in `s_rfail_{valid,ready,qpn,psn}`; its frame never left)
 //! is taken in Idle after the flushes, taking turns with packets as they do: unless its QP is failed or in ERR
-//! already, it gets a NAK remote operational error at its PSN, a fatal NAK as above (the
+//! already, or reset since the read (`s_rfail_epoch`, the QP's epoch then), it gets a NAK remote operational error at its PSN, a fatal NAK as above (the
 //! reader's READ fails REM_OP_ERR, not after its retries). Flushes wait while packets come
 //! only until the next packet: one taken while a flush waits gives the flush the next turn,
 //! so a QP in ERR flushes whatever the other QPs receive.
@@ -162,7 +162,9 @@
 //!
 //! The QP copy: `epsn` and `msn` live in their own RAM, written by `init_rq` writes and by
 //! this block (BAR0's QUERY reads them from its copy). An `init_rq` write to the QP of the
-//! packet in flight wins: its write-back is skipped; it also clears the QP's cursors.
+//! packet in flight wins: its write-back is skipped, and it makes no ACK record; it also
+//! clears the QP's cursors and voids the QP's ACK or NAK record not yet sent (`ack_void`:
+//! dropped when its turn comes), so a reset QP sends nothing of its last life.
 
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
@@ -434,6 +436,14 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub m_rl_valid: Signal<Out, Bit>,
     pub m_rl_qpn: Signal<Out, Bits<QA>>,
     pub m_rl_cnt: Signal<Out, Bits<RDC_W>>,
+    /// A READ's landing counted, as its record is made (`m_rl` tells it once its bytes are
+    /// written): the requester's count for a reset of the QP, which the record may outlive.
+    pub m_rlc_valid: Signal<Out, Bit>,
+    pub m_rlc_qpn: Signal<Out, Bits<QA>>,
+    pub m_rlc_cnt: Signal<Out, Bits<RDC_W>>,
+    rlc_v: DFF<Bit>,
+    rlc_q: DFF<Bits<QA>>,
+    rlc_c: DFF<Bits<RDC_W>>,
     pub reads: Signal<Out, Bits<32>>,
     pub jobs_full: Signal<Out, Bits<32>>,
     pub s_req_sent: Signal<In, Bit>,
@@ -465,7 +475,10 @@ pub struct Responder<const DW: usize, const KW: usize> {
     pub s_rfail_ready: Signal<Out, Bit>,
     pub s_rfail_qpn: Signal<In, Bits<QA>>,
     pub s_rfail_psn: Signal<In, Bits<24>>,
+    pub s_rfail_epoch: Signal<In, Bits<8>>,
     rf_take: Signal<Local, Bit>,
+    /// The epoch of the failed READ response taken.
+    rf_ep: DFF<Bits<8>>,
     /// The failed response's QP is not failed or in ERR already: it gets its NAK.
     rf_live: Signal<Local, Bit>,
     // QPs a fatal NAK this block sent has failed (until an init_rq write), and its word to
@@ -598,6 +611,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     a_read: Constant<Bits<7>>,
     a_status: Constant<Bits<7>>,
     a_landed: Constant<Bits<7>>,
+    a_ep: Constant<Bits<7>>,
     j_qpn: Constant<Bits<8>>,
     j_psn: Constant<Bits<8>>,
     j_msn: Constant<Bits<8>>,
@@ -621,9 +635,14 @@ pub struct Responder<const DW: usize, const KW: usize> {
     /// Per QP: its record in `ack_info` is an RNR or fatal NAK not yet sent, which nothing
     /// weaker replaces.
     ack_strong: DFF<Bits<256>>,
+    /// Per QP: its record in `ack_info` is of a life the host has ended since (an init_rq
+    /// write): it is dropped when its turn comes, not sent. A record written later clears it.
+    ack_void: DFF<Bits<256>>,
     /// The record of the QP being sent was written in the last cycle (or at its pop): it is
     /// read again before it goes.
     snd_stale: DFF<Bit>,
+    /// The record the sender holds is void (`ack_void`, or the QP reset since its pop).
+    snd_void: DFF<Bit>,
     snd_busy: DFF<Bit>,
     snd_q: DFF<Bits<QA>>,
     rsv: DFF<Bits<RSV_W>>,
@@ -787,6 +806,9 @@ pub struct Responder<const DW: usize, const KW: usize> {
     snd_bit: Signal<Local, Bits<256>>,
     resp_wq: Signal<Local, Bit>,
     strong_keep: Signal<Local, Bits<256>>,
+    rq_init: Signal<Local, Bit>,
+    init_bit: Signal<Local, Bits<256>>,
+    void_keep: Signal<Local, Bits<256>>,
     snd_done: Signal<Local, Bit>,
     new_strong: Signal<Local, Bit>,
     ack_wr: Signal<Local, Bit>,
@@ -940,6 +962,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             m_rl_valid: Default::default(),
             m_rl_qpn: Default::default(),
             m_rl_cnt: Default::default(),
+            m_rlc_valid: Default::default(),
+            m_rlc_qpn: Default::default(),
+            m_rlc_cnt: Default::default(),
+            rlc_v: Default::default(),
+            rlc_q: Default::default(),
+            rlc_c: Default::default(),
             reads: Default::default(),
             jobs_full: Default::default(),
             s_req_sent: Default::default(),
@@ -1059,6 +1087,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             s_rfail_ready: Default::default(),
             s_rfail_qpn: Default::default(),
             s_rfail_psn: Default::default(),
+            s_rfail_epoch: Default::default(),
+            rf_ep: Default::default(),
             rf_take: Default::default(),
             rf_live: Default::default(),
             pk_q8: Default::default(),
@@ -1123,6 +1153,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             a_read: field_at(&RX_ACK, "read"),
             a_status: field_at(&RX_ACK, "status"),
             a_landed: field_at(&RX_ACK, "landed"),
+            a_ep: field_at(&RX_ACK, "epoch"),
             j_qpn: field_at(&READ_JOB, "qpn"),
             j_psn: field_at(&READ_JOB, "psn"),
             j_msn: field_at(&READ_JOB, "msn"),
@@ -1206,7 +1237,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             ack_out: Fifo::new(),
             ack_pend: Default::default(),
             ack_strong: Default::default(),
+            ack_void: Default::default(),
             snd_stale: Default::default(),
+            snd_void: Default::default(),
             snd_busy: Default::default(),
             snd_q: Default::default(),
             rsv: Default::default(),
@@ -1361,6 +1394,9 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             snd_bit: Default::default(),
             resp_wq: Default::default(),
             strong_keep: Default::default(),
+            rq_init: Default::default(),
+            init_bit: Default::default(),
+            void_keep: Default::default(),
             snd_done: Default::default(),
             new_strong: Default::default(),
             ack_wr: Default::default(),
@@ -1509,7 +1545,13 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             held,
             ack_pend,
             ack_strong,
+            ack_void,
+            rf_ep,
+            rlc_v,
+            rlc_q,
+            rlc_c,
             snd_stale,
+            snd_void,
             snd_busy,
             snd_q,
             rsv,
@@ -1629,6 +1671,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.m_rl_valid.next = self.rl_v.q.val();
         self.m_rl_qpn.next = self.rl_qn.q.val();
         self.m_rl_cnt.next = self.rl_c.q.val();
+        self.m_rlc_valid.next = self.rlc_v.q.val();
+        self.m_rlc_qpn.next = self.rlc_q.q.val();
+        self.m_rlc_cnt.next = self.rlc_c.q.val();
+        self.rlc_v.d.next = false;
         self.reads.next = self.n_reads.q.val();
         self.jobs_full.next = self.n_jobs_full.q.val();
         self.atomics.next = self.n_atomics.q.val();
@@ -2332,7 +2378,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RACK_W, 24>(self.f_amsn.val()) << self.a_msn.val())
             | (bit_cast::<RACK_W, 1>(bits::<1>(1)) << self.a_read.val())
             | (bit_cast::<RACK_W, 8>(self.rl_st.q.val()) << self.a_status.val())
-            | (bit_cast::<RACK_W, RDC_W>(self.rs_cnt.val()) << self.a_landed.val());
+            | (bit_cast::<RACK_W, RDC_W>(self.rs_cnt.val()) << self.a_landed.val())
+            | (bit_cast::<RACK_W, 8>(self.r_epoch.val()) << self.a_ep.val());
         self.rl_q.s_tdata.next = self.rl_rec.val();
         self.rl_q.s_tvalid.next = false;
         // (An atomic's job: no bytes to read, its original data in `va`.)
@@ -2546,23 +2593,48 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             & self.resp_go.val()
             & self.do_ack.q.val()
             & (self.snd_q.q.val() == self.f_qpn.val().get_bits::<QA>(0));
-        self.ack_out.s_tvalid.next =
-            self.snd_busy.q.val() & self.a_go.val() & !self.snd_stale.q.val() & !self.resp_wq.val();
+        self.ack_out.s_tvalid.next = self.snd_busy.q.val()
+            & self.a_go.val()
+            & !self.snd_stale.q.val()
+            & !self.snd_void.q.val()
+            & !self.resp_wq.val();
         self.snd_done.next = self.ack_out.s_tvalid.val() & self.ack_out.s_tready.val();
         self.snd_bit.next = self.one256.val() << self.snd_q.q.val();
+        // The host resetting a QP (an init_rq write) voids its record: a QP in RESET sends
+        // nothing, and on its next connection the record's PSN, MSN and peer are not its own.
+        // (The responder writes no record in that cycle: `resp_go`.)
+        self.rq_init.next = self.s_qpw_en.val() & self.qpw_init.val();
+        self.init_bit.next = self.one256.val() << self.s_qpw_index.val();
+        self.void_keep.next = self.ack_void.q.val();
         self.strong_keep.next = self.ack_strong.q.val();
         if self.snd_done.val() {
             self.strong_keep.next = self.ack_strong.q.val() & !self.snd_bit.val();
         }
+        if self.rq_init.val() {
+            self.void_keep.next = self.void_keep.val() | self.init_bit.val();
+            self.strong_keep.next = self.strong_keep.val() & !self.init_bit.val();
+        }
         self.ack_strong.d.next = self.strong_keep.val();
+        self.ack_void.d.next = self.void_keep.val();
         self.snd_stale.d.next = false;
+        self.snd_void.d.next = self.snd_void.q.val()
+            | (self.rq_init.val() & (self.s_qpw_index.val() == self.snd_q.q.val()));
         if self.snd_pop.val() {
             self.snd_busy.d.next = true;
             self.snd_q.d.next = self.ack_qps.m_tdata.val();
+            self.snd_void.d.next = self
+                .ack_void
+                .q
+                .val()
+                .get_bit(self.ack_qps.m_tdata.val().index())
+                | (self.rq_init.val() & (self.s_qpw_index.val() == self.ack_qps.m_tdata.val()));
         } else if self.snd_done.val() {
             self.snd_busy.d.next = false;
             self.rsv.d.next = bit_cast::<RSV_W, 16>(self.a_beats.val())
                 | (bit_cast::<RSV_W, 4>(self.a_tag.val()) << self.sh_rsv.val());
+        } else if self.snd_busy.q.val() & self.snd_void.q.val() & !self.resp_wq.val() {
+            // A void record goes nowhere: the sender lets its QP go.
+            self.snd_busy.d.next = false;
         }
         self.head_bit.next = self.one256.val() << self.ack_qps.m_tdata.val();
         self.q_bit.next = self.one256.val() << self.f_qpn.val().get_bits::<QA>(0);
@@ -2593,7 +2665,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.new_strong.next = (self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(1))
             | ((self.ack_syn.q.val().get_bits::<3>(5) == bits::<3>(3))
                 & (self.ack_syn.q.val().get_bits::<5>(0) != bits::<5>(0)));
+        // (A packet of a QP reset while it was decided, `dirty`, writes none.)
         self.ack_wr.next = self.do_ack.q.val()
+            & !self.dirty.q.val()
             & (self.new_strong.val()
                 | ((self.ack_strong.q.val() & self.q_bit.val()) == bits::<256>(0)));
         // A record written for the QP the sender holds (or pops now) is the one it sends: the
@@ -2609,7 +2683,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             & ((self.pend_after.val() & self.q_bit.val()) == bits::<256>(0));
         // An ACK that does not fit goes back to the end of the queue (when the responder is
         // not queueing one this cycle; when a newer one for the QP is queued, it is dropped).
-        if self.snd_busy.q.val() & !self.a_go.val() & !self.resp_push.val() {
+        if self.snd_busy.q.val() & !self.snd_void.q.val() & !self.a_go.val() & !self.resp_push.val()
+        {
             self.snd_busy.d.next = false;
             if (self.pend_after.val() & self.snd_bit.val()) == bits::<256>(0) {
                 self.ack_qps.s_tdata.next = self.snd_q.q.val();
@@ -2753,6 +2828,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.dirty.d.next = self.s_qpw_en.val()
                             & self.qpw_init.val()
                             & (self.s_qpw_index.val() == self.s_rfail_qpn.val());
+                        self.rf_ep.d.next = self.s_rfail_epoch.val();
                         self.state.d.next = RespState::RfRd;
                     }
                 } else if self.s_meta_tvalid.val() & !self.s_hold.val() {
@@ -2858,8 +2934,9 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 self.ack_psn.d.next = self.f_psn.val();
                 self.ack_msn.d.next = self.r_msn.val();
                 self.state.d.next = RespState::Resp;
-                if self.dirty.q.val() {
-                    // The QP was reset meanwhile: its old life's NAK is not sent.
+                if self.dirty.q.val() | (self.rf_ep.q.val() != self.r_epoch.val()) {
+                    // The QP was reset meanwhile, or since the read: its old life's NAK is
+                    // not sent.
                     self.do_ack.d.next = false;
                     self.state.d.next = RespState::Idle;
                 }
@@ -3296,6 +3373,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 if self.resp_go.val() {
                     if self.ack_wr.val() {
                         self.ack_info.write_enable.next = true;
+                        self.ack_void.d.next = self.void_keep.val() & !self.q_bit.val();
+                        if self.absorb.val() {
+                            self.snd_void.d.next = false;
+                        }
                         if self.new_strong.val() {
                             self.ack_strong.d.next = self.strong_keep.val() | self.q_bit.val();
                         }
@@ -3307,7 +3388,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         }
                     }
                     self.rack_q.s_tvalid.next = self.do_rack.q.val();
-                    self.rl_q.s_tvalid.next = self.do_rl.q.val();
+                    self.rl_q.s_tvalid.next = self.do_rl.q.val() & !self.dirty.q.val();
+                    self.rlc_v.d.next = self.do_rl.q.val() & !self.dirty.q.val();
+                    self.rlc_q.d.next = self.f_qpn.val().get_bits::<QA>(0);
+                    self.rlc_c.d.next = self.rs_cnt.val();
                     if self.do_job.q.val() & !self.dirty.q.val() {
                         self.rj_q.s_tvalid.next = true;
                         self.dup_v.d.next = self.job_dup.q.val().any();
@@ -3325,9 +3409,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                         self.cur_ram.write_data.next = self.new_cur.q.val();
                         self.cur_ram.write_enable.next = true;
                     }
-                    // (`dirty`, an init_rq write, concerns the receive cursors, not the READ
-                    // one, whose landing record goes out regardless.)
-                    if self.wb_rcur.q.val() & (!self.dirty.q.val() | self.is_resp.val()) {
+                    // (Nor the READ cursor of a QP reset meanwhile: a READ response landing
+                    // across the reset is of the QP's last life, neither counted nor reported,
+                    // so the requester's READ counts, set from the landed count at the reset,
+                    // stay whole.)
+                    if self.wb_rcur.q.val() & !self.dirty.q.val() {
                         self.rcur_ram.write_address.next =
                             bit_cast::<9, QA>(self.f_qpn.val().get_bits::<QA>(0));
                         if self.is_resp.val() {
@@ -3380,6 +3466,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             // (The requester counts the same writes from the same reset: READ jobs compare.)
             self.ack_pend.d.next = bits::<256>(0);
             self.ack_strong.d.next = bits::<256>(0);
+            self.ack_void.d.next = bits::<256>(0);
+            self.snd_void.d.next = false;
             self.snd_busy.d.next = false;
             self.rsv.d.next = bits::<RSV_W>(0);
             self.req_v.d.next = false;

@@ -407,6 +407,11 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_rl_valid.next = rl;
         hdl.s_rl_qpn.next = bits_from_u64(rl_qpn);
         hdl.s_rl_cnt.next = bits_from_u64(rl_cnt);
+        // (The count at the record's making: the same events, as the stimulus has no
+        // responder to make them apart.)
+        hdl.s_rlc_valid.next = rl;
+        hdl.s_rlc_qpn.next = bits_from_u64(rl_qpn);
+        hdl.s_rlc_cnt.next = bits_from_u64(rl_cnt);
         let rd_valid = !beats.is_empty() && r.gen_bool(0.8);
         let (data, keep, last, user) = beats.front().copied().unwrap_or_default();
         let (rd_ready, meta_ready, pay_ready, sent_ready) = (
@@ -551,6 +556,9 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
         tb.set("s_ret_shared", ret_s.into())?;
         tb.set("s_rl_qpn", rl_qpn)?;
         tb.set("s_rl_cnt", rl_cnt)?;
+        tb.set("s_rlc_valid", rl.into())?;
+        tb.set("s_rlc_qpn", rl_qpn)?;
+        tb.set("s_rlc_cnt", rl_cnt)?;
         tb.set("s_rew_valid", rew_v.into())?;
         tb.set("s_rew_qpn", rew_q)?;
         tb.set("s_rew_ci", rew_ci)?;

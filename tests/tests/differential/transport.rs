@@ -174,6 +174,10 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // held until taken.
     let mut r_rf = rng(s ^ 0x5246_4149);
     let (mut rfail, mut rfails) = (None::<(u8, u32)>, 0usize);
+    // Its epoch (the contexts' is 0): one in four of a life before a reset, whose NAK is not
+    // sent; from a stream of its own too.
+    let mut r_rfe = rng(s ^ 0x5246_4550);
+    let mut rf_ep = 0u8;
     let mut ans_q = 0usize;
     for cycle in 0..2 * cycles {
         if cycle >= cycles {
@@ -546,11 +550,13 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         inp.push(("s_fail_qpn", vec![fail_ev.unwrap_or(0) as u8]));
         if rfail.is_none() && cycle % 15_000 == 7_000 {
             rfail = Some((r_rf.gen_range(0..8), r_rf.gen_range(0..1 << 24)));
+            rf_ep = u8::from(r_rfe.gen_ratio(1, 4));
         }
         let (fq, fp) = rfail.unwrap_or_default();
         inp.push(("s_rfail_valid", vec![rfail.is_some().into()]));
         inp.push(("s_rfail_qpn", vec![fq]));
         inp.push(("s_rfail_psn", le(fp.into(), 3)));
+        inp.push(("s_rfail_epoch", vec![rf_ep]));
         if let Some((q, _)) = &qpw {
             // (The context writes here all reset the receive side: `QpFail` clears the QP
             // the cycle after.)
@@ -563,6 +569,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_rfail_valid.next = inp.bit("s_rfail_valid");
         hdl.s_rfail_qpn.next = wide(inp.get("s_rfail_qpn"));
         hdl.s_rfail_psn.next = wide(inp.get("s_rfail_psn"));
+        hdl.s_rfail_epoch.next = wide(inp.get("s_rfail_epoch"));
         hdl.s_meta_tdata.next = wide(inp.get("s_meta_tdata"));
         hdl.s_meta_tvalid.next = inp.bit("s_meta_tvalid");
         hdl.s_pay_tdata.next = wide(inp.get("s_pay_tdata"));
@@ -752,6 +759,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     // The requester's failed payload reads now and then: a QP's PSN inside its oldest
     // request or anywhere, a READ response's one in four; held until taken.
     let (mut pfail, mut pfails) = (None::<(u8, u32)>, 0usize);
+    // Its epoch: the QP's, one in ten an earlier one (a read issued before a reset), from a
+    // stream of its own.
+    let mut r_pfe = rng(s ^ 0x5046_4550);
+    let mut pf_ep = 0u8;
     // (Past `soak(100_000)` the run goes on, up to four times as long, until every floor is
     // met: rewinds resumed inside a READ, two to six a run, were missed by one CI seed.)
     let mut cycles = soak(100_000);
@@ -1006,11 +1017,13 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                 first.wrapping_add(r_fail.gen_range(0..n.max(1)))
             }) & 0xFF_FFFF;
             pfail = Some((q as u8, p));
+            pf_ep = epoch[q].wrapping_sub(u8::from(r_pfe.gen_ratio(1, 10)));
         }
         let (pq, pp) = pfail.unwrap_or_default();
         inp.push(("s_pfail_valid", vec![pfail.is_some().into()]));
         inp.push(("s_pfail_qpn", vec![pq]));
         inp.push(("s_pfail_psn", le(pp.into(), 3)));
+        inp.push(("s_pfail_epoch", vec![pf_ep]));
         if reset {
             failed &= !(1 << qi);
         }
@@ -1021,6 +1034,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         hdl.s_pfail_valid.next = inp.bit("s_pfail_valid");
         hdl.s_pfail_qpn.next = wide(inp.get("s_pfail_qpn"));
         hdl.s_pfail_psn.next = wide(inp.get("s_pfail_psn"));
+        hdl.s_pfail_epoch.next = wide(inp.get("s_pfail_epoch"));
         hdl.s_snd_en.next = inp.bit("s_snd_en");
         hdl.s_snd_qpn.next = wide(inp.get("s_snd_qpn"));
         hdl.s_snd_psn.next = wide(inp.get("s_snd_psn"));

@@ -228,3 +228,61 @@ fn a_pre_empted_read_response_of_a_reset_qp_never_resumes() -> Result<()> {
     ensure!(got == fill, "seed {s}: the new connection's READ data");
     Ok(())
 }
+
+/// An ACK the responder owes when the host resets its QP is not sent: b's WRITE behind its
+/// 64-packet READ earns one that waits for the READ's responses; the reset drops the responses
+/// still to go, and the ACK with them (a QP in RESET sends nothing, IBA 10.3.1).
+#[test]
+fn an_ack_owed_when_its_qp_is_reset_is_never_sent() -> Result<()> {
+    let s = seed("an_ack_owed_when_its_qp_is_reset_is_never_sent");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = [256, 1024, 4096][r.gen_range(0..3)];
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    // 64 responses: the WRITE's PSN inside the requester's window (`MAX_UNACKED_PSNS`).
+    let len = 64 * pmtu as usize;
+    let src = w.a.buffer(len, &vec![0x5A; len])?;
+    let dst = w.b.buffer(len, &vec![0; len])?;
+    let (reads, others) = responses_and_others(&w)?;
+    w.b.dev.post_send(
+        &mut qb,
+        &[
+            read_wr(1, &dst, len as u32, src.addr, src.rkey),
+            write_wr(2, &dst, 64, src.addr, src.rkey),
+        ],
+    )?;
+    let k = r.gen_range(2..40);
+    until_seen(&w, &reads, k, budget(200_000))?;
+    w.a.dev
+        .modify_qp(&mut qa, QpState::Reset, QpAttr::default())?;
+    w.run(40_000)?;
+    println!(
+        "seed {s}: pmtu {pmtu}, reset after {k} READ responses: {} in all, {} other frames \
+         from a",
+        reads.borrow().len(),
+        others.borrow().len()
+    );
+    ensure!(
+        others.borrow().is_empty(),
+        "seed {s}: a sent {} ACKs for a QP it reset before they were due",
+        others.borrow().len()
+    );
+    // On the next connection the QP's ACKs are its own: a WRITE and a READ complete.
+    let (p1, p2) = (r.gen_range(0..1 << 24), r.gen_range(0..1 << 24));
+    w.reconnect(&mut qa, &mut qb, pmtu, p1, p2)?;
+    w.b.dev.post_send(
+        &mut qb,
+        &[
+            write_wr(3, &dst, 64, src.addr, src.rkey),
+            read_wr(4, &dst, 4096, src.addr, src.rkey),
+        ],
+    )?;
+    let got = reap(&mut w, 1, 2, budget(100_000), &format!("seed {s}: b"))?;
+    ensure!(
+        got.iter()
+            .map(|c| (c.wr_id, c.status))
+            .eq([(3, WC_SUCCESS), (4, WC_SUCCESS)]),
+        "seed {s}: b completed {got:?}"
+    );
+    Ok(())
+}

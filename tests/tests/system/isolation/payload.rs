@@ -6,9 +6,10 @@
 use super::{failed_alone, read_wr, watch, write_wr};
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::{DmaMemory, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_sim::pause::PauseGenerator;
 use ferroce_sim::world::{RetryAttrs, World, WorldConfig};
 use ferroce_spec::headers::AETH_NAK_REM_OP;
-use ferroce_spec::opcodes::{RC_ACKNOWLEDGE, RC_SEND_ONLY};
+use ferroce_spec::opcodes::{RC_ACKNOWLEDGE, RC_RDMA_WRITE_ONLY, RC_SEND_ONLY};
 use ferroce_spec::queues::{WC_GENERAL_ERR, WC_REM_OP_ERR, WC_SUCCESS, WC_WR_FLUSH_ERR};
 use ferroce_tests::{budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
@@ -234,5 +235,188 @@ fn a_failed_read_response_is_naked_remote_operational_error() -> Result<()> {
             nonzero_counters(&w.b)
         );
     }
+    Ok(())
+}
+
+/// A payload read of a WRITE that fails after its QP was reset and connected again (the
+/// host's completions held meanwhile): it fails nothing of the new connection, and no packet
+/// of the old one reaches the wire.
+#[test]
+fn a_payload_read_failing_after_its_qp_was_reset_fails_nothing_new() -> Result<()> {
+    failing_after_reset(
+        "a_payload_read_failing_after_its_qp_was_reset_fails_nothing_new",
+        false,
+        false,
+    )
+}
+
+/// The same for a READ response's payload read: no NAK, nothing failed on a's side.
+#[test]
+fn a_read_response_failing_after_its_qp_was_reset_fails_nothing_new() -> Result<()> {
+    failing_after_reset(
+        "a_read_response_failing_after_its_qp_was_reset_fails_nothing_new",
+        true,
+        false,
+    )
+}
+
+/// A READ response's payload read that failed before its QP's reset, its report waiting for
+/// the responder (busy landing a WRITE the host's memory holds off): no NAK, nothing of the
+/// new connection failed.
+#[test]
+fn a_read_response_failure_waiting_for_a_busy_responder_fails_nothing_new() -> Result<()> {
+    failing_after_reset(
+        "a_read_response_failure_waiting_for_a_busy_responder_fails_nothing_new",
+        true,
+        true,
+    )
+}
+
+/// a sends 8 packets (a WRITE it posts, or the responses to b's READ) whose second one's
+/// source is poisoned; from its first payload read on, a's host holds its DMA completions
+/// while the pair is reset and connected again, then lets them go. With `busy` (a READ
+/// response), the read fails before the reset instead, while the responder is held up
+/// landing a 64 B WRITE from b (a's host takes no DMA request until after the reconnect).
+/// Asserted: the poisoned read came
+/// back failed, and no frame of the old connection leaves after the reconnect; a WRITE and a
+/// READ on the new one complete SUCCESS, data exact, and a's QP stays RTS.
+fn failing_after_reset(test: &str, read: bool, busy: bool) -> Result<()> {
+    let s = seed(test);
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+    let len = 8 * pmtu as usize;
+    // The old connection's PSNs and the new one's, far apart.
+    let (old_ab, old_ba) = (r.gen_range(0..1 << 23), r.gen_range(0..1 << 23));
+    let (mut qa, mut qb) = w.connect(pmtu, old_ab, old_ba, 16)?;
+    let img: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    let src = w.a.buffer(len, &img)?;
+    let dst = w.b.buffer(len, &vec![0; len])?;
+    // (With `busy`, the first packet's: read in one go, its failure held from the start.)
+    let at = usize::from(!busy) * pmtu as usize + r.gen_range(0..pmtu as usize - 16);
+    let rc = w.a.sim.borrow().rc.clone();
+    rc.borrow_mut().mem.poison(src.addr + at as u64, 16);
+    let reads = || rc.borrow().dma_stats().read_requests;
+    let small = w.a.buffer(64, &[0x11; 64])?;
+    // The first payload read: after the WQE's read for a WRITE.
+    let first = reads() + if read { 1 } else { 2 };
+    let bytes0 = rc.borrow().dma_stats().read_bytes;
+    if read {
+        w.b.dev
+            .post_send(&mut qb, &[read_wr(1, &dst, len as u32, src.addr, src.rkey)])?;
+    } else {
+        w.a.dev.post_send(
+            &mut qa,
+            &[write_wr(1, &src, len as u32, dst.addr, dst.rkey)],
+        )?;
+    }
+    let until = |w: &World, what: &str, done: &dyn Fn() -> bool| -> Result<()> {
+        let t0 = w.cycle();
+        while !done() {
+            ensure!(w.cycle() - t0 < budget(50_000), "seed {s}: no {what}");
+            w.run(1)?;
+        }
+        Ok(())
+    };
+    until(&w, "payload read", &|| reads() >= first)?;
+    let held = |p: f64| {
+        rc.borrow_mut()
+            .set_completion_pause_generator(PauseGenerator::random(s, p))
+    };
+    let stalled = |p: f64| {
+        rc.borrow_mut()
+            .set_rq_backpressure_generator(PauseGenerator::random(s, p))
+    };
+    held(1.0);
+    if busy {
+        // Once the poisoned response's reads are out, a's host takes no more DMA requests;
+        // b's WRITE reaches the responder and waits there to land; then the read fails.
+        until(&w, "poisoned response's reads", &|| {
+            rc.borrow().dma_stats().read_bytes - bytes0 >= u64::from(pmtu)
+        })?;
+        stalled(1.0);
+        let writes = watch(&w, false, |_| false)?;
+        w.b.dev
+            .post_send(&mut qb, &[write_wr(2, &dst, 64, small.addr, small.rkey)])?;
+        until(&w, "WRITE", &|| {
+            writes
+                .borrow()
+                .iter()
+                .any(|b| b.opcode == RC_RDMA_WRITE_ONLY)
+        })?;
+        w.run(500)?;
+        held(0.0);
+        w.run(3_000)?;
+        ensure!(
+            w.a.counter("req_dma_err")? == 1,
+            "seed {s}: the poisoned read before the reset: {}",
+            nonzero_counters(&w.a)
+        );
+    }
+    let (new_ab, new_ba) = (old_ab + (1 << 23), old_ba + (1 << 23));
+    w.reconnect(&mut qa, &mut qb, pmtu, new_ab, new_ba)?;
+    let after = watch(&w, true, |_| false)?;
+    held(0.0);
+    stalled(0.0);
+    w.run(20_000)?;
+    // (Of the old connection only work acknowledged before the reset completes: the first
+    // WRITE's CQE, whose ACK came before.)
+    for h in [&mut w.a, &mut w.b] {
+        let left = h.dev.poll_cq(&mut h.cq, 16)?;
+        ensure!(
+            left.iter().all(|c| c.status == WC_SUCCESS),
+            "seed {s}: completions of the old connection: {left:?}"
+        );
+    }
+    ensure!(
+        w.a.counter("req_dma_err")? == 1,
+        "seed {s}: the poisoned read: {}",
+        nonzero_counters(&w.a)
+    );
+    let old: Vec<_> = after
+        .borrow()
+        .iter()
+        .filter(|b| b.psn < 1 << 23)
+        .copied()
+        .collect();
+    println!(
+        "seed {s}: pmtu {pmtu}, poisoned at byte {at}; {} frames after the reconnect, {} of the \
+         old connection",
+        after.borrow().len(),
+        old.len()
+    );
+    ensure!(
+        old.is_empty(),
+        "seed {s}: frames of the old connection left after the reconnect: {old:?}"
+    );
+    // The new connection works whole.
+    let fresh: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    let src2 = w.a.buffer(len, &fresh)?;
+    let dst2 = w.b.buffer(len, &vec![0; len])?;
+    let back = w.b.buffer(len, &vec![0; len])?;
+    w.a.dev.post_send(
+        &mut qa,
+        &[write_wr(2, &src2, len as u32, dst2.addr, dst2.rkey)],
+    )?;
+    w.b.dev.post_send(
+        &mut qb,
+        &[read_wr(3, &back, len as u32, src2.addr, src2.rkey)],
+    )?;
+    for (side, id) in [(0, 2), (1, 3)] {
+        let got = reap(&mut w, side, 1, budget(100_000), &format!("seed {s}"))?;
+        ensure!(
+            got.len() == 1 && got[0].wr_id == id && got[0].status == WC_SUCCESS,
+            "seed {s}: side {side} completed {got:?}"
+        );
+    }
+    for (mr, what) in [(&dst2, "WRITE"), (&back, "READ")] {
+        let mut got = vec![0; len];
+        w.b.dev.mem.read(mr.addr, &mut got)?;
+        ensure!(got == fresh, "seed {s}: the new connection's {what} data");
+    }
+    ensure!(
+        w.a.dev.query_qp(&qa)?.state == Some(QpState::Rts),
+        "seed {s}: a's QP left RTS"
+    );
     Ok(())
 }

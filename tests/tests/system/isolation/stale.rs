@@ -5,8 +5,9 @@ use super::{three_streams, watch, write_wr};
 use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, QpAttr, QpState, SendWr, WrOpcode};
 use ferroce_sim::link::Fault;
+use ferroce_sim::pause::PauseGenerator;
 use ferroce_sim::world::{World, WorldConfig};
-use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR};
+use ferroce_spec::queues::{WC_SUCCESS, WC_WR_FLUSH_ERR, WQE_LEN};
 use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
@@ -254,5 +255,136 @@ fn stuck_qps_hold_only_their_share_of_the_completion_pool() -> Result<()> {
         );
         next[i] += 1;
     }
+    Ok(())
+}
+
+/// A READ whose response landed just before its QP was reset, the landing's report held up
+/// (b's host takes no DMA request until after the reconnect): the QP's next life still
+/// issues READs, and they complete.
+#[test]
+fn a_read_landing_reported_after_its_qp_was_reset_blocks_nothing_new() -> Result<()> {
+    let s = seed("a_read_landing_reported_after_its_qp_was_reset_blocks_nothing_new");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let len = 4096;
+    let fill: Vec<u8> = (0..len).map(|_| r.gen()).collect();
+    let src = w.a.buffer(len, &fill)?;
+    let dst = w.b.buffer(len, &vec![0; len])?;
+    let read = |wr_id: u64, n: usize| SendWr {
+        wr_id,
+        opcode: WrOpcode::RdmaRead,
+        sg_list: vec![ferroce_driver::Sge {
+            addr: dst.addr,
+            length: n as u32,
+            lkey: dst.lkey,
+        }],
+        remote_addr: src.addr,
+        rkey: src.rkey,
+        signaled: true,
+        ..Default::default()
+    };
+    let seen = watch(&w, true, |_| false)?;
+    w.b.dev.post_send(&mut qb, &[read(1, 64)])?;
+    let t0 = w.cycle();
+    while seen.borrow().is_empty() {
+        ensure!(
+            w.cycle() - t0 < budget(50_000),
+            "seed {s}: no READ response"
+        );
+        w.run(1)?;
+    }
+    let rc = w.b.sim.borrow().rc.clone();
+    let stalled = |p: f64| {
+        rc.borrow_mut()
+            .set_rq_backpressure_generator(PauseGenerator::random(s, p))
+    };
+    stalled(1.0);
+    w.run(2_000)?;
+    w.reconnect(
+        &mut qa,
+        &mut qb,
+        pmtu,
+        r.gen_range(0..1 << 24),
+        r.gen_range(0..1 << 24),
+    )?;
+    stalled(0.0);
+    w.run(5_000)?;
+    let old = w.b.dev.poll_cq(&mut w.b.cq, 16)?;
+    // The next life: READs, more than the QP's limit of outstanding ones (16: a ring's worth).
+    let wrs: Vec<SendWr> = (0..16).map(|i| read(10 + i, len)).collect();
+    w.b.dev.post_send(&mut qb, &wrs)?;
+    let got = reap(
+        &mut w,
+        1,
+        16,
+        budget(200_000),
+        &format!("seed {s}: b ({old:?} before)"),
+    )?;
+    ensure!(
+        got.iter().all(|c| c.status == WC_SUCCESS),
+        "seed {s}: b completed {got:?}"
+    );
+    let mut back = vec![0; len];
+    w.b.dev.mem.read(dst.addr, &mut back)?;
+    ensure!(back == fill, "seed {s}: the new READs' data");
+    println!("seed {s}: pmtu {pmtu}: 16 READs of the next life SUCCESS ({old:?} before)");
+    Ok(())
+}
+
+/// A WQE fetch that fails (its ring's memory poisoned) after its QP was reset and connected
+/// again (a's host holds its DMA completions meanwhile): the local error is of the QP's last
+/// life and fails nothing of the next; a WRITE on the new connection completes SUCCESS.
+#[test]
+fn a_wqe_fetch_failing_after_its_qp_was_reset_fails_nothing_new() -> Result<()> {
+    let s = seed("a_wqe_fetch_failing_after_its_qp_was_reset_fails_nothing_new");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let src = w.a.buffer(64, &[0x77; 64])?;
+    let dst = w.b.buffer(64, &[0; 64])?;
+    let rc = w.a.sim.borrow().rc.clone();
+    let ring = (1u64 << qa.sq_log_size) * WQE_LEN as u64;
+    rc.borrow_mut().mem.poison(qa.sq.addr, ring);
+    let held = |p: f64| {
+        rc.borrow_mut()
+            .set_completion_pause_generator(PauseGenerator::random(s, p))
+    };
+    held(1.0);
+    let reads = rc.borrow().dma_stats().read_requests;
+    w.a.dev
+        .post_send(&mut qa, &[write_wr(1, &src, 64, dst.addr, dst.rkey)])?;
+    let t0 = w.cycle();
+    while rc.borrow().dma_stats().read_requests == reads {
+        ensure!(w.cycle() - t0 < budget(50_000), "seed {s}: no WQE fetch");
+        w.run(1)?;
+    }
+    rc.borrow_mut().mem.heal();
+    w.reconnect(
+        &mut qa,
+        &mut qb,
+        pmtu,
+        r.gen_range(0..1 << 24),
+        r.gen_range(0..1 << 24),
+    )?;
+    held(0.0);
+    w.run(20_000)?;
+    let old = w.a.dev.poll_cq(&mut w.a.cq, 16)?;
+    w.a.dev
+        .post_send(&mut qa, &[write_wr(2, &src, 64, dst.addr, dst.rkey)])?;
+    let got = reap(&mut w, 0, 1, budget(50_000), &format!("seed {s}"))?;
+    println!(
+        "seed {s}: pmtu {pmtu}: before {old:?}; the next connection's WRITE {:?}",
+        got.iter().map(|c| (c.wr_id, c.status)).collect::<Vec<_>>()
+    );
+    ensure!(
+        got.iter()
+            .map(|c| (c.wr_id, c.status))
+            .eq([(2, WC_SUCCESS)]),
+        "seed {s}: a completed {got:?} ({old:?} before): {}",
+        nonzero_counters(&w.a)
+    );
     Ok(())
 }
