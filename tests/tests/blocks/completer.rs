@@ -399,6 +399,11 @@ fn sent_img(q: usize, r: &Req, epoch: u8, cqn: usize) -> Vec<u8> {
 }
 
 fn ack_img(q: usize, syn: u8, psn: u32, read: bool, status: u32) -> Vec<u8> {
+    land_img(q, syn, psn, read, status, 0)
+}
+
+/// An `RX_ACK` of the QP's epoch `epoch` (a landing of an earlier one is dropped).
+fn land_img(q: usize, syn: u8, psn: u32, read: bool, status: u32, epoch: u8) -> Vec<u8> {
     layout_img(
         &RX_ACK,
         &[
@@ -407,6 +412,7 @@ fn ack_img(q: usize, syn: u8, psn: u32, read: bool, status: u32) -> Vec<u8> {
             ("psn", psn.into()),
             ("read", u128::from(read)),
             ("status", status.into()),
+            ("epoch", epoch.into()),
         ],
     )
 }
@@ -581,12 +587,12 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
                 } else if h.reads() && roll < 8 && k == u {
                     let st = [WC_LOC_PROT_ERR, WC_LOC_LEN_ERR][r.gen_range(0..2)];
                     qp.fail_at(k, st);
-                    rland = Some(ack_img(q, AETH_ACK, h.last, true, st));
+                    rland = Some(land_img(q, AETH_ACK, h.last, true, st, qp.epoch));
                     fatal += 1;
                 } else if h.reads() {
                     qp.ack_to(k, true);
                     qp.moved(h.last + 1);
-                    rland = Some(ack_img(q, AETH_ACK, h.last, true, 0));
+                    rland = Some(land_img(q, AETH_ACK, h.last, true, 0, qp.epoch));
                     landings += 1;
                 } else if roll < 30
                     && (h.last + 1) & PSN_MASK != qp.next_psn
@@ -649,7 +655,7 @@ fn each_qp_completes_in_its_own_order_and_none_holds_another() -> Result<()> {
             (h.first.wrapping_sub(1)) & PSN_MASK
         };
         qp.ack_to(k, true);
-        rland = Some(ack_img(q, AETH_ACK, last, true, 0));
+        rland = Some(land_img(q, AETH_ACK, last, true, 0, qp.epoch));
         for _ in 0..200 {
             if rland.is_none() {
                 break;

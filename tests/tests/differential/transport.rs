@@ -949,6 +949,8 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("read", 1),
                     ("status", [0, 0, 0, 0, 1, 4][r.gen_range(0..6)]),
                     ("landed", r.gen_range(0..32)),
+                    // (The QP's epoch: a landing of an earlier one is dropped.)
+                    ("epoch", epoch[q].into()),
                 ],
             ));
         }
