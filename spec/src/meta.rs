@@ -298,6 +298,12 @@ pub const RECV_DONE: Layout = Layout::host(
         ),
         f("imm_data", 160, 32, "the ImmDt, as a big-endian number"),
         f("src_qp", 192, 24, "the sending QP"),
+        f(
+            "epoch",
+            216,
+            8,
+            "the QP's epoch when the record was made (the completer drops one of an earlier epoch than the QP's)",
+        ),
     ],
     "A receive completion (`hdl::rc::Responder` to the completer).",
 );

@@ -442,6 +442,7 @@ pub struct Completer<const DW: usize> {
     rcv: DFF<Bits<RCV_W>>,
     rcv_img: Signal<Local, Bits<CQE_W>>,
     v_cqn: Signal<Local, Bits<16>>,
+    rcv_ep: Signal<Local, Bits<8>>,
     qst_ram: RAM<Bits<QS_W>, QA>,
     qst_peek: RAM<Bits<QST_W>, QA>,
     qw_addr: Signal<Local, Bits<QA>>,
@@ -537,6 +538,7 @@ pub struct Completer<const DW: usize> {
     v_flags: Constant<Bits<8>>,
     v_cqn_at: Constant<Bits<8>>,
     v_wrid: Constant<Bits<8>>,
+    v_ep: Constant<Bits<8>>,
     v_len: Constant<Bits<8>>,
     v_imm: Constant<Bits<8>>,
     v_src: Constant<Bits<8>>,
@@ -796,6 +798,7 @@ impl<const DW: usize> Completer<DW> {
             rcv: Default::default(),
             rcv_img: Default::default(),
             v_cqn: Default::default(),
+            rcv_ep: Default::default(),
             qst_ram: RAM::default(),
             qst_peek: RAM::default(),
             qw_addr: Default::default(),
@@ -889,6 +892,7 @@ impl<const DW: usize> Completer<DW> {
             v_flags: field_at(&RECV_DONE, "wc_flags"),
             v_cqn_at: field_at(&RECV_DONE, "cqn"),
             v_wrid: field_at(&RECV_DONE, "wr_id"),
+            v_ep: field_at(&RECV_DONE, "epoch"),
             v_len: field_at(&RECV_DONE, "byte_len"),
             v_imm: field_at(&RECV_DONE, "imm_data"),
             v_src: field_at(&RECV_DONE, "src_qp"),
@@ -1161,6 +1165,18 @@ impl<const DW: usize> Logic for Completer<DW> {
             self.qst_ram.read_address.next = self.a_qpn.val();
             self.lst.read_address.next = self.a_qpn.val();
         }
+        // A receive completion: its QP's state (the epoch), from when it is taken.
+        if self.state.q.val() == CplState::Rcv {
+            self.qst_ram.read_address.next =
+                self.rcv.q.val().get_bits::<QA>(self.v_qpn.val().index());
+        }
+        if self.take_rcv.val() {
+            self.qst_ram.read_address.next = self
+                .rcv_q
+                .m_tdata
+                .val()
+                .get_bits::<QA>(self.v_qpn.val().index());
+        }
         if self.take_tmo.val() {
             self.qst_ram.read_address.next = self.tmr.m_exp_qpn.val();
             self.lst.read_address.next = self.tmr.m_exp_qpn.val();
@@ -1292,6 +1308,7 @@ impl<const DW: usize> Logic for Completer<DW> {
         }
         // A receive completion: its CQ is read from when it is taken.
         self.v_cqn.next = self.rcv.q.val().get_bits::<16>(self.v_cqn_at.val().index());
+        self.rcv_ep.next = self.rcv.q.val().get_bits::<8>(self.v_ep.val().index());
         if self.state.q.val() == CplState::Rcv {
             self.cq_ram.read_address.next = self.v_cqn.val().get_bits::<QA>(0);
         }
@@ -1976,11 +1993,23 @@ impl<const DW: usize> Logic for Completer<DW> {
                 }
             }
             CplState::Rcv => {
-                // A receive completion: always a CQE, to the QP's receive CQ.
+                // A receive completion: a CQE, to the QP's receive CQ; none for one made
+                // before the host last reset the QP (its epoch earlier than the QP's: the
+                // host counts the receive queue from the reset). The QP's state is read
+                // again after a BAR0 write of the QP table.
                 if self.v_cqn.val().get_bits::<8>(8) != bits::<8>(0) {
                     self.n_bad_cq.d.next = self.n_bad_cq.q.val() + bits::<32>(1);
                     self.state.d.next = CplState::Idle;
-                } else if !self.wr_valid.q.val() & !self.s_cqw_en.val() & !self.s_qpw_en.val() {
+                } else if !self.s_qpw_en.val()
+                    & !self.qpw_d.q.val()
+                    & (self.rcv_ep.val() != self.q_epoch.val())
+                {
+                    self.state.d.next = CplState::Idle;
+                } else if !self.wr_valid.q.val()
+                    & !self.s_cqw_en.val()
+                    & !self.s_qpw_en.val()
+                    & !self.qpw_d.q.val()
+                {
                     self.wr_addr.d.next =
                         self.cq_base.val() + (bit_cast::<64, 32>(self.slot.val()) << 5);
                     self.wr_valid.d.next = true;

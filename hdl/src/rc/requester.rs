@@ -3131,11 +3131,14 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                     & !self.init_pend.q.val()
                 {
                     // A READ or an atomic sent takes the QP's next slot until its response
-                    // lands.
+                    // lands (not one of a QP the host has reset since its visit began: the
+                    // reset set the issued count from the landed one, and the slot is of the
+                    // QP's last life).
                     if self.is_rda.val()
                         & (self.status.q.val() == self.st_ok.val())
                         & !self.flushing.q.val()
                         & !self.sup.val()
+                        & !self.dirty_sq.q.val()
                     {
                         self.rslot_en.d.next = true;
                         self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val()) << 4)

@@ -896,6 +896,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     v_len: Constant<Bits<8>>,
     v_imm: Constant<Bits<8>>,
     v_src: Constant<Bits<8>>,
+    v_ep: Constant<Bits<8>>,
     sge_keep: Vec<Constant<Bits<ANS_W>>>,
     nsge_c: Vec<Constant<Bits<3>>>,
     st_rtr: Constant<Bits<4>>,
@@ -1483,6 +1484,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             v_len: field_at(&RECV_DONE, "byte_len"),
             v_imm: field_at(&RECV_DONE, "imm_data"),
             v_src: field_at(&RECV_DONE, "src_qp"),
+            v_ep: field_at(&RECV_DONE, "epoch"),
             sge_keep: (0..=MAX_SGE)
                 .map(|n| {
                     let mut b = vec![false; ANS_W];
@@ -2468,7 +2470,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             | (bit_cast::<RCV_W, 64>(self.rc_wrid.val()) << self.v_wrid.val())
             | (bit_cast::<RCV_W, 32>(self.rcv_len.val()) << self.v_len.val())
             | (bit_cast::<RCV_W, 32>(self.rcv_imm.val()) << self.v_imm.val())
-            | (bit_cast::<RCV_W, 24>(self.r_rqpn.val()) << self.v_src.val());
+            | (bit_cast::<RCV_W, 24>(self.r_rqpn.val()) << self.v_src.val())
+            | (bit_cast::<RCV_W, 8>(self.r_epoch.val()) << self.v_ep.val());
         self.rcv_q.s_tdata.next = self.rcv_rec.val();
         self.rcv_q.s_tvalid.next = false;
         self.msn_next.next = self.r_msn.val();
@@ -2915,7 +2918,11 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 }
             }
             RespState::FlOut => {
-                if self.rcv_q.s_tready.val() {
+                // (Not for a QP the host has reset since its flush began: the WQE is of its
+                // last life, and the host counts its receive queue from the reset.)
+                if self.dirty.q.val() {
+                    self.state.d.next = RespState::Idle;
+                } else if self.rcv_q.s_tready.val() & !self.s_qpw_en.val() {
                     self.rcv_q.s_tvalid.next = true;
                     self.n_flushed.d.next = self.n_flushed.q.val() + bits::<32>(1);
                     self.state.d.next = RespState::FlReq;
@@ -3077,8 +3084,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                 // (Only with room for its ATOMIC ACKNOWLEDGE's job, in the pool and in its
                 // QP's share: once done, it cannot be dropped. The share full, or the pool
                 // for `JOB_WAIT` cycles: dropped, not done. Neither fills behind it: only
-                // this block adds jobs.)
-                if !self.cmdq.m_tvalid.val()
+                // this block adds jobs.) A QP the host reset since: nothing read or written.
+                if self.dirty.q.val() {
+                    self.state.d.next = RespState::Drain;
+                } else if !self.cmdq.m_tvalid.val()
                     & self.wr_ordered.val()
                     & !self.req_v.q.val()
                     & self.rj_q.s_tready.val()
@@ -3205,8 +3214,12 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::Wait => {
                 // The receive WQE: none posted (RNR NAK, the packet not taken), consumed in
-                // error (its completion, NAK remote operational error), or taken.
-                if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.is_resp.val() {
+                // error (its completion, NAK remote operational error), or taken. A QP the
+                // host reset since the packet was decided: nothing of it lands (nor is
+                // written back, `Resp`), its WQE or original value of its last life.
+                if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.dirty.q.val() {
+                    self.state.d.next = RespState::Drain;
+                } else if self.s_rq_ans_valid.val() & !self.req_v.q.val() & self.is_resp.val() {
                     // A READ's WQE again: its SGEs (the READ cursor's own fields kept), or
                     // the READ fails with the status; checked at the generation RSlot saw.
                     // Checked again mid-READ: the cursor's SGEs (past what landed) stay.
@@ -3387,7 +3400,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                             self.ack_pend.d.next = self.pend_after.val() | self.q_bit.val();
                         }
                     }
-                    self.rack_q.s_tvalid.next = self.do_rack.q.val();
+                    self.rack_q.s_tvalid.next = self.do_rack.q.val() & !self.dirty.q.val();
                     self.rl_q.s_tvalid.next = self.do_rl.q.val() & !self.dirty.q.val();
                     self.rlc_v.d.next = self.do_rl.q.val() & !self.dirty.q.val();
                     self.rlc_q.d.next = self.f_qpn.val().get_bits::<QA>(0);

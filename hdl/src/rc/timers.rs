@@ -15,7 +15,13 @@
 //!
 //! Ports:
 //! - `s_qpw_{en,index,data}`: BAR0's QP table write-through; the block keeps each QP's
-//!   `timeout`.
+//!   `timeout`. A write with `init_sq` (the QP reset, or connected anew) sets the QP's entry
+//!   to `MODE_ACK` from now, after any set or take of that cycle (`iv`, held until the write
+//!   port is free; a set for the QP meanwhile wins) and cancels a waiting expiry of the QP:
+//!   requests of the QP's last life may still be on the completer's list, and the first of
+//!   its next life is put behind them with no timer of its own (the completer arms one only
+//!   for a new head); the timer retires the old ones as they come to the head. With an empty
+//!   list the expiry finds nothing and the timer stays off.
 //! - `s_set_{en,qpn,mode,code}`: set a QP's entry (its time: now). No back-pressure.
 //! - `m_exp_{valid,qpn,mode}`, `s_exp_ready`: an expiry, held until taken. Taking it turns the
 //!   QP's entry off (its taker sets it again). A set for the QP before it is taken cancels it,
@@ -80,6 +86,9 @@ pub struct Timers {
     exp_q: DFF<Bits<QA>>,
     exp_m: DFF<Bits<2>>,
     init: DFF<Bit>,
+    iv: DFF<Bit>,
+    iq: DFF<Bits<QA>>,
+    qpw_init: Signal<Local, Bit>,
     e_mode: Signal<Local, Bits<2>>,
     e_code: Signal<Local, Bits<5>>,
     e_start: Signal<Local, Bits<T_W>>,
@@ -92,6 +101,7 @@ pub struct Timers {
     w_en: Signal<Local, Bit>,
     unit_m1: Constant<Bits<16>>,
     x_tmo: Constant<Bits<10>>,
+    x_init: Constant<Bits<10>>,
     rnr_rom: Vec<Constant<Bits<24>>>,
     codes: Vec<Constant<Bits<5>>>,
     one: Constant<Bits<T_W>>,
@@ -137,6 +147,9 @@ impl Timers {
             exp_q: Default::default(),
             exp_m: Default::default(),
             init: Default::default(),
+            iv: Default::default(),
+            iq: Default::default(),
+            qpw_init: Default::default(),
             e_mode: Default::default(),
             e_code: Default::default(),
             e_start: Default::default(),
@@ -149,6 +162,7 @@ impl Timers {
             w_en: Default::default(),
             unit_m1: k(unit_cycles - 1),
             x_tmo: field_at(&QP_CTX, "timeout"),
+            x_init: field_at(&QP_CTX, "init_sq"),
             rnr_rom: (0..32).map(|c| k(rnr_wait_units(c))).collect(),
             codes: (0..32).map(k).collect(),
             one: k(1),
@@ -165,7 +179,7 @@ impl Logic for Timers {
     fn update(&mut self) {
         dff_setup!(
             self, clk, div, now, si, v1, q1, v2, q2, mode2, el2, lim2, never2, exp_v, exp_q, exp_m,
-            init
+            init, iv, iq
         );
         self.ent.read_clock.next = self.clk.val();
         self.ent.write_clock.next = self.clk.val();
@@ -195,6 +209,23 @@ impl Logic for Timers {
                 | (bit_cast::<E_W, 5>(self.s_set_code.val()) << 2)
                 | (bit_cast::<E_W, T_W>(self.now.q.val()) << 7);
             self.w_en.next = true;
+        }
+        // A reset QP's entry: the ACK timer from now, when the port is free.
+        if self.iv.q.val() & !self.w_en.val() & !self.init.q.val() {
+            self.w_addr.next = self.iq.q.val();
+            self.ent.write_data.next = bit_cast::<E_W, 2>(self.m_ack.val())
+                | (bit_cast::<E_W, T_W>(self.now.q.val()) << 7);
+            self.w_en.next = true;
+            self.iv.d.next = false;
+        }
+        if self.s_set_en.val() & (self.s_set_qpn.val() == self.iq.q.val()) {
+            self.iv.d.next = false;
+        }
+        self.qpw_init.next =
+            self.s_qpw_en.val() & self.s_qpw_data.val().get_bit(self.x_init.val().index());
+        if self.qpw_init.val() {
+            self.iv.d.next = true;
+            self.iq.d.next = self.s_qpw_index.val();
         }
         // After reset, every entry is turned off (256 cycles), the scan index sweeping them.
         if self.init.q.val() {
@@ -253,6 +284,9 @@ impl Logic for Timers {
         if self.s_set_en.val() & (self.s_set_qpn.val() == self.exp_q.q.val()) {
             self.exp_v.d.next = false;
         }
+        if self.qpw_init.val() & (self.s_qpw_index.val() == self.exp_q.q.val()) {
+            self.exp_v.d.next = false;
+        }
         if self.hit.val() & (!self.exp_v.q.val() | self.take.val()) {
             self.exp_v.d.next = true;
             self.exp_q.d.next = self.q2.q.val();
@@ -268,6 +302,7 @@ impl Logic for Timers {
             self.v1.d.next = false;
             self.v2.d.next = false;
             self.exp_v.d.next = false;
+            self.iv.d.next = false;
             self.init.d.next = true;
         }
     }

@@ -755,6 +755,7 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     // Another engine fails a QP now and then (`QpFail`: its bit, and a flush handed over,
     // held until taken), from a stream of its own; a RESET clears it.
     let mut r_fail = rng(s ^ 0x4641_494c);
+    let mut r_rve = rng(s ^ 0x5256_4550);
     let (mut failed, mut fail_ev, mut fails) = (0u64, None::<u64>, 0usize);
     // The requester's failed payload reads now and then: a QP's PSN inside its oldest
     // request or anywhere, a READ response's one in four; held until taken.
@@ -913,10 +914,11 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
         // to a CQ in the table or not.
         if rcv.is_none() && r.gen_bool(0.05) {
             let imm = r.gen_bool(0.5);
+            let q = r.gen_range(0..8usize);
             rcv = Some(layout_img(
                 &RECV_DONE,
                 &[
-                    ("qpn", r.gen_range(0..8)),
+                    ("qpn", q as u128),
                     ("status", [0, 0, 0, 1, 4][r.gen_range(0..5)]),
                     ("opcode", 128 + u128::from(r.gen_bool(0.3))),
                     ("wc_flags", if imm { 2 } else { 0 }),
@@ -932,6 +934,14 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
                     ("byte_len", r.gen::<u32>().into()),
                     ("imm_data", if imm { r.gen::<u32>().into() } else { 0 }),
                     ("src_qp", r.gen_range(0..1 << 24)),
+                    // The QP's epoch; one in ten an earlier one (made before a reset), from
+                    // a stream of its own.
+                    (
+                        "epoch",
+                        epoch[q]
+                            .wrapping_sub(u8::from(r_rve.gen_ratio(1, 10)))
+                            .into(),
+                    ),
                 ],
             ));
         }

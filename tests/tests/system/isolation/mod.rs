@@ -16,6 +16,7 @@ use std::rc::Rc;
 mod errors;
 mod host_err;
 mod payload;
+mod reset;
 mod soak;
 mod stale;
 
