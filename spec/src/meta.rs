@@ -455,7 +455,8 @@ pub const READ_JOB: Layout = Layout::host(
 /// Where the requester keeps an RDMA READ in flight until its response lands: the WQE's
 /// index in the send ring (the responder fetches it again for its SGEs) and the READ's first
 /// PSN. One slot per READ a QP may have outstanding (`queues::MAX_RD_ATOMIC`), slot `k mod
-/// MAX_RD_ATOMIC` for the QP's k-th READ.
+/// MAX_RD_ATOMIC` for the QP's k-th READ, which records `k` (a late duplicate of the response
+/// to READ `k - MAX_RD_ATOMIC` finds its old slot but not its count).
 pub const READ_SLOT: Layout = Layout::host(
     "READ slot",
     8,
@@ -483,6 +484,14 @@ pub const READ_SLOT: Layout = Layout::host(
             48,
             1,
             "an atomic (its response is an ATOMIC ACKNOWLEDGE, not READ RESPONSEs)",
+        ),
+        f(
+            "count",
+            49,
+            5,
+            "the QP's READ count when sent (k for its k-th READ or atomic, mod 32): the slot \
+             is the next to land only while the responder's landed count is k, not 16 READs \
+             later when the slot has not been used again",
         ),
     ],
     "An RDMA READ in flight (`hdl::rc::Requester` to `hdl::rc::Responder`).",

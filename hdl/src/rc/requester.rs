@@ -229,7 +229,7 @@ const FLUSH_RUN: u64 = 16;
 /// READ jobs (`READ_JOB`) from the responder.
 pub use crate::rc::job_park::JOB_W;
 /// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
-pub const SLOT_W: usize = 49;
+pub const SLOT_W: usize = 49 + RDC_W;
 pub const SLOT_A: usize = QA + 4;
 /// A record in the record queue past the `TX_META` fields: bit `MARK_BIT` marks the last
 /// packet of a READ response, its QP at `MARK_QPN` (masked off at `m_meta`).
@@ -968,7 +968,9 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
         assert_eq!(READ_SLOT.field("first_psn").bit, 16);
         assert_eq!(READ_SLOT.field("epoch").bit, 40);
         assert_eq!(READ_SLOT.field("atomic").bit, 48);
-        assert_eq!(SLOT_W, 49);
+        assert_eq!(READ_SLOT.field("count").bit, 49);
+        assert_eq!(READ_SLOT.field("count").width, RDC_W);
+        assert_eq!(SLOT_W, 49 + RDC_W);
         assert_eq!(MAX_RD_ATOMIC, 1 << (SLOT_A - QA));
         const { assert!(2 * MAX_RD_ATOMIC <= 1 << RDC_W) };
         const { assert!(WR_RDMA_READ == WR_SEND_WITH_IMM + 1) };
@@ -3146,7 +3148,8 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         self.rslot_data.d.next = bit_cast::<SLOT_W, 16>(self.ci.q.val())
                             | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16)
                             | (bit_cast::<SLOT_W, 8>(self.c_epoch.val()) << 40)
-                            | (bit_cast::<SLOT_W, 1>(self.at_bit.val()) << 48);
+                            | (bit_cast::<SLOT_W, 1>(self.at_bit.val()) << 48)
+                            | (bit_cast::<SLOT_W, RDC_W>(self.rdi.q.val()) << 49);
                         self.rdi_ram.write_address.next = self.qpn.q.val();
                         self.rdi_ram.write_data.next = self.rdi.q.val() + bits::<RDC_W>(1);
                         self.rdi_ram.write_enable.next = true;

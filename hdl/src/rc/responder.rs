@@ -17,8 +17,10 @@
 //! announced as it goes into the pool (`m_dup_*`: its QP and PSN), so the requester cuts the
 //! QP's stale jobs ahead of it, those still in the pool too. READ RESPONSE packets for
 //! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
-//! QP's next READ slot (`s_rslot_*`, written by the requester), the WQE is fetched again by
-//! `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as a SEND's;
+//! QP's next READ slot (`s_rslot_*`, written by the requester, whose count must be the QP's
+//! landed count: a duplicate of a response 16 READs back finds no slot), the WQE is fetched
+//! again by `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as
+//! a SEND's;
 //! at the LAST/ONLY, after its writes, an `RX_ACK` with `read` set goes to the completer
 //! (`m_rland_*`) and the QP's landed count to the requester (`m_rl_*`). A READ whose
 //! responses were lost goes on from the first missing one (IBA 9.7.4.1.4): the requester asks
@@ -340,6 +342,8 @@ pub struct Responder<const DW: usize, const KW: usize> {
     seen: DFF<Bits<256>>,
     seen_rd: DFF<Bit>,
     seen_keep: Signal<Local, Bits<256>>,
+    seen_clr: Signal<Local, Bits<256>>,
+    seen_ini: Signal<Local, Bits<256>>,
     rs_gaps: Signal<Local, Bits<2>>,
     rs_gaps1: Signal<Local, Bits<2>>,
     /// The READ in progress was checked at the MR table's current generation.
@@ -526,6 +530,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     f_orig: Signal<Local, Bits<64>>,
     at_calc: Signal<Local, Bits<64>>,
     sl_at: Signal<Local, Bit>,
+    sl_cnt: Signal<Local, Bits<RDC_W>>,
     j_len_v: Signal<Local, Bits<32>>,
     j_va_v: Signal<Local, Bits<64>>,
     j_at: Signal<Local, Bits<1>>,
@@ -989,6 +994,8 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             seen: Default::default(),
             seen_rd: Default::default(),
             seen_keep: Default::default(),
+            seen_clr: Default::default(),
+            seen_ini: Default::default(),
             rs_gaps: Default::default(),
             rs_gaps1: Default::default(),
             rs_gen_ok: Default::default(),
@@ -1133,6 +1140,7 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             f_orig: Default::default(),
             at_calc: Default::default(),
             sl_at: Default::default(),
+            sl_cnt: Default::default(),
             j_len_v: Default::default(),
             j_va_v: Default::default(),
             j_at: Default::default(),
@@ -2301,6 +2309,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.sl_psn.next = self.rslot.read_data.val().get_bits::<24>(16);
         self.sl_epoch.next = self.rslot.read_data.val().get_bits::<8>(40);
         self.sl_at.next = self.rslot.read_data.val().get_bit(48);
+        self.sl_cnt.next = self.rslot.read_data.val().get_bits::<RDC_W>(49);
         self.rs_epoch.next = self.rcv.q.val().get_bits::<8>(480);
         // A FIRST or ONLY at the next PSN of the READ in progress: the requester asked for
         // the rest of it (the responses after one that was lost).
@@ -2643,11 +2652,17 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.q_bit.next = self.one256.val() << self.f_qpn.val().get_bits::<QA>(0);
         // Each QP's READ responses seen (landed or not) since the completer cleared its bit:
         // a READ whose peer is still sending is not timed out. A response sets (in RSlot),
-        // the completer clears; a set in the same cycle wins.
-        self.seen_keep.next = self.seen.q.val();
+        // the completer clears, and so does a QP write with `init_sq` (the responses were of
+        // the QP's last life); a set in the same cycle wins.
+        self.seen_clr.next = bits::<256>(0);
         if self.s_rpk_clr.val() {
-            self.seen_keep.next = self.seen.q.val() & !(self.one256.val() << self.s_rpk_qpn.val());
+            self.seen_clr.next = self.one256.val() << self.s_rpk_qpn.val();
         }
+        self.seen_ini.next = bits::<256>(0);
+        if self.s_qpw_en.val() & self.qpw_init.val() {
+            self.seen_ini.next = self.one256.val() << self.s_qpw_index.val();
+        }
+        self.seen_keep.next = self.seen.q.val() & !(self.seen_clr.val() | self.seen_ini.val());
         self.seen.d.next = self.seen_keep.val();
         self.seen_rd.d.next = self.seen.q.val().get_bit(self.s_rpk_qpn.val().index());
         self.pend_after.next = self.ack_pend.q.val();
@@ -3147,9 +3162,10 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             }
             RespState::RSlot => {
                 // A READ response: the QP sends (RTS); a FIRST or ONLY must carry the PSN of
-                // the QP's next READ (its slot) and has its WQE fetched again for the SGEs; a
-                // MIDDLE or LAST goes on from the READ in progress. Anything else is a stray
-                // (a duplicate, or after a reset) and is dropped.
+                // the QP's next READ (its slot, written for the QP's landed count: not the
+                // slot's last use 16 READs back) and has its WQE fetched again for the SGEs;
+                // a MIDDLE or LAST goes on from the READ in progress. Anything else is a
+                // stray (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;
                 self.seen.d.next = self.seen_keep.val() | self.q_bit.val();
                 self.chk_gen.d.next = self.s_mr_gen.val();
@@ -3176,7 +3192,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
                     if (!self.rs_resume.val()
                         & ((self.f_psn.val() != self.sl_psn.val())
                             | (self.sl_epoch.val() != self.r_epoch.val())
-                            | (self.sl_at.val() != self.is_aack.val())))
+                            | (self.sl_at.val() != self.is_aack.val())
+                            | (self.sl_cnt.val() != self.rs_cnt.val())))
                         | (self.rs_first.val() & (self.f_len32.val() != self.pmtu.val()))
                         | (self.f_len32.val() > self.pmtu.val())
                         | self.aack_pay.val()

@@ -468,10 +468,12 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         });
         let (se, sa, sd) = match slot {
             Some((q, k)) => {
-                // Epoch 0 (the contexts' own), an atomic's slot now and then.
+                // Epoch 0 (the contexts' own), an atomic's slot now and then; the count's
+                // low bits the slot's, its lap at random (half the slots of the last lap).
                 let v = u64::from(slots[q][k].0)
                     | u64::from(slots[q][k].1) << 16
-                    | u64::from(r.gen_ratio(1, 4)) << 48;
+                    | u64::from(r.gen_ratio(1, 4)) << 48
+                    | ((k as u64) | u64::from(r.gen_bool(0.5)) << 4) << 49;
                 (1u8, (q << 4 | k) as u64, v)
             }
             None => (0, 0, 0),

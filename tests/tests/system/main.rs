@@ -18,6 +18,7 @@ mod protocol;
 mod read;
 mod read_jobs;
 mod read_share;
+mod read_slots;
 mod rights;
 mod send_recv;
 mod seq_naks;

@@ -1,14 +1,18 @@
 //! A reset QP keeps nothing of its last life that is still on its way through the NIC: a
-//! rewind not yet taken, a receive queue flush in progress.
+//! rewind not yet taken, a receive queue flush in progress, a receive completion, the READ
+//! responses it saw.
 
-use super::{watch, write_wr};
+use super::{read_wr, watch, write_wr};
 use anyhow::{ensure, Result};
 use ferroce_driver::{QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_sim::link::Fault;
 use ferroce_sim::pause::PauseGenerator;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::queues::WC_SUCCESS;
-use ferroce_tests::{budget, nonzero_counters, reap, rng, seed};
+use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
+use std::cell::RefCell;
+use std::rc::Rc;
 
 /// A go-back-N rewind the requester has not yet taken when its QP is reset (a's requester
 /// waits for another QP's WQE fetch, a's host holding its DMA completions) is of the QP's last
@@ -240,6 +244,85 @@ fn a_receive_completion_waiting_when_its_qp_is_reset_completes_nothing() -> Resu
         "seed {s}: pmtu {pmtu}, {len} B: {} completed before the reset ({accepted} frames \
          taken), none after",
         before.len()
+    );
+    Ok(())
+}
+
+/// READ responses a QP saw in its last life do not stand for the next one's: the completer
+/// takes an ACK timeout of a QP whose READ responses are still coming as no timeout (the
+/// timer again), and a reset forgets them. A 1-16 KiB READ completes, the pair reconnects,
+/// and the next connection's first WRITE is lost on the wire: it goes again one timeout
+/// after it was sent (before, the READ's responses kept the timer going a second time).
+#[test]
+fn read_responses_of_the_last_life_do_not_defer_the_next_ones_timeout() -> Result<()> {
+    let s = seed("read_responses_of_the_last_life_do_not_defer_the_next_ones_timeout");
+    let mut r = rng(s);
+    let mut w = World::open(&WorldConfig::default())?;
+    let tmo = 4u8;
+    w.retry.timeout = Some(tmo);
+    let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
+    let (mut qa, mut qb) = w.connect(pmtu, r.gen_range(0..1 << 24), r.gen_range(0..1 << 24), 16)?;
+    let len = r.gen_range(1024..=16384u32);
+    let from = w.b.buffer(len as usize, &vec![0x3c; len as usize])?;
+    let into = w.a.buffer(len as usize, &vec![0; len as usize])?;
+    w.a.dev
+        .post_send(&mut qa, &[read_wr(1, &into, len, from.addr, from.rkey)])?;
+    let got = reap(
+        &mut w,
+        0,
+        1,
+        budget(100_000),
+        &format!("seed {s}: the READ"),
+    )?;
+    ensure!(got[0].status == WC_SUCCESS, "seed {s}: {got:?}");
+    let psn = r.gen_range(0..1 << 24);
+    w.reconnect(&mut qa, &mut qb, pmtu, psn, r.gen_range(0..1 << 24))?;
+    // The WRITE's transmissions (their time on the wire), the first dropped.
+    let sent: Rc<RefCell<Vec<u64>>> = Default::default();
+    let s2 = sent.clone();
+    let dqpn = qb.qpn;
+    w.ab.set_timed_fault_hook(move |_, at, f| match bth(f) {
+        Some(b) if b.dqpn == dqpn && b.psn == psn => {
+            s2.borrow_mut().push(at);
+            if s2.borrow().len() == 1 {
+                Fault::Drop
+            } else {
+                Fault::Pass
+            }
+        }
+        _ => Fault::Pass,
+    })?;
+    let wlen = r.gen_range(1..=pmtu);
+    w.a.dev
+        .post_send(&mut qa, &[write_wr(2, &into, wlen, from.addr, from.rkey)])?;
+    let got = reap(
+        &mut w,
+        0,
+        1,
+        budget(200_000),
+        &format!("seed {s}: the WRITE"),
+    )?;
+    ensure!(got[0].status == WC_SUCCESS, "seed {s}: {got:?}");
+    let sent = sent.borrow();
+    ensure!(
+        sent.len() == 2,
+        "seed {s}: the WRITE went {} times",
+        sent.len()
+    );
+    // IBA's timeout: 4.096 us << code.
+    let t_ps = 4_096_000u64 << tmo;
+    let after = sent[1] - sent[0];
+    ensure!(
+        after < t_ps * 3 / 2,
+        "seed {s}: pmtu {pmtu}, READ {len} B: the WRITE went again {} us after it was sent, \
+         the timeout is {} us",
+        after / 1_000_000,
+        t_ps / 1_000_000
+    );
+    println!(
+        "seed {s}: the lost WRITE went again after {} us (timeout {} us)",
+        after / 1_000_000,
+        t_ps / 1_000_000
     );
     Ok(())
 }
