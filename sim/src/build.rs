@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bump when the generated shim or the compile steps change, to invalidate cached libraries.
-const SHIM_VERSION: u32 = 2;
+const SHIM_VERSION: u32 = 3;
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -200,8 +200,10 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         if ports.is_empty() {
             return Err(SimError::NoPorts(header));
         }
+        let skips = skip_input_region_on_clock(&tmp, top)?;
         let shim = tmp.join("ferroce_shim.cpp");
-        std::fs::write(&shim, shim_source(top, &ports, opts.trace)).map_err(io_err(&shim))?;
+        std::fs::write(&shim, shim_source(top, &ports, opts.trace, skips))
+            .map_err(io_err(&shim))?;
         let inc = verilator_root().join("include");
         let mut sources: Vec<PathBuf> = std::fs::read_dir(&tmp)
             .map_err(io_err(&tmp))?
@@ -232,6 +234,43 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         let dir = cache.publish(&tmp, &entry)?;
         Ok(found(&dir))
     })
+}
+
+/// Let `fe_eval_clock` skip the input-combinational region.
+///
+/// Verilator 5.0xx runs the logic driven combinationally from top-level inputs (its `ico`
+/// region) on every `eval()`, changed inputs or not; the region after a clock edge recomputes
+/// what the edge changes. When only the clock moved since the last full evaluation, the `ico`
+/// pass computes from the same inputs and the same state what the last pass did, so the
+/// testbench's clock evaluations (`Model::clock`) skip it: the `_eval` function starts its
+/// `ico` loop only when the shim's thread-local `fe_skip_ico` is false. Two passes of the
+/// region a cycle fewer, about 1.5x on the whole NIC. A Verilator whose `_eval` does not have
+/// the expected shape is left alone (every evaluation then runs the region, as before).
+fn skip_input_region_on_clock(dir: &Path, top: &str) -> Result<bool> {
+    let head = format!("void V{top}___024root___eval(V{top}___024root* vlSelf) {{");
+    const START: &str = "    __VicoContinue = 1U;\n";
+    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
+        let path = entry.map_err(io_err(dir))?.path();
+        if path.extension().is_none_or(|x| x != "cpp") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        let Some(at) = text.find(&head) else {
+            continue;
+        };
+        let body_end = text[at..].find("\n}\n").map_or(text.len(), |e| at + e);
+        let Some(rel) = text[at..body_end].find(START) else {
+            return Ok(false);
+        };
+        let mut patched = String::with_capacity(text.len() + 64);
+        patched.push_str("extern thread_local bool fe_skip_ico;\n");
+        patched.push_str(&text[..at + rel]);
+        patched.push_str("    __VicoContinue = !fe_skip_ico;\n");
+        patched.push_str(&text[at + rel + START.len()..]);
+        std::fs::write(&path, patched).map_err(io_err(&path))?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// A top-level port as Verilator declares it in `V<top>.h`.
@@ -267,7 +306,7 @@ pub(crate) fn parse_ports(header: &str) -> Vec<PortDecl> {
         .collect()
 }
 
-fn shim_source(top: &str, ports: &[PortDecl], trace: bool) -> String {
+fn shim_source(top: &str, ports: &[PortDecl], trace: bool, skips: bool) -> String {
     let n = ports.len();
     let names: String = ports.iter().map(|p| format!("\"{}\",", p.name)).collect();
     let widths: String = ports.iter().map(|p| format!("{},", p.width)).collect();
@@ -330,6 +369,8 @@ struct Fe {{
     V{top}* model;
 {tfp_decl}}};
 
+thread_local bool fe_skip_ico = false;
+
 static const char* NAMES[{n}] = {{{names}}};
 static const int WIDTHS[{n}] = {{{widths}}};
 static const int INPUTS[{n}] = {{{dirs}}};
@@ -353,6 +394,8 @@ void* fe_port_ptr(Fe* m, int i) {{
     }}
 }}
 void fe_eval(Fe* m) {{ m->model->eval(); }}
+void fe_eval_clock(Fe* m) {{ fe_skip_ico = true; m->model->eval(); fe_skip_ico = false; }}
+int fe_clock_skips_inputs() {{ return {skips}; }}
 void fe_delete(Fe* m) {{
     fe_trace_close(m);
     m->model->final();
@@ -363,6 +406,7 @@ void fe_delete(Fe* m) {{
 {trace_fns}}}
 "#,
         trace_on = if trace { "true" } else { "false" },
+        skips = u8::from(skips),
     )
 }
 

@@ -45,6 +45,10 @@ pub struct Model {
     name: String,
     handle: *mut c_void,
     eval_fn: FnModel,
+    eval_clock_fn: FnModel,
+    /// An input was driven since the last full evaluation.
+    dirty: bool,
+    clock_skips_inputs: bool,
     delete_fn: FnModel,
     trace_dump_fn: FnTraceDump,
     trace_open_fn: FnTraceOpen,
@@ -68,6 +72,10 @@ impl Model {
             let library = Library::new(&lib.path).map_err(load_err)?;
             let new: Symbol<FnNew> = library.get(b"fe_new\0").map_err(load_err)?;
             let eval_fn: FnModel = *library.get(b"fe_eval\0").map_err(load_err)?;
+            let eval_clock_fn: FnModel = *library.get(b"fe_eval_clock\0").map_err(load_err)?;
+            let skips: Symbol<FnCount> =
+                library.get(b"fe_clock_skips_inputs\0").map_err(load_err)?;
+            let clock_skips_inputs = skips() != 0;
             let delete_fn: FnModel = *library.get(b"fe_delete\0").map_err(load_err)?;
             let port_ptr: Symbol<FnPtr> = library.get(b"fe_port_ptr\0").map_err(load_err)?;
             let count: Symbol<FnCount> = library.get(b"fe_port_count\0").map_err(load_err)?;
@@ -97,6 +105,9 @@ impl Model {
                 name: lib.top.clone(),
                 handle,
                 eval_fn,
+                eval_clock_fn,
+                dirty: true,
+                clock_skips_inputs,
                 delete_fn,
                 trace_dump_fn,
                 trace_open_fn,
@@ -138,8 +149,40 @@ impl Model {
 
     /// Evaluate the model (settle combinational logic, clock edges on changed clocks).
     pub fn eval(&mut self) {
+        self.dirty = false;
         // SAFETY: handle came from fe_new of this library and is live until Drop.
         unsafe { (self.eval_fn)(self.handle) }
+    }
+
+    /// Evaluate only if an input was driven since the last evaluation (otherwise every output
+    /// already holds what an evaluation would give).
+    pub fn settle(&mut self) {
+        if self.dirty {
+            self.eval();
+        }
+    }
+
+    /// Whether [`Model::clock`] skips the logic fed only by inputs (the build could patch
+    /// Verilator's evaluation function; otherwise it evaluates everything, as `eval` does).
+    pub fn clock_skips_inputs(&self) -> bool {
+        self.clock_skips_inputs
+    }
+
+    /// Drive the clock input `clk` to `level` and evaluate. When no other input was driven
+    /// since the last evaluation, the logic fed only by inputs is not evaluated again (it would
+    /// compute what it holds: see `build::skip_input_region_on_clock`); the clock edge's
+    /// logic runs as in [`Model::eval`].
+    pub fn clock(&mut self, clk: Port, level: bool) -> Result<()> {
+        let dirty = self.dirty;
+        self.set(clk, u64::from(level))?;
+        if dirty {
+            self.eval();
+        } else {
+            // SAFETY: as in `eval`.
+            unsafe { (self.eval_clock_fn)(self.handle) }
+            self.dirty = false;
+        }
+        Ok(())
     }
 
     /// Start writing a VCD of every signal to `path`. The model must be built with
@@ -205,6 +248,7 @@ impl Model {
                 what: format!("value {value:#x} does not fit (use set_words for wide ports)"),
             });
         }
+        self.dirty = true;
         // SAFETY: as in `get`; the port is an input the model only reads.
         unsafe {
             match slot.width {
@@ -274,6 +318,7 @@ impl Model {
                 what: "value has bits set above the port's width".into(),
             });
         }
+        self.dirty = true;
         // SAFETY: a VlWide of n words, input only.
         unsafe {
             let w = slot.ptr as *mut u32;

@@ -3,8 +3,9 @@
 //! `Tb` owns the model and the clock. Each `rising_edge()` is one clock cycle:
 //!
 //! ```text
-//!  eval (inputs settle) -> components sample (handshakes seen before the edge)
-//!  -> clk = 1, eval (registers update) -> components drive next inputs -> clk = 0, eval
+//!  eval if an input changed (inputs settle) -> components sample (handshakes seen before
+//!  the edge) -> clk = 1, eval (registers update) -> components drive next inputs
+//!  -> clk = 0, eval
 //! ```
 //!
 //! so a component sees exactly what the flip-flops see at the edge, and what the test reads
@@ -89,20 +90,18 @@ impl Tb {
 
     /// One clock cycle.
     pub fn rising_edge(&mut self) -> Result<()> {
-        self.model.eval();
+        self.model.settle();
         for c in &self.components {
             c.borrow_mut().sample(&self.model);
         }
-        self.model.set(self.clk, 1)?;
-        self.model.eval();
+        self.model.clock(self.clk, true)?;
         let t = self.time_ps();
         self.model.trace_dump(t + self.period_ps / 2);
         self.cycle += 1;
         for c in &self.components {
             c.borrow_mut().drive(&mut self.model)?;
         }
-        self.model.set(self.clk, 0)?;
-        self.model.eval();
+        self.model.clock(self.clk, false)?;
         self.model.trace_dump(self.time_ps());
         Ok(())
     }
