@@ -5,6 +5,7 @@
 //! Two NICs on one link share time: [`SimNic::join`] makes each step the other's model with
 //! its own, so while one host waits on its NIC the other NIC and the wire go on.
 
+use crate::parallel::Helper;
 use crate::pcie::{PcieConfig, ReadResult, RootComplex};
 use crate::Tb;
 use ferroce_driver::{Bar, DmaBuf, DmaMemory, DriverError, Result};
@@ -14,12 +15,31 @@ use std::rc::{Rc, Weak};
 /// Cycles an MMIO read may take before the backend reports a hung device.
 pub const MMIO_TIMEOUT_CYCLES: u64 = 100_000;
 
+/// How two joined NICs step ([`SimNic::set_stepping`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Stepping {
+    /// Their models evaluate at once on two threads while this world is the only one in the
+    /// process with a helper thread (a machine with one core: one after the other).
+    #[default]
+    Auto,
+    /// One after the other, on the caller's thread.
+    Sequential,
+    /// On two threads whenever the machine has two cores, other worlds or not.
+    Parallel,
+}
+
 /// A NIC model with its host's root complex.
 pub struct SimNic {
     pub tb: Tb,
     pub rc: Rc<RefCell<RootComplex>>,
     /// Models stepped with this one (same clock): the other NICs of the world.
     peers: Vec<Weak<RefCell<SimNic>>>,
+    /// The thread that evaluates the peer's model while this one evaluates its own (two NICs
+    /// joined, a machine with two cores).
+    helper: Option<Rc<Helper>>,
+    stepping: Stepping,
+    /// Cycles stepped with the peer's model evaluated on the helper thread.
+    parallel_cycles: u64,
 }
 
 fn sim_err(e: crate::SimError) -> DriverError {
@@ -48,6 +68,9 @@ impl SimNic {
             tb,
             rc,
             peers: Vec::new(),
+            helper: None,
+            stepping: Stepping::Auto,
+            parallel_cycles: 0,
         })))
     }
 
@@ -68,11 +91,34 @@ impl SimNic {
         }
         a.borrow_mut().peers.push(Rc::downgrade(b));
         b.borrow_mut().peers.push(Rc::downgrade(a));
+        let helper = Helper::new().map(Rc::new);
+        for s in [a, b] {
+            let mut s = s.borrow_mut();
+            s.helper = if s.peers.len() == 1 {
+                helper.clone()
+            } else {
+                None
+            };
+        }
         Ok(())
     }
 
-    /// One clock cycle of this model and of its peers.
+    /// One clock cycle of this model and of its peers. With one peer and a helper thread
+    /// (the only one in the process), the two models evaluate at once
+    /// ([`Tb::rising_edge_pair`]); the result is the same cycle for cycle either way.
     pub fn step(&mut self) -> Result<()> {
+        if let (Some(h), [peer]) = (&self.helper, &self.peers[..]) {
+            let together = match self.stepping {
+                Stepping::Auto => h.alone(),
+                Stepping::Sequential => false,
+                Stepping::Parallel => true,
+            };
+            if let (true, Some(peer)) = (together, peer.upgrade()) {
+                let mut peer = peer.borrow_mut();
+                self.parallel_cycles += 1;
+                return Tb::rising_edge_pair(&mut self.tb, &mut peer.tb, h).map_err(sim_err);
+            }
+        }
         self.tb.rising_edge().map_err(sim_err)?;
         for p in &self.peers {
             if let Some(p) = p.upgrade() {
@@ -80,6 +126,17 @@ impl SimNic {
             }
         }
         Ok(())
+    }
+
+    /// How this NIC steps its peer when it steps (set it on both NICs of a world:
+    /// `World::set_stepping`). Either way every cycle's result is the same.
+    pub fn set_stepping(&mut self, stepping: Stepping) {
+        self.stepping = stepping;
+    }
+
+    /// Cycles this NIC stepped with its peer's model evaluated on the helper thread.
+    pub fn parallel_cycles(&self) -> u64 {
+        self.parallel_cycles
     }
 
     /// Run `cycles` clock cycles.

@@ -47,6 +47,7 @@ pub mod interop;
 pub mod link;
 pub mod many_qps;
 pub mod model;
+mod parallel;
 pub mod pause;
 pub mod pcie;
 pub mod perf;

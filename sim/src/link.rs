@@ -127,6 +127,8 @@ struct TxPorts {
 }
 
 struct Tx {
+    /// Whether the sending model steps first in its cycle ([`Tb::lead_flag`]).
+    lead: Rc<std::cell::Cell<bool>>,
     /// The sending model's ports; `None` on an ingress link (only injected frames).
     ports: Option<TxPorts>,
     lanes: usize,
@@ -150,6 +152,10 @@ struct Rx {
     now_ps: u64,
     /// (arrival time, bytes, PHY error), in wire order.
     queue: VecDeque<(u64, Vec<u8>, bool)>,
+    /// Frames the sender finished in a cycle's sampling, not yet in `queue`: (the cycle's
+    /// start, arrival time, bytes, PHY error). See [`Link`], "Frames finished while the
+    /// sender samples".
+    staged: Vec<(u64, u64, Vec<u8>, bool)>,
     current: Option<(Vec<u8>, usize, bool)>,
 }
 
@@ -168,9 +174,19 @@ struct State {
     stats: LinkStats,
     /// Frames to inject: (not before, bytes with FCS), in time order.
     inject: VecDeque<(u64, Vec<u8>)>,
+    /// Set while the sender's sampling puts a frame on the wire: the cycle's start.
+    staging: Option<u64>,
 }
 
 /// One direction of a link.
+///
+/// # Frames finished while the sender samples
+/// Of two models stepped one after the other, the first drives its inputs before the second
+/// samples its outputs: a frame the second finishes in a cycle reaches the first in the next
+/// one, while the first's frames reach the second in the same cycle. Two models stepped together ([`crate::host::SimNic`], both sample, then both
+/// drive) keep exactly that: a frame finished in a sampling is staged, and the receiver takes
+/// it into its queue when it drives in that cycle only if the sender leads the step
+/// ([`Tb::lead_flag`]; a testbench stepped on its own leads), otherwise in the next cycle.
 #[derive(Clone)]
 pub struct Link(Rc<RefCell<State>>);
 
@@ -204,6 +220,7 @@ fn rx_end(b: &Tb, to: &str) -> Result<Rx> {
         period_ps: b.period_ps(),
         now_ps: b.time_ps(),
         queue: VecDeque::new(),
+        staged: Vec::new(),
         current: None,
     })
 }
@@ -226,6 +243,7 @@ fn tx_end(a: &Tb, from: Option<&str>) -> Result<Tx> {
         None => (None, 0),
     };
     Ok(Tx {
+        lead: a.lead_flag(),
         ports,
         lanes,
         period_ps: a.period_ps(),
@@ -283,6 +301,7 @@ impl Link {
             pcap: None,
             stats: LinkStats::default(),
             inject: VecDeque::new(),
+            staging: None,
         })))
     }
 
@@ -362,7 +381,7 @@ impl Link {
             && s.outbox.is_empty()
             && s.rx
                 .as_ref()
-                .is_none_or(|r| r.queue.is_empty() && r.current.is_none())
+                .is_none_or(|r| r.queue.is_empty() && r.staged.is_empty() && r.current.is_none())
     }
 
     /// A pcap write that failed, if any (the simulation goes on; the test should fail).
@@ -430,7 +449,9 @@ impl State {
     fn frame_done(&mut self) {
         let frame = std::mem::take(&mut self.tx.frame);
         let start = self.tx.start_ps;
+        self.staging = Some(self.tx.now_ps);
         self.on_wire(frame, start);
+        self.staging = None;
     }
 
     /// A frame (with FCS) that started on the wire at `start`: time, pcap, fault, receiver.
@@ -505,10 +526,10 @@ impl State {
             }
             let f = frame.clone();
             match &mut self.rx {
-                Some(rx) => {
-                    let at = arrival_slot(rx.queue.iter().map(|(t, _, _)| *t), arrive);
-                    rx.queue.insert(at, (arrive, f, phy_error));
-                }
+                Some(rx) => match self.staging {
+                    Some(cycle) => rx.staged.push((cycle, arrive, f, phy_error)),
+                    None => rx.queue_frame(arrive, f, phy_error),
+                },
                 None => {
                     let at = arrival_slot(self.outbox.iter().map(|(t, _)| *t), arrive);
                     self.outbox.insert(at, (arrive, f));
@@ -562,14 +583,34 @@ impl Component for TxHalf {
     }
 }
 
+impl Rx {
+    fn queue_frame(&mut self, arrive: u64, f: Vec<u8>, phy_error: bool) {
+        let at = arrival_slot(self.queue.iter().map(|(t, _, _)| *t), arrive);
+        self.queue.insert(at, (arrive, f, phy_error));
+    }
+}
+
 impl Component for RxHalf {
     fn sample(&mut self, _model: &Model) {}
 
     fn drive(&mut self, model: &mut Model) -> Result<()> {
         let mut s = self.0.borrow_mut();
+        let lead = s.tx.lead.get();
         let Some(r) = &mut s.rx else {
             return Ok(());
         };
+        // See "Frames finished while the sender samples" on Link: a frame finished in this cycle's sampling
+        // is seen now only if the sender's model steps first.
+        if !r.staged.is_empty() {
+            let this_cycle = r.now_ps;
+            for (cycle, arrive, f, e) in std::mem::take(&mut r.staged) {
+                if lead || cycle < this_cycle {
+                    r.queue_frame(arrive, f, e);
+                } else {
+                    r.staged.push((cycle, arrive, f, e));
+                }
+            }
+        }
         r.now_ps += r.period_ps;
         if r.current.is_none() && r.queue.front().is_some_and(|(t, _, _)| *t <= r.now_ps) {
             r.current = r.queue.pop_front().map(|(_, f, e)| (f, 0, e));
@@ -613,6 +654,7 @@ impl Component for RxHalf {
 impl Link {
     pub(crate) fn detached(period_ps: u64) -> Link {
         let tx = Tx {
+            lead: Rc::new(std::cell::Cell::new(true)),
             ports: None,
             lanes: 8,
             period_ps,

@@ -40,7 +40,27 @@ type FnInt = unsafe extern "C" fn(c_int) -> c_int;
 type FnTraceOpen = unsafe extern "C" fn(*mut c_void, *const c_char) -> c_int;
 type FnTraceDump = unsafe extern "C" fn(*mut c_void, u64);
 
-/// A live Verilator model. Not `Send`: one model belongs to one thread.
+/// One evaluation of a model, to run on another thread ([`crate::parallel`]). The model must
+/// not be used, moved or dropped until the job has run: the caller holds it borrowed.
+pub(crate) struct EvalJob {
+    f: FnModel,
+    handle: *mut c_void,
+}
+
+// SAFETY: a Verilator model is plain memory its evaluation touches from whichever thread calls
+// it; the job's creator keeps the model untouched until the job has run (see above), and each
+// model has its own VerilatedContext.
+unsafe impl Send for EvalJob {}
+
+impl EvalJob {
+    pub(crate) fn run(self) {
+        // SAFETY: handle came from fe_new of the library `f` belongs to and is live (above).
+        unsafe { (self.f)(self.handle) }
+    }
+}
+
+/// A live Verilator model. Not `Send`: one model belongs to one thread (its evaluations may
+/// run on another while the owner waits, [`crate::parallel`]).
 pub struct Model {
     name: String,
     handle: *mut c_void,
@@ -157,9 +177,20 @@ impl Model {
     /// Evaluate only if an input was driven since the last evaluation (otherwise every output
     /// already holds what an evaluation would give).
     pub fn settle(&mut self) {
-        if self.dirty {
-            self.eval();
+        if let Some(j) = self.settle_job() {
+            j.run();
         }
+    }
+
+    /// [`Model::settle`]'s evaluation, if it needs one, to run on any thread.
+    pub(crate) fn settle_job(&mut self) -> Option<EvalJob> {
+        self.dirty.then(|| {
+            self.dirty = false;
+            EvalJob {
+                f: self.eval_fn,
+                handle: self.handle,
+            }
+        })
     }
 
     /// Whether [`Model::clock`] skips the logic fed only by inputs (the build could patch
@@ -173,16 +204,23 @@ impl Model {
     /// compute what it holds: see `build::skip_input_region_on_clock`); the clock edge's
     /// logic runs as in [`Model::eval`].
     pub fn clock(&mut self, clk: Port, level: bool) -> Result<()> {
+        self.clock_job(clk, level)?.run();
+        Ok(())
+    }
+
+    /// [`Model::clock`]: the clock driven now, the evaluation returned to run on any thread.
+    pub(crate) fn clock_job(&mut self, clk: Port, level: bool) -> Result<EvalJob> {
         let dirty = self.dirty;
         self.set(clk, u64::from(level))?;
-        if dirty {
-            self.eval();
-        } else {
-            // SAFETY: as in `eval`.
-            unsafe { (self.eval_clock_fn)(self.handle) }
-            self.dirty = false;
-        }
-        Ok(())
+        self.dirty = false;
+        Ok(EvalJob {
+            f: if dirty {
+                self.eval_fn
+            } else {
+                self.eval_clock_fn
+            },
+            handle: self.handle,
+        })
     }
 
     /// Start writing a VCD of every signal to `path`. The model must be built with

@@ -12,8 +12,9 @@
 //! after `rising_edge()` returns is the state after it (as after `await RisingEdge(dut.clk)`).
 
 use crate::model::{Model, Port};
+use crate::parallel::Helper;
 use crate::{Result, SimError};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 /// Something that takes part in every clock cycle (bus drivers and monitors).
@@ -30,6 +31,8 @@ pub struct Tb {
     cycle: u64,
     period_ps: u64,
     components: Vec<Rc<RefCell<dyn Component>>>,
+    /// Whether this testbench steps first in its cycle (see [`Tb::lead_flag`]).
+    lead: Rc<Cell<bool>>,
 }
 
 impl Tb {
@@ -42,6 +45,7 @@ impl Tb {
             cycle: 0,
             period_ps,
             components: Vec::new(),
+            lead: Rc::new(Cell::new(true)),
         };
         tb.model.set(clk, 0)?;
         tb.model.eval();
@@ -72,6 +76,14 @@ impl Tb {
         self.period_ps
     }
 
+    /// Whether this testbench steps first in the current cycle: true, except for the second of
+    /// two stepped together ([`Tb::rising_edge_pair`]), whose components sample before the
+    /// first's drive. A link from this testbench to another reads it to deliver a frame in
+    /// the cycle a model stepped one after the other would ([`crate::Link`]).
+    pub fn lead_flag(&self) -> Rc<Cell<bool>> {
+        self.lead.clone()
+    }
+
     /// Add a bus driver or monitor; it runs every cycle from now on.
     pub fn add<C: Component + 'static>(&mut self, c: Rc<RefCell<C>>) {
         self.components.push(c);
@@ -91,18 +103,56 @@ impl Tb {
     /// One clock cycle.
     pub fn rising_edge(&mut self) -> Result<()> {
         self.model.settle();
+        self.sample();
+        self.model.clock(self.clk, true)?;
+        self.drive()?;
+        self.model.clock(self.clk, false)?;
+        self.model.trace_dump(self.time_ps());
+        Ok(())
+    }
+
+    /// One clock cycle of `first` and `second` (one clock period), as `first.rising_edge()`
+    /// then `second.rising_edge()` would run it, `second`'s model evaluated on `helper`'s
+    /// thread while `first`'s is on this one. Both sample, then both drive: `second` does not
+    /// lead the cycle, which its links account for ([`Tb::lead_flag`]).
+    pub(crate) fn rising_edge_pair(first: &mut Tb, second: &mut Tb, helper: &Helper) -> Result<()> {
+        helper.both(first.model.settle_job(), second.model.settle_job());
+        second.lead.set(false);
+        first.sample();
+        second.sample();
+        let (j1, j2) = (
+            first.model.clock_job(first.clk, true)?,
+            second.model.clock_job(second.clk, true)?,
+        );
+        helper.both(Some(j1), Some(j2));
+        let driven = first.drive().and_then(|()| second.drive());
+        second.lead.set(true);
+        driven?;
+        let (j1, j2) = (
+            first.model.clock_job(first.clk, false)?,
+            second.model.clock_job(second.clk, false)?,
+        );
+        helper.both(Some(j1), Some(j2));
+        for tb in [first, second] {
+            tb.model.trace_dump(tb.time_ps());
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self) {
         for c in &self.components {
             c.borrow_mut().sample(&self.model);
         }
-        self.model.clock(self.clk, true)?;
+    }
+
+    /// After the rising edge's evaluation: the trace, the cycle count, the components' drive.
+    fn drive(&mut self) -> Result<()> {
         let t = self.time_ps();
         self.model.trace_dump(t + self.period_ps / 2);
         self.cycle += 1;
         for c in &self.components {
             c.borrow_mut().drive(&mut self.model)?;
         }
-        self.model.clock(self.clk, false)?;
-        self.model.trace_dump(self.time_ps());
         Ok(())
     }
 

@@ -3,7 +3,7 @@
 //! `ferroce_nic_64` joined by frame-level links ([`Phy::Frames`]), or `ferroce_nic_10g` joined
 //! by XGMII links ([`Phy::Xgmii`]: the whole 10G NIC, its XGMII encoder and decoder included).
 
-use crate::host::{SimBar, SimMem, SimNic};
+use crate::host::{SimBar, SimMem, SimNic, Stepping};
 use crate::pcie::PcieConfig;
 use crate::{
     Fault, Link, LinkConfig, LinkStats, PauseGenerator, RandomFaults, Result, SimError, XgmiiLink,
@@ -271,6 +271,18 @@ impl World {
             ba,
             retry: RetryAttrs::default(),
         })
+    }
+
+    /// How the two NICs step ([`Stepping`]; `Auto` unless set).
+    pub fn set_stepping(&mut self, stepping: Stepping) {
+        for h in [&self.a, &self.b] {
+            h.sim.borrow_mut().set_stepping(stepping);
+        }
+    }
+
+    /// Cycles stepped with the two models evaluated at once.
+    pub fn parallel_cycles(&self) -> u64 {
+        self.a.sim.borrow().parallel_cycles() + self.b.sim.borrow().parallel_cycles()
     }
 
     /// A connected RC QP pair, `a`'s first: path MTU `pmtu`, first PSNs `psn_ab` (a to b)

@@ -22,6 +22,7 @@ mod read_slots;
 mod rights;
 mod send_recv;
 mod seq_naks;
+mod stepping;
 mod throughput;
 mod two_nics;
 mod xgmii_nic;
