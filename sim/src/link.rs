@@ -30,17 +30,14 @@
 //! a wire into a model. Timing, pcap tap and faults are those of a whole link.
 
 use crate::model::{Model, Port};
+use crate::pcap_tap::PcapTap;
 pub use crate::random_faults::RandomFaults;
 use crate::tb::{Component, Tb};
 use crate::{Result, SimError};
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-use pcap_file::TsResolution;
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::fs::File;
 use std::path::Path;
 use std::rc::Rc;
-use std::time::Duration;
 
 /// Link parameters.
 #[derive(Clone, Copy, Debug)]
@@ -181,12 +178,11 @@ struct State {
 /// One direction of a link.
 ///
 /// # Frames finished while the sender samples
-/// Of two models stepped one after the other, the first drives its inputs before the second
-/// samples its outputs: a frame the second finishes in a cycle reaches the first in the next
-/// one, while the first's frames reach the second in the same cycle. Two models stepped together ([`crate::host::SimNic`], both sample, then both
-/// drive) keep exactly that: a frame finished in a sampling is staged, and the receiver takes
-/// it into its queue when it drives in that cycle only if the sender leads the step
-/// ([`Tb::lead_flag`]; a testbench stepped on its own leads), otherwise in the next cycle.
+/// Stepped one after the other, the first model drives before the second samples: the
+/// second's frames reach the first a cycle later than the other way round. Stepped together
+/// (both sample, then both drive: [`crate::host::SimNic`]), a frame finished in a sampling is
+/// staged; the receiver takes it that cycle only if the sender leads ([`Tb::lead_flag`]),
+/// otherwise the next.
 #[derive(Clone)]
 pub struct Link(Rc<RefCell<State>>);
 
@@ -387,44 +383,6 @@ impl Link {
     /// A pcap write that failed, if any (the simulation goes on; the test should fail).
     pub fn pcap_error(&self) -> Option<String> {
         self.0.borrow().pcap.as_ref().and_then(|p| p.error())
-    }
-}
-
-/// A pcap file of frames with nanosecond timestamps; a failed write is kept, not raised (the
-/// simulation goes on; the test should fail on [`PcapTap::error`]).
-pub(crate) struct PcapTap {
-    w: PcapWriter<File>,
-    err: Option<String>,
-}
-
-impl PcapTap {
-    pub(crate) fn create(path: &Path) -> Result<PcapTap> {
-        let file = File::create(path).map_err(|source| SimError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let header = PcapHeader {
-            ts_resolution: TsResolution::NanoSecond,
-            ..PcapHeader::default()
-        };
-        let w = PcapWriter::with_header(file, header)
-            .map_err(|e| SimError::Design(format!("pcap {}: {e}", path.display())))?;
-        Ok(PcapTap { w, err: None })
-    }
-
-    /// One frame (as it should appear: no FCS), stamped `at_ps`.
-    pub(crate) fn write(&mut self, at_ps: u64, frame: &[u8]) {
-        let ts = Duration::from_nanos(at_ps / 1000);
-        if let Err(e) = self
-            .w
-            .write_packet(&PcapPacket::new(ts, frame.len() as u32, frame))
-        {
-            self.err.get_or_insert(e.to_string());
-        }
-    }
-
-    pub(crate) fn error(&self) -> Option<String> {
-        self.err.clone()
     }
 }
 

@@ -30,8 +30,9 @@
 //!
 //! The two halves are [`Component`]s of the two testbenches, stepped in lockstep.
 
-use crate::link::{LinkConfig, LinkStats, PcapTap};
+use crate::link::{LinkConfig, LinkStats};
 use crate::model::{Model, Port};
+use crate::pcap_tap::PcapTap;
 use crate::tb::{Component, Tb};
 use crate::xgmii::{lanes_of, word_of, Lane, WireReader};
 use crate::{Result, SimError};
