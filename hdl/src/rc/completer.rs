@@ -131,20 +131,19 @@
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
-use crate::rc::responder::RPK_W;
+use crate::rc::iface::{PA, POOL, QA, RC_W, RPK_W};
 use crate::rc::timers::{Timers, MODE_ACK, MODE_NOW, MODE_OFF, MODE_RNR};
 use crate::stream::Fifo;
 use ferroce_spec::headers::{
     AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
 };
-use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT, SENT_PER_QP, SENT_POOL, SENT_RESERVED};
+use ferroce_spec::meta::{RECV_DONE, RX_ACK, SENT};
 use ferroce_spec::queues::{
     CQE, CQE_LEN, CQ_CTX, QP_CTX, QP_STATE_ERR, WC_GENERAL_ERR, WC_REM_ACCESS_ERR,
     WC_REM_INV_REQ_ERR, WC_REM_OP_ERR, WC_RETRY_EXC_ERR, WC_RNR_RETRY_EXC_ERR, WC_WR_FLUSH_ERR,
     WQE_FLAG_SIGNALED, WR_ATOMIC_CMP_AND_SWP, WR_ATOMIC_FETCH_AND_ADD, WR_RDMA_READ, WR_TO_WC,
 };
 
-pub const QA: usize = 8;
 pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const CQ_W: usize = 128;
 const SENT_W: usize = SENT.len * 8;
@@ -171,15 +170,6 @@ const PRM_W: usize = 6;
 /// Per CQ: base 0/64, log_size 64/5, pi 96/32 (the CQ_CTX positions, checked in `new`).
 const CQS_W: usize = 128;
 
-/// The pool of outstanding requests: `POOL` (`spec::meta::SENT_POOL`) entries, `PA` address
-/// bits. The requester hands a record over only within its QP's share (its reserved entry,
-/// and its part of the shared ones: `SENT_PER_QP`), so an entry is always free for one.
-pub const PA: usize = 9;
-pub const POOL: usize = 1 << PA;
-const _: () = assert!(POOL == SENT_POOL && SENT_RESERVED == 1 << QA);
-/// Records retired per QP, counted (mod 2^`RC_W`) for the requester's share.
-pub const RC_W: usize = 8;
-const _: () = assert!(SENT_PER_QP < 1 << (RC_W - 1));
 /// Per QP, its list in the pool: head 0/9, tail 9/9, not empty 18, records retired 19/8 (the
 /// kernel spells the positions out).
 const LST_W: usize = 2 * PA + 1 + RC_W;

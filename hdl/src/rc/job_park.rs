@@ -35,10 +35,9 @@
 
 use crate::host::{field_at, k};
 use crate::prelude::*;
+use crate::rc::iface::JOB_W;
 use ferroce_spec::meta::READ_JOB;
 
-/// A READ job record's bits.
-pub const JOB_W: usize = READ_JOB.len * 8;
 /// Half the PSN space: a PSN difference at or past it is negative.
 const HALF: u64 = 1 << 23;
 

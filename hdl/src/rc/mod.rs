@@ -4,6 +4,7 @@
 //! checked for the responder), and the key check every local buffer passes.
 
 pub mod completer;
+pub mod iface;
 pub mod job_park;
 pub mod key_check;
 pub mod qp_fail;

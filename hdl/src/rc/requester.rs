@@ -171,7 +171,7 @@
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
-use crate::rc::completer::{POOL, RC_W};
+use crate::rc::iface::{JOB_W, POOL, QA, RC_W, RDC_W, SLOT_A, SLOT_W};
 use crate::rc::{JobPark, KeyCheck};
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
@@ -200,8 +200,7 @@ use ferroce_spec::queues::{
     WR_RDMA_WRITE, WR_RDMA_WRITE_WITH_IMM, WR_SEND, WR_SEND_WITH_IMM,
 };
 
-/// QP table address width (256 QPs) and context bits, as BAR0 stores them.
-pub const QA: usize = 8;
+/// QP context bits, as BAR0 stores them.
 pub const CTX_W: usize = 512;
 const META_W: usize = TX_META.len * 8;
 const SENT_W: usize = SENT.len * 8;
@@ -226,11 +225,6 @@ const QUANTUM: u64 = 16 * 1024;
 const CREDIT_WAIT: u64 = 1024;
 /// WQEs a QP in ERR flushes in one visit, one after the other, before it yields.
 const FLUSH_RUN: u64 = 16;
-/// READ jobs (`READ_JOB`) from the responder.
-pub use crate::rc::job_park::JOB_W;
-/// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
-pub const SLOT_W: usize = 49 + RDC_W;
-pub const SLOT_A: usize = QA + 4;
 /// A record in the record queue past the `TX_META` fields: bit `MARK_BIT` marks the last
 /// packet of a READ response, its QP at `MARK_QPN` (masked off at `m_meta`).
 const MARK_BIT: usize = 639;
@@ -239,8 +233,6 @@ const MARK_SEQ: usize = 624;
 /// Per QP, a retry in progress (`hi_ram`): replaying 0, and where the requester was when the
 /// first rewind came, `hi_ci` 1/16 and `hi_psn` 17/24.
 const HI_W: usize = 41;
-/// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
-pub const RDC_W: usize = 5;
 /// The payload read queue's record (`jq`), one per read in read order: whether the packet
 /// goes on in the next read (bit 0), the packet's QP, PSN, whether it is a READ response's
 /// (its QP is this NIC's responder side), and its QP's epoch when the read was issued.

@@ -171,8 +171,8 @@
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
+use crate::rc::iface::{JOB_W, QA, RDC_W, RPK_W, SLOT_A, SLOT_W};
 use crate::rc::recv_queue::{ANS_NONE, ANS_SGE_W, ANS_W};
-use crate::rc::requester::{JOB_W, RDC_W, SLOT_A, SLOT_W};
 use crate::stream::{Fifo, Scatter};
 use ferroce_spec::headers::{
     AETH, AETH_ACK, AETH_NAK_INV_REQ, AETH_NAK_PSN_SEQ, AETH_NAK_REM_ACCESS, AETH_NAK_REM_OP,
@@ -196,9 +196,8 @@ use ferroce_spec::queues::{
     WC_RECV_RDMA_WITH_IMM, WC_REM_INV_REQ_ERR, WC_WITH_IMM, WC_WR_FLUSH_ERR,
 };
 
-/// QP/MR table address width and context widths, as BAR0 stores them (the whole QP context
-/// this NIC keeps: its RNR NAK timer code is above bit 512).
-pub const QA: usize = 8;
+/// The QP context width, as BAR0 stores it (the whole QP context this NIC keeps: its RNR NAK
+/// timer code is above bit 512).
 pub const QP_W: usize = crate::host::bar0::QP_W;
 pub const MR_W: usize = 256;
 /// Cycles a READ or an atomic waits for room in the READ job pool before it is dropped
@@ -243,11 +242,6 @@ const RCUR_W: usize = 529;
 /// response in progress.
 const RL_EXP: usize = 448;
 const RL_EPOCH: usize = 480;
-/// The READ cursor as the completer reads it (`m_rpk_data`): the next response PSN 0/24, the
-/// QP's epoch when the READ began 24/8, a response in progress 32 (after an `init_sq` write:
-/// the QP's `sq_psn` and its new epoch, nothing in progress); and 33: a READ response for the
-/// QP has come (landed or not) since the completer last cleared the bit (`s_rpk_clr`).
-pub const RPK_W: usize = 34;
 /// Out-of-sequence responses of the READ in progress at its expected PSN (2 bits, at 3 the
 /// requester is told: `RX_ACK.gap`), in the READ cursor.
 const RL_GAPS: usize = 488;
