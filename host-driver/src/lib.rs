@@ -11,16 +11,22 @@
 //! regions (written into the NIC's MR table, which checks remote keys), posting RDMA WRITE
 //! lists (`post_send`) and polling completions (`poll_cq`).
 
+pub mod cq;
 pub mod device;
 pub mod error;
+pub mod mr;
+pub mod port;
+pub mod qp;
+pub mod wr;
 
-pub use device::{
-    access, CompletionQueue, Device, DeviceInfo, MacStats, MemoryRegion, PfcConfig,
-    ProtectionDomain, QpAttr, QpState, QueuePair, RcStats, RecvWr, SendWr, Sge, Vlan,
-    WorkCompletion, WrOpcode,
-};
+pub use cq::{CompletionQueue, WorkCompletion};
+pub use device::{Device, DeviceInfo};
 pub use error::DriverError;
 pub use ferroce_spec as spec;
+pub use mr::{access, MemoryRegion, ProtectionDomain};
+pub use port::{MacStats, PfcConfig, RcStats};
+pub use qp::{QpAttr, QpContext, QpState, QueuePair, Vlan};
+pub use wr::{RecvWr, SendWr, Sge, WrOpcode};
 
 /// Result of driver calls.
 pub type Result<T> = std::result::Result<T, DriverError>;
@@ -54,4 +60,9 @@ pub trait DmaMemory {
     /// of the NIC touches it from now on (an IOMMU unmaps it here; the simulated root complex
     /// refuses DMA writes into it). The default does nothing.
     fn region_deregistered(&mut self, _addr: u64, _len: u64) {}
+}
+
+/// Set field `name` of layout `l` in the image `img` (a context, a WQE, an SGE).
+pub(crate) fn put(l: &ferroce_spec::layout::Layout, img: &mut [u8], name: &str, v: u128) {
+    l.set(&l.field(name), img, v);
 }
