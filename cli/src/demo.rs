@@ -5,22 +5,43 @@
 //! rate, the latency of a 64-byte WRITE, the simulation speed, a run over a lossy link (the
 //! retries read from BAR0), and the pcap files of both links.
 
-use crate::designs::emit_to;
-use crate::link::RandomFaults;
-use crate::traffic::{
-    atomic_stream, read_stream, send_stream, write_latency, write_stream, Bench, Direction,
-    WriteRun, LOSSLESS_PFC, SEND_SIZES, SIZES,
-};
-use crate::world::{World, WorldConfig, FAULT_COUNTERS};
 use anyhow::{bail, ensure, Context, Result};
 use ferroce_driver::WrOpcode;
 use ferroce_hdl::designs::DESIGNS;
+use ferroce_sim::bench::Bench;
+use ferroce_sim::designs::emit_to;
+use ferroce_sim::traffic::{
+    atomic_stream, read_stream, send_stream, write_latency, write_stream, Direction, WriteRun,
+    LOSSLESS_PFC, SEND_SIZES, SIZES,
+};
+use ferroce_sim::world::{World, WorldConfig, FAULT_COUNTERS};
+use ferroce_sim::RandomFaults;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Atomics the demo runs each way.
 const ATOMICS: usize = 400;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Random seed (the run is reproducible from it).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Path MTU of the QP pair: 256, 512, 1024, 2048 or 4096.
+    #[arg(long, default_value_t = 4096)]
+    pmtu: u32,
+    /// Output directory (Verilog in `verilog/`, pcap files in `pcap/`).
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Interleave PCIe read completions across tags (a stress; costs throughput).
+    #[arg(long)]
+    reorder: bool,
+}
+
+pub fn main(a: Args) -> Result<()> {
+    run(a.seed, a.pmtu, a.reorder, &a.out)
+}
 
 /// `reorder`: interleave the root complexes' read completions across tags (from `seed`), a
 /// stress for the DMA engine that costs throughput; off, completions come in request order.
@@ -30,7 +51,7 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     println!("1. Verilog -> {}", vdir.display());
     for d in DESIGNS {
         let files = emit_to(d.name, &vdir).with_context(|| format!("emitting {}", d.name))?;
-        if let Err(diag) = crate::synth::lint(d.name, &files)? {
+        if let Err(diag) = ferroce_fpga::synth::lint(d.name, &files)? {
             bail!("lint of {} failed:\n{diag}", d.name);
         }
         println!(

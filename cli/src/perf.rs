@@ -13,15 +13,16 @@
 //! - The whole NIC ([`nic`]): RDMA WRITE goodput between two simulated NICs against the
 //!   RoCEv2 goodput ceiling at 10 Gb/s, the latency of a 64-byte WRITE, simulation speed.
 
-use crate::axis::AxisSource;
-use crate::build::BuildOptions;
-use crate::designs::{emit_to, open_tb, verilog_dir};
-use crate::roce::RoceFrame;
-use crate::synth::{synth, Resources, Target};
-use crate::traffic::{Bench, SIZES};
 use anyhow::{ensure, Context, Result};
 use ferroce_driver::WrOpcode;
+use ferroce_fpga::synth::{synth, Resources, Target};
 use ferroce_hdl::designs::{Scope, DESIGNS};
+use ferroce_sim::axis::AxisSource;
+use ferroce_sim::bench::Bench;
+use ferroce_sim::build::BuildOptions;
+use ferroce_sim::designs::{emit_to, open_tb, verilog_dir};
+use ferroce_sim::roce::RoceFrame;
+use ferroce_sim::traffic::SIZES;
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
 use ferroce_spec::opcodes::opcode;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -92,7 +93,7 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
 }
 
 /// RDMA WRITE, SEND and READ goodput, latency, the atomic rate and simulation speed of two
-/// `ferroce_nic_64` (see [`crate::traffic::Bench`]); prints a Markdown table.
+/// `ferroce_nic_64` (see [`ferroce_sim::bench::Bench`]); prints a Markdown table.
 pub fn nic() -> Result<String> {
     let mut out = String::new();
     let bench = Bench {
@@ -284,7 +285,7 @@ pub fn lossy() -> Result<String> {
             ProgressStyle::with_template("[{bar:40}] {bytes}/{total_bytes}")
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
         );
-        let faults = crate::link::RandomFaults {
+        let faults = ferroce_sim::RandomFaults {
             loss,
             seed: 0x1055 + (loss * 1e4) as u64,
             ..Default::default()
@@ -313,6 +314,46 @@ pub fn lossy() -> Result<String> {
 }
 
 /// Which parts of the benchmark to run.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Skip Yosys synthesis (several minutes with the whole NIC).
+    #[arg(long)]
+    no_synth: bool,
+    /// Skip the CRC-32/ICRC tap streams.
+    #[arg(long)]
+    no_taps: bool,
+    /// Skip the two-NIC RDMA WRITE and SEND benchmark.
+    #[arg(long)]
+    no_nic: bool,
+    /// Skip the many-QP benchmark (the same WRITEs on 1, 8 and 64 QPs).
+    #[arg(long)]
+    no_qps: bool,
+    /// Skip the 100G MAC benchmark (beats per clock at 64 to 9,000-byte frames).
+    #[arg(long)]
+    no_mac: bool,
+    /// Skip the lossy-link benchmark (64 KiB WRITEs at 0, 0.1% and 1% loss).
+    #[arg(long)]
+    no_lossy: bool,
+    /// Also write the tables to this Markdown page (the repository's is
+    /// `docs/performance.md`).
+    #[arg(long)]
+    write: Option<std::path::PathBuf>,
+}
+
+pub fn main(a: Args) -> Result<()> {
+    run(
+        &Parts {
+            synth: !a.no_synth,
+            taps: !a.no_taps,
+            nic: !a.no_nic,
+            qps: !a.no_qps,
+            mac: !a.no_mac,
+            lossy: !a.no_lossy,
+        },
+        a.write.as_deref(),
+    )
+}
+
 pub struct Parts {
     pub nic: bool,
     pub qps: bool,
@@ -336,8 +377,8 @@ pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
         (
             parts.qps,
             "64 QPs: WRITEs spread over many QPs",
-            crate::many_qps::NOTE,
-            || Ok(crate::many_qps::table()?),
+            ferroce_sim::many_qps::NOTE,
+            || Ok(ferroce_sim::many_qps::table()?),
         ),
         (
             parts.lossy,
@@ -366,9 +407,9 @@ pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
     if let Some(path) = page {
         let versions = format!(
             "\nMeasured with {}, {} and {} (`ferroce perf`).\n",
-            crate::cache::tool_version("verilator", "--version")?,
-            crate::cache::tool_version("yosys", "-V")?,
-            crate::cache::tool_version("g++", "--version")?,
+            ferroce_sim::cache::tool_version("verilator", "--version")?,
+            ferroce_sim::cache::tool_version("yosys", "-V")?,
+            ferroce_sim::cache::tool_version("g++", "--version")?,
         );
         doc.push_str(&versions);
         std::fs::write(path, doc).with_context(|| format!("writing {}", path.display()))?;

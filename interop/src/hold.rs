@@ -29,15 +29,15 @@
 
 use super::guest::Qmp;
 use super::wire;
-use crate::bridge::Watch;
-use crate::Result;
+use ferroce_sim::bridge::Watch;
+use ferroce_sim::Result;
 use ferroce_spec::psn;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// The longest hold, in simulated picoseconds (1.6 ms: the time to drain [`crate::bridge::READ_AHEAD`]
+/// The longest hold, in simulated picoseconds (1.6 ms: the time to drain [`ferroce_sim::bridge::READ_AHEAD`]
 /// jumbo frames and a socket's worth more at 10 Gb/s, with room to spare).
 pub const HOLD_MAX_PS: u64 = 1_600_000_000;
 

@@ -11,8 +11,8 @@
 
 use super::oob::{self, PpDest};
 use super::{err, guest::HOST_ALIAS, Rig, Role};
-use crate::Result;
 use ferroce_driver::{access, DmaMemory, QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_sim::Result;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
@@ -153,7 +153,7 @@ pub fn run(rig: &mut Rig, p: &PingPong, listen_port: u16) -> Result<PingPongResu
     let mut recv_pending = true;
     let mut checked = 0u64;
     let mut guest_done = None;
-    let post_ping = |h: &mut crate::world::Host, qp: &mut _, k: u32| -> Result<()> {
+    let post_ping = |h: &mut ferroce_sim::world::Host, qp: &mut _, k: u32| -> Result<()> {
         h.dev
             .mem
             .write(send_buf.addr, &pattern(p.seed, k, p.size))?;

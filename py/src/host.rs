@@ -1,31 +1,13 @@
-//! One host of a `World` for Python: its driver's verbs (memory regions, queue pairs and
-//! their state changes, posting work, completions) and its host memory, counters and PFC.
+//! The verbs of one host of a `World` (`world.rs`) for Python: memory regions, queue pairs and
+//! their state changes, posting work, completions; its host memory, counters and PFC.
 
-use crate::verbs::{drv, err, Mr, Qp, Wc, World};
+use crate::verbs::{drv, err, Mr, Qp, Wc};
+use crate::world::Host;
 use ferroce_driver::{access, DmaMemory, QpAttr, QpState, RecvWr, SendWr, Sge, Vlan, WrOpcode};
-use ferroce_sim::world::{step_until, Host as RsHost};
+use ferroce_sim::world::step_until;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-
-/// One host of a `World`: its driver's verbs and its host memory.
-#[pyclass(unsendable, module = "ferroce._native")]
-pub struct Host {
-    pub(crate) world: Py<World>,
-    pub(crate) side: u8,
-}
-
-impl Host {
-    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut RsHost) -> PyResult<T>) -> PyResult<T> {
-        let mut w = self.world.borrow_mut(py);
-        let h = if self.side == 0 {
-            &mut w.w.a
-        } else {
-            &mut w.w.b
-        };
-        f(h)
-    }
-}
 
 fn state(name: &str) -> PyResult<QpState> {
     Ok(match name.to_ascii_uppercase().as_str() {

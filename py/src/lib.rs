@@ -9,6 +9,7 @@
 
 mod host;
 mod verbs;
+mod world;
 
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{
@@ -312,8 +313,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pfc_frame, m)?)?;
     m.add_function(wrap_pyfunction!(pause_frame, m)?)?;
     m.add_function(wrap_pyfunction!(parse_mac_ctrl, m)?)?;
-    m.add_class::<verbs::World>()?;
-    m.add_class::<host::Host>()?;
+    m.add_class::<world::World>()?;
+    m.add_class::<world::Host>()?;
     m.add_class::<verbs::Qp>()?;
     m.add_class::<verbs::Mr>()?;
     m.add_class::<verbs::Wc>()?;

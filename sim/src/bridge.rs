@@ -20,7 +20,7 @@
 //!   thinks, and nothing here blocks. A reader thread takes frames off the socket the moment
 //!   they come (at most [`READ_AHEAD`] wait for the pump) and shows each to the [`Watch`], if
 //!   there is one, before the pump sees it: a watch that stops the outside's clock (the
-//!   interop guest's, [`crate::interop::hold`]) acts within a fraction of a millisecond.
+//!   interop guest's, `ferroce_interop::hold`) acts within a fraction of a millisecond.
 
 use crate::{Link, Result, SimError};
 use ferroce_spec::crc::crc32;

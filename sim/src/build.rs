@@ -217,8 +217,7 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         if opts.trace {
             v.arg("--trace");
         }
-        v.arg("-f")
-            .arg(crate::synth::verilator_file_list(&tmp, files)?);
+        v.arg("-f").arg(verilator_file_list(&tmp, files)?);
         run(&mut v, &tmp.join("verilator.log"))?;
         let header = tmp.join(format!("V{top}.h"));
         let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
@@ -433,6 +432,18 @@ void fe_delete(Fe* m) {{
         trace_on = if trace { "true" } else { "false" },
         skips = u8::from(skips),
     )
+}
+
+/// Write `files` one a line to `dir/files.f`, for Verilator's `-f`: the whole NIC names more
+/// files than one command-line argument may hold (Verilator's wrapper passes them on as one).
+pub fn verilator_file_list(dir: &Path, files: &[PathBuf]) -> Result<PathBuf> {
+    let list = dir.join("files.f");
+    let text: String = files.iter().map(|f| format!("{}\n", f.display())).collect();
+    std::fs::write(&list, text).map_err(|source| SimError::Io {
+        path: list.clone(),
+        source,
+    })?;
+    Ok(list)
 }
 
 #[cfg(test)]

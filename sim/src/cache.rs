@@ -37,7 +37,8 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
+/// A `map_err` for an I/O error on `path`.
+pub fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> SimError + '_ {
     move |source| SimError::Io {
         path: path.to_path_buf(),
         source,

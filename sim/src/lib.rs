@@ -1,19 +1,14 @@
-//! ferroce simulation: Verilator models of the emitted Verilog, the models around them (AXI
-//! streams, Ethernet and XGMII links, a PCIe root complex with host memory), the driver's
-//! simulator backend, and the `ferroce` command's demo and benchmarks.
+//! ferroce simulation, the test-bench kit: Verilator models of the emitted Verilog, the models
+//! around them (AXI streams, Ethernet and XGMII links, a PCIe root complex with host memory),
+//! the driver's simulator backend and the two-host world. The FPGA flow is `ferroce-fpga`, the
+//! Soft-RoCE rig `ferroce-interop`, the `ferroce` command `ferroce-cli`.
 //!
 //! Building and checking the Verilog:
 //! - [`designs`]: emit a design from the registry and open its model or testbench in one call.
 //! - [`build`]: compile a Verilog filelist with Verilator into a shared library, in parallel,
 //!   cached by content in [`cache`].
-//! - [`cache`]: the result cache outside the clone (models, lint verdicts, Yosys results),
+//! - [`cache`]: the result cache outside the clone (models, and the FPGA flow's lint verdicts and Yosys results),
 //!   keyed by a hash of everything that decides each entry.
-//! - [`synth`]: the lint and synthesis gates (`verilator --lint-only -Wall`, Yosys
-//!   `synth_ice40` / `synth_xilinx`), cached.
-//! - [`pnr`]: ECP5 place and route with the open flow (YoWASP Yosys and nextpnr), out of
-//!   context in a wrapper that registers the ports; Fmax, critical path and resources, cached.
-//! - [`board`]: a board top (the ECP5-5G evaluation board with the 10G MAC looped back),
-//!   placed and routed with the board's pins, and its bitstream.
 //! - [`model`]: load a model; set and get ports by name at any width, evaluate, trace to VCD.
 //!
 //! Driving it, cocotb-style:
@@ -32,18 +27,18 @@
 //! - [`host`]: the driver's simulator backend: `Bar` and `DmaMemory` over a NIC model and its
 //!   root complex; NICs joined to step together.
 //! - [`world`]: two hosts, each with a whole NIC and the driver, joined by a link each way;
-//!   [`traffic`]: streams of RDMA WRITEs between them, checked and timed.
-//! - [`demo`] and [`perf`]: `ferroce demo` and `ferroce perf`.
+//!   [`traffic`]: streams of RDMA WRITEs between them, checked and timed; [`bench`]: the
+//!   benchmark's setting, one QP pair on a default world.
+//! - [`bridge`]: a NIC's Ethernet port on a socket to the world outside (a QEMU guest's NIC).
+//! - [`many_qps`]: many QP pairs on one world, for the benchmarks.
 
 pub mod axis;
-pub mod board;
+pub mod bench;
 pub mod bridge;
 pub mod build;
 pub mod cache;
-pub mod demo;
 pub mod designs;
 pub mod host;
-pub mod interop;
 pub mod link;
 pub mod many_qps;
 pub mod model;
@@ -51,13 +46,9 @@ mod parallel;
 pub mod pause;
 mod pcap_tap;
 pub mod pcie;
-pub mod perf;
-pub mod pnr;
 pub mod random_faults;
 pub mod record;
 pub mod roce;
-pub mod sta;
-pub mod synth;
 pub mod tb;
 pub mod traffic;
 pub mod wire;
@@ -67,9 +58,10 @@ pub mod xgmii_link;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
-pub use link::{Fault, Link, LinkConfig, LinkStats, RandomFaults};
+pub use link::{Fault, Link, LinkConfig, LinkStats};
 pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
+pub use random_faults::RandomFaults;
 pub use record::{RecordSink, RecordSource};
 pub use tb::{Component, Tb};
 pub use xgmii_link::{LaneFault, XgmiiLink, XgmiiStats};

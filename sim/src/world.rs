@@ -8,11 +8,25 @@ use crate::pcie::PcieConfig;
 pub use crate::wire::Wire;
 use crate::{Link, LinkConfig, PauseGenerator, RandomFaults, Result, SimError, XgmiiLink};
 use ferroce_driver::{
-    access, CompletionQueue, Device, DmaMemory, MemoryRegion, ProtectionDomain, QpAttr, QpState,
-    QueuePair, Vlan,
+    access, CompletionQueue, Device, DmaMemory, MemoryRegion, PfcConfig, ProtectionDomain, QpAttr,
+    QpState, QueuePair, Vlan,
 };
 use std::cell::RefCell;
 use std::rc::Rc;
+
+/// PFC for untagged RoCE (priority 0) on the NIC's 32 KiB receive buffer, as the lossless
+/// test and the demo use it: XOFF above 6 KiB leaves 26 KiB of headroom (a frame arriving, a
+/// frame of our own delaying the PFC frame, the peer's frame already started, the cable both
+/// ways: 4 KiB-MTU frames over up to about 1.2 km at 10 Gb/s); XON under 5 KiB, above one whole frame, because the buffer counts
+/// whole frames and a lower mark lets it run dry before the peer resumes (4.0 instead of
+/// 5.0 Gb/s into a 5 Gb/s host); pause time 1,000 quanta (51.2 us at 10 Gb/s, refreshed at
+/// half while the wish lasts).
+pub const LOSSLESS_PFC: PfcConfig = PfcConfig {
+    enable: 0x01,
+    quanta: 1000,
+    xoff_bytes: 6 << 10,
+    xon_bytes: 5 << 10,
+};
 
 pub type Dev = Device<SimBar, SimMem>;
 
@@ -328,7 +342,7 @@ impl World {
 
 /// One host whose NIC's port is a wire to the outside (`crate::bridge`): `ferroce_nic_64`,
 /// its frames leaving on `tx` and arriving on `rx`, PFC on for priority 0
-/// (`traffic::LOSSLESS_PFC`).
+/// ([`LOSSLESS_PFC`]).
 pub struct Station {
     pub host: Host,
     pub tx: Link,
@@ -354,7 +368,7 @@ impl Station {
         let sim = SimNic::new(tb, cfg.pcie)?;
         let mut host = Host::open(sim, mac, ip, cfg.cq_depth)?;
         // Lossless priority 0: the outside (crate::bridge) pauses when the NIC says so.
-        host.dev.set_pfc(&crate::traffic::LOSSLESS_PFC)?;
+        host.dev.set_pfc(&LOSSLESS_PFC)?;
         Ok(Station { host, tx, rx })
     }
 

@@ -1,5 +1,5 @@
 """Relay stdin/stdout to a TCP address: QEMU's guestfwd runs this for each connection the
-guest makes to the host alias (tests/interop, sim/src/interop/guest.rs).
+guest makes to the host alias (tests/interop, interop/src/guest.rs).
 
     python3 tests/interop/relay.py 127.0.0.1 PORT
 """

@@ -14,7 +14,7 @@
 //! QEMU does not start); under CI (`CI` set) that fails instead.
 
 use anyhow::{ensure, Result};
-use ferroce_sim::interop::{guest, matrix};
+use ferroce_interop::{guest, matrix};
 
 #[test]
 fn rxe_pingpong_and_write_bw_against_ferroce_as_server_and_as_client() -> Result<()> {

@@ -17,7 +17,7 @@ fn pytest_suite_passes() -> Result<()> {
         python.display()
     );
     let maturin = Command::new(venv.join("bin/maturin"))
-        .args(["develop", "-q", "--release", "-m", "sim/py/Cargo.toml"])
+        .args(["develop", "-q", "-m", "py/Cargo.toml"])
         .env("VIRTUAL_ENV", &venv)
         .current_dir(&root)
         .output()

@@ -15,8 +15,8 @@
 
 use crate::model::{Model, Port};
 use crate::pause::PauseGenerator;
+use crate::pcie::config::PcieConfig;
 use crate::pcie::memory::HostMemory;
-use crate::pcie::PcieConfig;
 use crate::Result;
 use ferroce_spec::tlp::{self, Header, Kind};
 use rand::{Rng, SeedableRng};

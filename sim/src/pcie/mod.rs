@@ -11,10 +11,12 @@
 //!     (`m_rq_*`) and the read completions (`s_rc_*`), with the read latency, max payload
 //!     size, max read request size and read completion boundary of [`PcieConfig`].
 
+mod config;
 mod dma;
 mod memory;
 mod mmio;
 
+pub use config::PcieConfig;
 pub use dma::DmaStats;
 pub use memory::{Buffer, HostMemory};
 pub use mmio::ReadResult;
@@ -26,42 +28,6 @@ use crate::{Result, SimError};
 use dma::DmaSide;
 use ferroce_spec::tlp::Header;
 use mmio::MmioSide;
-
-/// PCIe link parameters of the simulated host.
-#[derive(Clone, Copy, Debug)]
-pub struct PcieConfig {
-    /// Latency from a memory read request to its first completion, in picoseconds.
-    pub read_latency_ps: u64,
-    /// Max payload size in bytes (128..=4096).
-    pub max_payload: usize,
-    /// Max read request size in bytes (128..=4096).
-    pub max_read_request: usize,
-    /// Read completion boundary in bytes (64 or 128).
-    pub rcb: usize,
-    /// Requester ID of the root port, completer ID of the NIC.
-    pub host_id: u16,
-    /// Fail the run on any DMA fault or protocol violation by the NIC (else record it in
-    /// [`RootComplex::violations`], answer a bad read with Unsupported Request, drop a bad
-    /// write).
-    pub strict: bool,
-    /// Interleave completions of different tags and vary their sizes at random, from this
-    /// seed.
-    pub cpl_reorder_seed: Option<u64>,
-}
-
-impl Default for PcieConfig {
-    fn default() -> Self {
-        PcieConfig {
-            read_latency_ps: 500_000,
-            max_payload: 256,
-            max_read_request: 512,
-            rcb: 64,
-            host_id: 0x0000,
-            strict: true,
-            cpl_reorder_seed: None,
-        }
-    }
-}
 
 /// The host side of a NIC's PCIe interface.
 pub struct RootComplex {

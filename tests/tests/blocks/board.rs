@@ -14,7 +14,7 @@ fn lit(tb: &Tb) -> Result<u64> {
 #[test]
 fn board_top_delivers_its_frames_and_never_lights_the_error_led() -> Result<()> {
     let dir = ferroce_sim::designs::verilog_dir().join("ferroce_evn_sim");
-    let (files, top) = ferroce_sim::board::sim_files(&dir).context("writing the board top")?;
+    let (files, top) = ferroce_fpga::board::sim_files(&dir).context("writing the board top")?;
     let lib = ferroce_sim::build::build(top, &files, &BuildOptions::default())
         .context("building the board top with Verilator")?;
     // The 12 MHz oscillator, which the stand-in PLL passes through as the core clock.

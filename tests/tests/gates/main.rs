@@ -13,11 +13,12 @@
 //! so an unchanged design costs nothing on the next run.
 
 mod repo;
+mod structure;
 
 use anyhow::{Context, Result};
+use ferroce_fpga::synth::{check, lint, synth, synth_cached, Target};
 use ferroce_hdl::designs::{Design, Scope, DESIGNS};
 use ferroce_sim::designs::{emit_to, verilog_dir};
-use ferroce_sim::synth::{check, lint, synth, synth_cached, Target};
 use std::path::PathBuf;
 
 /// Run `f` over `items` on the machine's cores (the tools themselves are single-threaded).
@@ -214,10 +215,10 @@ fn every_design_reads_in_icarus_and_yosys_with_its_filelists_flags() -> Result<(
             .with_context(|| format!("{}: no `// yosys:` line", list_path.display()))?;
         // The Yosys check gate reads every design with this command.
         anyhow::ensure!(
-            yosys == ferroce_sim::synth::yosys_read(),
+            yosys == ferroce_fpga::synth::yosys_read(),
             "{}: the filelist says `{yosys}`, the Yosys gates use `{}`",
             d.name,
-            ferroce_sim::synth::yosys_read()
+            ferroce_fpga::synth::yosys_read()
         );
         let out = std::process::Command::new("iverilog")
             .args(iverilog.split_whitespace())
@@ -289,14 +290,14 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
             "{must} is not in constraints/fmax-ecp5.txt"
         );
     }
-    let part = ferroce_sim::pnr::Part::default();
+    let part = ferroce_fpga::pnr::Part::default();
     // Ten worst paths too: the timing analysis of the SDF is held to nextpnr's own.
-    let flow = ferroce_sim::pnr::Flow {
+    let flow = ferroce_fpga::pnr::Flow {
         paths: 10,
-        ..ferroce_sim::pnr::Flow::DEFAULT
+        ..ferroce_fpga::pnr::Flow::DEFAULT
     };
     let results = par(&table, |(name, recorded, floor)| {
-        let r = ferroce_sim::pnr::design(name, &part, None, 1, &flow)
+        let r = ferroce_fpga::pnr::design(name, &part, None, 1, &flow)
             .with_context(|| format!("place and route of {name}"))?
             .map_err(|e| anyhow::anyhow!("place and route of {name}:\n{e}"))?;
         Ok((name.clone(), *recorded, *floor, r))
@@ -339,7 +340,7 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
 /// Cached like every P&R result.
 #[test]
 fn board_top_builds_to_a_bitstream() -> Result<()> {
-    let (report, bit) = ferroce_sim::board::build()
+    let (report, bit) = ferroce_fpga::board::build()
         .context("building the board top")?
         .map_err(|e| anyhow::anyhow!("board top:\n{e}"))?;
     for c in &report.clocks {
@@ -357,7 +358,7 @@ fn board_top_builds_to_a_bitstream() -> Result<()> {
         report
             .clocks
             .iter()
-            .any(|c| c.constraint_mhz >= ferroce_sim::board::CORE_MHZ),
+            .any(|c| c.constraint_mhz >= ferroce_fpga::board::CORE_MHZ),
         "no clock constrained at the core clock: {:?}",
         report.clocks
     );

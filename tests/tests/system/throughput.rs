@@ -2,10 +2,11 @@
 //! and SENDs of 64 KiB (each into a receive WQE posted ahead), between two `ferroce_nic_64`
 //! reach at least 95% of their RoCEv2 goodput ceiling at 10 Gb/s (`ferroce_spec::wire`) with
 //! the default 500 ns PCIe read latency. The setting is the benchmark's (`ferroce perf`,
-//! `ferroce_sim::traffic::Bench`); the figures for every size are in the README.
+//! `ferroce_sim::bench::Bench`); the figures for every size are in the README.
 
 use anyhow::{ensure, Result};
-use ferroce_sim::traffic::{Bench, WriteRun};
+use ferroce_sim::bench::Bench;
+use ferroce_sim::traffic::WriteRun;
 
 fn floor(w: &WriteRun) -> Result<()> {
     println!(

@@ -46,7 +46,7 @@ fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()>
         let syndromes = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
         let seen = syndromes.clone();
         p.w.ba.set_fault_hook(move |_, f| {
-            if let Ok(Some(pk)) = ferroce_sim::interop::wire::parse(&f[..f.len() - 4]) {
+            if let Ok(Some(pk)) = ferroce_interop::wire::parse(&f[..f.len() - 4]) {
                 if let Some(syn) = pk.syndrome {
                     seen.borrow_mut().push(syn);
                 }
@@ -103,7 +103,7 @@ fn a_send_with_no_receive_posted_is_rnr_naked_and_writes_nothing() -> Result<()>
 /// complete once on both sides.
 #[test]
 fn sends_rnr_naked_are_sent_again_after_the_naks_delay_until_receives_are_posted() -> Result<()> {
-    use ferroce_sim::interop::wire::packets;
+    use ferroce_interop::wire::packets;
     use ferroce_spec::headers::RNR_TIMER_US;
     let s = seed("sends_rnr_naked_are_sent_again_after_the_naks_delay_until_receives_are_posted");
     let mut r = rng(s);
@@ -228,7 +228,7 @@ fn sends_rnr_naked_are_sent_again_after_the_naks_delay_until_receives_are_posted
 /// to the same peer goes on untouched.
 #[test]
 fn a_peer_that_stops_answering_fails_the_qp_after_its_retries_and_others_go_on() -> Result<()> {
-    use ferroce_sim::interop::wire::packets;
+    use ferroce_interop::wire::packets;
     use ferroce_spec::queues::WC_RETRY_EXC_ERR;
     let s = seed("a_peer_that_stops_answering_fails_the_qp_after_its_retries_and_others_go_on");
     let mut r = rng(s);
