@@ -37,15 +37,42 @@ pub struct Args {
     /// Interleave PCIe read completions across tags (a stress; costs throughput).
     #[arg(long)]
     reorder: bool,
+    /// Write a waveform (VCD, every signal of one NIC, GTKWave opens it) of the streams'
+    /// world to this file; its models are built with tracing on the first use.
+    #[arg(long)]
+    wave: Option<PathBuf>,
+    /// Which host's NIC the waveform shows: `a` or `b`.
+    #[arg(long, default_value = "a", value_parser = ["a", "b"])]
+    wave_nic: String,
+    /// The waveform's first cycle (the streams' world counts from its reset).
+    #[arg(long, default_value_t = 0)]
+    wave_from: u64,
+    /// The waveform's length in cycles.
+    #[arg(long, default_value_t = 20_000)]
+    wave_cycles: u64,
+}
+
+/// A waveform of one NIC for a window of cycles.
+pub struct Wave {
+    pub path: PathBuf,
+    pub host_b: bool,
+    pub from: u64,
+    pub cycles: u64,
 }
 
 pub fn main(a: Args) -> Result<()> {
-    run(a.seed, a.pmtu, a.reorder, &a.out)
+    let wave = a.wave.map(|path| Wave {
+        path,
+        host_b: a.wave_nic == "b",
+        from: a.wave_from,
+        cycles: a.wave_cycles,
+    });
+    run(a.seed, a.pmtu, a.reorder, &a.out, wave.as_ref())
 }
 
 /// `reorder`: interleave the root complexes' read completions across tags (from `seed`), a
 /// stress for the DMA engine that costs throughput; off, completions come in request order.
-pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
+pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path, wave: Option<&Wave>) -> Result<()> {
     println!("ferroce demo (seed {seed}, path MTU {pmtu})");
     let vdir = out.join("verilog");
     println!("1. Verilog -> {}", vdir.display());
@@ -66,9 +93,22 @@ pub fn run(seed: u64, pmtu: u32, reorder: bool, out: &Path) -> Result<()> {
     let built = Instant::now();
     let mut w = World::open(&WorldConfig {
         reorder_seed: reorder.then_some(seed),
+        trace: wave.is_some(),
         ..WorldConfig::default()
     })
     .context("building and opening the two NICs")?;
+    if let Some(v) = wave {
+        let host = if v.host_b { &w.b } else { &w.a };
+        host.wave(&v.path, v.from, v.cycles)
+            .with_context(|| format!("starting the waveform {}", v.path.display()))?;
+        println!(
+            "   waveform of host {}'s NIC, cycles {}..{}: {}",
+            if v.host_b { "b" } else { "a" },
+            v.from,
+            v.from + v.cycles,
+            v.path.display()
+        );
+    }
     let pdir = out.join("pcap");
     std::fs::create_dir_all(&pdir).with_context(|| format!("creating {}", pdir.display()))?;
     let (pab, pba) = (pdir.join("a_to_b.pcap"), pdir.join("b_to_a.pcap"));

@@ -6,6 +6,7 @@ use crate::verbs::{drv, err, sim, Qp};
 use ferroce_driver::{QpAttr, QpState};
 use ferroce_sim::world::{Host as RsHost, World as RsWorld, WorldConfig};
 use ferroce_sim::RandomFaults;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -28,11 +29,15 @@ impl World {
     /// `burst`: the probability a frame starts a burst of `burst_len` lost frames (ending
     /// sooner at the first frame `burst_us` or more after the burst's first); drawn from
     /// `seed` (a to b) and `seed + 1` (b to a), counted in `link_stats()`.
+    /// `trace`: write a VCD of one NIC (`trace_nic`, "a" or "b") to this file, every signal
+    /// named by the design's hierarchy, for `trace_cycles` cycles from cycle `trace_from`
+    /// (default: until the world is closed); its models are built with tracing.
     #[new]
     #[pyo3(signature = (pcap_dir = None, reorder_seed = None, rq_pause = 0.0, read_latency_ns = 500,
                         write_gbps = (None, None), *, loss = 0.0, corrupt = 0.0, duplicate = 0.0,
                         reorder = 0.0, burst = 0.0, burst_len = 20, burst_us = 100,
-                        seed = 1))]
+                        seed = 1, trace = None, trace_nic = "a", trace_from = 0,
+                        trace_cycles = u64::MAX))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         pcap_dir: Option<PathBuf>,
@@ -48,7 +53,20 @@ impl World {
         burst_len: u32,
         burst_us: u64,
         seed: u64,
+        trace: Option<PathBuf>,
+        trace_nic: &str,
+        trace_from: u64,
+        trace_cycles: u64,
     ) -> PyResult<Self> {
+        let host_b = match trace_nic {
+            "a" => false,
+            "b" => true,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "trace_nic {other:?}: the hosts are \"a\" and \"b\""
+                )))
+            }
+        };
         let mut cfg = WorldConfig {
             reorder_seed,
             rq_pause,
@@ -63,10 +81,15 @@ impl World {
                 burst_ps: burst_us.saturating_mul(1_000_000),
                 seed,
             },
+            trace: trace.is_some(),
             ..WorldConfig::default()
         };
         cfg.pcie.read_latency_ps = read_latency_ns * 1000;
         let w = RsWorld::open(&cfg).map_err(err)?;
+        if let Some(path) = trace {
+            let host = if host_b { &w.b } else { &w.a };
+            host.wave(&path, trace_from, trace_cycles).map_err(err)?;
+        }
         if let Some(dir) = pcap_dir {
             std::fs::create_dir_all(&dir).map_err(err)?;
             w.ab.tap(&dir.join("a_to_b.pcap")).map_err(err)?;

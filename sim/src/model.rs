@@ -72,6 +72,8 @@ pub struct Model {
     delete_fn: FnModel,
     trace_dump_fn: FnTraceDump,
     trace_open_fn: FnTraceOpen,
+    trace_close_fn: FnModel,
+    traceable: bool,
     tracing: bool,
     ports: Vec<PortSlot>,
     by_name: BTreeMap<String, usize>,
@@ -104,6 +106,7 @@ impl Model {
             let input: Symbol<FnInt> = library.get(b"fe_port_input\0").map_err(load_err)?;
             let trace_open_fn: FnTraceOpen = *library.get(b"fe_trace_open\0").map_err(load_err)?;
             let trace_dump_fn: FnTraceDump = *library.get(b"fe_trace_dump\0").map_err(load_err)?;
+            let trace_close_fn: FnModel = *library.get(b"fe_trace_close\0").map_err(load_err)?;
             let handle = new();
             let mut ports = Vec::new();
             let mut by_name = BTreeMap::new();
@@ -131,6 +134,8 @@ impl Model {
                 delete_fn,
                 trace_dump_fn,
                 trace_open_fn,
+                trace_close_fn,
+                traceable: lib.trace,
                 tracing: false,
                 ports,
                 by_name,
@@ -240,6 +245,21 @@ impl Model {
         }
         self.tracing = true;
         Ok(())
+    }
+
+    /// Whether the model was built with trace support (`BuildOptions { trace: true, .. }`).
+    pub fn traceable(&self) -> bool {
+        self.traceable
+    }
+
+    /// Finish the trace [`Model::trace_to`] started: the file is complete and closed (no-op
+    /// when not tracing).
+    pub fn trace_stop(&mut self) {
+        if self.tracing {
+            // SAFETY: live handle.
+            unsafe { (self.trace_close_fn)(self.handle) }
+            self.tracing = false;
+        }
     }
 
     /// Record the current values in the trace at `time` (no-op when not tracing).

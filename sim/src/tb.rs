@@ -15,6 +15,7 @@ use crate::model::{Model, Port};
 use crate::parallel::Helper;
 use crate::{Result, SimError};
 use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 /// Something that takes part in every clock cycle (bus drivers and monitors).
@@ -33,6 +34,16 @@ pub struct Tb {
     components: Vec<Rc<RefCell<dyn Component>>>,
     /// Whether this testbench steps first in its cycle (see [`Tb::lead_flag`]).
     lead: Rc<Cell<bool>>,
+    /// A window of cycles to trace ([`Tb::trace_window`]).
+    wave: Option<Wave>,
+}
+
+/// A window of cycles written to a VCD: from cycle `from` until cycle `until`.
+struct Wave {
+    path: PathBuf,
+    from: u64,
+    until: u64,
+    started: bool,
 }
 
 impl Tb {
@@ -46,6 +57,7 @@ impl Tb {
             period_ps,
             components: Vec::new(),
             lead: Rc::new(Cell::new(true)),
+            wave: None,
         };
         tb.model.set(clk, 0)?;
         tb.model.eval();
@@ -82,6 +94,45 @@ impl Tb {
     /// the cycle a model stepped one after the other would ([`crate::Link`]).
     pub fn lead_flag(&self) -> Rc<Cell<bool>> {
         self.lead.clone()
+    }
+
+    /// Write a VCD of every signal of the model to `path` for `cycles` cycles from cycle
+    /// `from_cycle` (now, if that has passed); the file is complete when the window closes or
+    /// the testbench is dropped. The model must be built with trace support
+    /// (`BuildOptions { trace: true, .. }`; the two-host world's `WorldConfig::trace`).
+    pub fn trace_window(&mut self, path: &Path, from_cycle: u64, cycles: u64) -> Result<()> {
+        if !self.model.traceable() {
+            return Err(SimError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(
+                    "the model was built without trace support (BuildOptions::trace)",
+                ),
+            });
+        }
+        self.model.trace_stop();
+        self.wave = Some(Wave {
+            path: path.to_path_buf(),
+            from: from_cycle.max(self.cycle),
+            until: from_cycle.max(self.cycle).saturating_add(cycles),
+            started: false,
+        });
+        self.wave_edge()
+    }
+
+    /// Open or close the trace window's file at this cycle.
+    fn wave_edge(&mut self) -> Result<()> {
+        let Some(w) = &mut self.wave else {
+            return Ok(());
+        };
+        if !w.started && self.cycle >= w.from {
+            w.started = true;
+            self.model.trace_to(&w.path)?;
+        }
+        if w.started && self.cycle >= w.until {
+            self.model.trace_stop();
+            self.wave = None;
+        }
+        Ok(())
     }
 
     /// Add a bus driver or monitor; it runs every cycle from now on.
@@ -150,6 +201,7 @@ impl Tb {
         let t = self.time_ps();
         self.model.trace_dump(t + self.period_ps / 2);
         self.cycle += 1;
+        self.wave_edge()?;
         for c in &self.components {
             c.borrow_mut().drive(&mut self.model)?;
         }

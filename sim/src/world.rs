@@ -12,6 +12,7 @@ use ferroce_driver::{
     QpState, QueuePair, Vlan,
 };
 use std::cell::RefCell;
+use std::path::Path;
 use std::rc::Rc;
 
 /// PFC for untagged RoCE (priority 0) on the NIC's 32 KiB receive buffer, as the lossless
@@ -96,7 +97,7 @@ pub struct WorldConfig {
     pub write_gbps: [Option<f64>; 2],
     /// What joins the NICs: frame links, or XGMII links between whole 10G NICs.
     pub phy: Phy,
-    /// Build the models with VCD support (start a trace with `tb.model().trace_to(path)`).
+    /// Build the models with VCD support (then [`Host::wave`] writes a window of cycles).
     pub trace: bool,
     /// Random faults on both links (frame links only): a to b draws from `faults.seed`, b to
     /// a from `faults.seed + 1`. Counted in each link's [`LinkStats`].
@@ -464,6 +465,16 @@ impl Host {
 }
 
 impl Host {
+    /// Write a VCD of this host's NIC (every signal, named by the design's hierarchy) to
+    /// `path` for `cycles` cycles from cycle `from_cycle` of its clock (now, if that has
+    /// passed); GTKWave opens it. The world must be built with [`WorldConfig::trace`].
+    pub fn wave(&self, path: &Path, from_cycle: u64, cycles: u64) -> Result<()> {
+        self.sim
+            .borrow_mut()
+            .tb
+            .trace_window(path, from_cycle, cycles)
+    }
+
     /// Transmit credits in use per priority (`mac_tx_used`: beats reserved in the MAC's
     /// transmit queues and not yet sent); all zero when the NIC has nothing to send.
     pub fn tx_used(&self) -> Result<[u64; 8]> {

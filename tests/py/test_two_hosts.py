@@ -513,3 +513,75 @@ def writes_land_once(rng, world, qa, n, sizes, max_cycles):
         got = b.read(daddr - GUARD, len(data) + 2 * GUARD)
         assert got[GUARD : GUARD + len(data)] == data
         assert got[:GUARD] == got[GUARD + len(data) :] == b"\xa5" * GUARD
+
+
+def vcd_changes(path) -> tuple[dict[str, int], int, int]:
+    """A VCD's variables (full names, scopes joined by '.') with how often each changed, and
+    its first and last timestamps: what GTKWave would show."""
+    words = iter(open(path).read().split())
+    scope, names = [], {}
+    for w in words:
+        if w == "$scope":
+            next(words)
+            scope.append(next(words))
+        elif w == "$upscope":
+            scope.pop()
+        elif w == "$var":
+            next(words), next(words)
+            ident, name = next(words), next(words)
+            names.setdefault(ident, []).append(".".join(scope + [name]))
+        elif w == "$enddefinitions":
+            break
+    last, changes, times = {}, {}, []
+    vector = None
+    for w in words:
+        if vector is not None:
+            ident, value, vector = w, vector, None
+        elif w[0] == "#":
+            times.append(int(w[1:]))
+            continue
+        elif w[0] in "bBrR":
+            vector = w[1:]
+            continue
+        elif w[0] in "01xXzZ":
+            ident, value = w[1:], w[0]
+        else:
+            continue
+        if ident in last and last[ident] != value:
+            for n in names.get(ident, []):
+                changes[n] = changes.get(n, 0) + 1
+        last[ident] = value
+    return changes, times[0], times[-1]
+
+
+def test_world_trace_writes_a_window_of_one_nic(tmp_path):
+    """``World(trace=...)`` writes a VCD of the chosen NIC for the chosen window: its clock
+    toggles twice a cycle inside the window and the file holds nothing outside it; host b's
+    QP set up over BAR0 and its ACK of host a's WRITE show on its ports. A bad ``trace_nic``
+    is a ``ValueError``."""
+    with pytest.raises(ValueError):
+        verbs.World(trace=str(tmp_path / "x.vcd"), trace_nic="c")
+    path = tmp_path / "nic_b.vcd"
+    cycles = 8000
+    world = verbs.World(trace=str(path), trace_nic="b", trace_from=0, trace_cycles=cycles)
+    start, period = world.cycle, world.period_ps  # the window opened with the world
+    a, b = world.a, world.b
+    qa, _ = world.connect(pmtu=1024)
+    data = bytes(range(256)) * 16
+    saddr, smr = region(a, len(data), data)
+    daddr, dmr = region(b, len(data))
+    a.post_send(qa, [dict(wr_id=7, opcode=verbs.WR_RDMA_WRITE, sg_list=[(saddr, len(data), smr.lkey)],
+                          remote_addr=daddr, rkey=dmr.rkey)])
+    [wc] = a.wait_cq(1)
+    assert wc.status == verbs.WC_SUCCESS
+    assert world.cycle < start + cycles, "the WRITE ended past the window"
+    world.run(start + cycles - world.cycle + 10)  # past the window's end: the file is closed
+    changes, first, last = vcd_changes(path)
+
+    def toggles(port):
+        return max((n for k, n in changes.items() if k.endswith("ferroce_nic_64." + port)), default=0)
+
+    assert 2 * cycles - 2 <= toggles("clk") <= 2 * cycles + 2, toggles("clk")
+    assert start * period <= first and last <= (start + cycles + 1) * period, (first, last)
+    assert toggles("s_req_tvalid") >= 2  # host b's driver over BAR0
+    assert toggles("m_axis_tvalid") >= 2  # host b's ACK frame

@@ -25,4 +25,5 @@ mod seq_naks;
 mod stepping;
 mod throughput;
 mod two_nics;
+mod waves;
 mod xgmii_nic;
