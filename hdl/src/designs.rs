@@ -2,58 +2,16 @@
 //!
 //! Each design is a top-level block at one datapath width, with a stable module name.
 
-use crate::crc::{Crc32, Icrc};
+use crate::config::{hundred_g, ten_g};
 use crate::emit::{emit, EmitError, Emitted};
-use crate::host::{Bar0, Bar0Params, DmaRead, DmaWrite, RdShare, RqMux};
+use crate::host::Bar0Params;
 use crate::net::mac_ctrl_rx::line_bits_per_cycle;
-use crate::net::TxArb;
-use crate::net::{
-    Mac, Mac10g, MacCtrlRx, MacRx, MacTx, PfcGen, RxFrame, RxParser, TxFrame, TxHeader, TxQueues,
-    XgmiiRx, XgmiiTx,
-};
-use crate::nic::Nic64;
+use crate::net::{Mac10g, PfcGen, XgmiiRx, XgmiiTx};
 use crate::nic_10g::Nic10g;
 use crate::rc::timers::timer_unit_cycles;
-use crate::rc::{Completer, JobPark, KeyCheck, QpFail, RecvQueue, Requester, Responder, Timers};
-use crate::stream::{Gather, Scatter};
+use crate::rc::{JobPark, KeyCheck, QpFail, Timers};
 
-/// The 100G MAC: 512-bit beats, 16 KiB transmit queues (`QA` 8: 256 beats, a 9,000-byte frame
-/// is 141), the ICRC tap's 9-bit shift, a 64 KiB receive buffer (`AW` 10: 1,024 beats), the
-/// headroom a jumbo frame needs at 100 Gb/s (README, "Lossless Ethernet").
-pub type Mac512 = Mac<512, 64, 8, 11, 9, 10>;
-
-/// A named configuration (`docs/ARCHITECTURE.md`): `10g` is a 64-bit datapath, `100g` 512-bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Config {
-    TenG,
-    HundredG,
-}
-
-impl Config {
-    pub fn data_width(self) -> usize {
-        match self {
-            Config::TenG => 64,
-            Config::HundredG => 512,
-        }
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Config::TenG => "10g",
-            Config::HundredG => "100g",
-        }
-    }
-    /// Core clock in kHz.
-    pub fn clock_khz(self) -> u32 {
-        (1_000_000_000 / self.clock_period_ps()) as u32
-    }
-    /// Core clock period in picoseconds (156.25 MHz and 250 MHz).
-    pub fn clock_period_ps(self) -> u64 {
-        match self {
-            Config::TenG => 6400,
-            Config::HundredG => 4000,
-        }
-    }
-}
+pub use crate::config::Config;
 
 /// How much of the design a unit is, which decides where its synthesis is checked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,235 +25,276 @@ pub enum Scope {
 }
 
 /// A design that can be emitted.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Design {
     /// Top module name (also the file and filelist name).
     pub name: &'static str,
     pub config: Config,
     pub scope: Scope,
     pub summary: &'static str,
+    /// Elaborate and emit it under the given top module name.
+    pub build: fn(&str) -> Result<Emitted, EmitError>,
 }
 
 /// Every design, in both configurations.
 pub const DESIGNS: &[Design] = &[
     Design {
         name: "ferroce_crc32_64",
+        build: |n| emit(&mut ten_g::Crc32::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "CRC-32 tap, 64-bit stream",
     },
     Design {
         name: "ferroce_crc32_512",
+        build: |n| emit(&mut hundred_g::Crc32::new(), n),
         config: Config::HundredG,
         scope: Scope::Block,
         summary: "CRC-32 tap, 512-bit stream",
     },
     Design {
         name: "ferroce_icrc_64",
+        build: |n| emit(&mut ten_g::Icrc::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RoCEv2 ICRC compute and check tap, 64-bit stream",
     },
     Design {
         name: "ferroce_icrc_512",
+        build: |n| emit(&mut hundred_g::Icrc::new(), n),
         config: Config::HundredG,
         scope: Scope::Block,
         summary: "RoCEv2 ICRC compute and check tap, 512-bit stream",
     },
     Design {
         name: "ferroce_bar0_64",
+        build: |n| emit(&mut ten_g::Bar0::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "BAR0 completer: register blocks, QP/CQ context tables, doorbells",
     },
     Design {
         name: "ferroce_dma_rd_64",
+        build: |n| emit(&mut ten_g::DmaRead::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "DMA read engine: tagged reads, completion reorder buffer, realigned output",
     },
     Design {
         name: "ferroce_dma_wr_64",
+        build: |n| emit(&mut ten_g::DmaWrite::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "DMA write engine: memory writes cut at payload-size boundaries",
     },
     Design {
         name: "ferroce_rq_mux_64",
+        build: |n| emit(&mut ten_g::RqMux::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Requester TLP mux: two engines' requests onto one interface, a whole TLP at a time",
     },
     Design {
         name: "ferroce_tx_header_64",
+        build: |n| emit(&mut ten_g::TxHeader::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "TX header builder: Eth/VLAN/IPv4/UDP/BTH and every RC opcode's extended headers (RETH, AETH, ImmDt, AtomicETH, ...) from a metadata record, payload, pad, ICRC slot",
     },
     Design {
         name: "ferroce_mac_tx_64",
+        build: |n| emit(&mut ten_g::MacTx::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "MAC transmit, frame level: padding to 60 bytes, FCS",
     },
     Design {
         name: "ferroce_pfc_gen_64",
+        build: |n| emit(&mut PfcGen::new(line_bits_per_cycle(ten_g::DW)), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "PFC generation: XOFF/XON records from the receive buffers' watermarks, refreshed at half the pause time",
     },
     Design {
         name: "ferroce_xgmii_tx_64",
+        build: |n| emit(&mut XgmiiTx::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "XGMII transmit: preamble, /S/ on lane 0 or 4, /T/, idles with the deficit idle count (12-byte average gap); underruns ended with /E/",
     },
     Design {
         name: "ferroce_xgmii_rx_64",
+        build: |n| emit(&mut XgmiiRx::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "XGMII receive: lane-4 starts realigned, preamble and SFD checked, frames to /T/; /E/ or a bad ending flagged and counted",
     },
     Design {
         name: "ferroce_tx_queues_64",
+        build: |n| emit(&mut ten_g::TxQueues::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "MAC transmit queues: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_tx_queues_512",
+        build: |n| emit(&mut hundred_g::TxQueues::new(), n),
         config: Config::HundredG,
         scope: Scope::Block,
         summary: "MAC transmit queues at 512 bits: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_mac_10g",
+        build: |n| emit(&mut Mac10g::new(), n),
         config: Config::TenG,
         scope: Scope::Assembly,
         summary: "The 10G MAC with its XGMII face: transmit queues (16 KiB each), PFC generation, FCS, start gate, XGMII encoder; XGMII decoder, receive (32 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive",
     },
     Design {
         name: "ferroce_mac_512",
+        build: |n| emit(&mut hundred_g::Mac::new(), n),
         config: Config::HundredG,
         scope: Scope::Assembly,
         summary: "The 100G MAC at 512 bits for a hard MAC's AXI face: transmit queues (16 KiB each, for 9,000-byte frames), PFC generation, FCS, start gate; receive (64 KiB buffer), FCS/ICRC checks, PAUSE/PFC receive at 400 bits per cycle",
     },
     Design {
         name: "ferroce_mac_rx_64",
+        build: |n| emit(&mut ten_g::MacRx::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "MAC receive, frame level: store and forward, FCS and ICRC checked, bad frames dropped and counted",
     },
     Design {
         name: "ferroce_mac_ctrl_rx_64",
+        build: |n| emit(&mut ten_g::MacCtrlRx::new(line_bits_per_cycle(ten_g::DW)), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "MAC control receive: 802.3x PAUSE and 802.1Qbb PFC frames recognised, per-priority pause timers in bit times, malformed frames counted",
     },
     Design {
         name: "ferroce_mac_ctrl_rx_512",
+        build: |n| emit(&mut hundred_g::MacCtrlRx::new(line_bits_per_cycle(hundred_g::DW)), n),
         config: Config::HundredG,
         scope: Scope::Block,
         summary: "MAC control receive at 100G: PAUSE/PFC, pause timers in bit times (400 per 250 MHz cycle)",
     },
     Design {
         name: "ferroce_rx_parser_64",
+        build: |n| emit(&mut ten_g::RxParser::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RX parser: Eth/IPv4/UDP/BTH/ext headers to a metadata record, payload realigned, bad frames dropped and counted",
     },
     Design {
         name: "ferroce_rx_64",
+        build: |n| emit(&mut ten_g::RxFrame::new(), n),
         config: Config::TenG,
         scope: Scope::Assembly,
         summary: "RX path: MAC receive (FCS, ICRC, store and forward) and RX parser",
     },
     Design {
         name: "ferroce_tx_64",
+        build: |n| emit(&mut ten_g::TxFrame::new(), n),
         config: Config::TenG,
         scope: Scope::Assembly,
         summary: "TX framing path: header builder, ICRC insert, Ethernet padding, FCS",
     },
     Design {
         name: "ferroce_requester_64",
+        build: |n| emit(&mut ten_g::Requester::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RC requester: doorbells, QP scheduler, WQE fetch, SGE key checks, RDMA WRITE of up to 4 SGEs cut at the PMTU into packet records and payload reads, the pieces gathered",
     },
     Design {
         name: "ferroce_gather_64",
+        build: |n| emit(&mut ten_g::Gather::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Gather: joins a work request's scatter/gather pieces, each read as a packet from lane 0, end to end into one packet",
     },
     Design {
         name: "ferroce_scatter_64",
+        build: |n| emit(&mut ten_g::Scatter::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Scatter: cuts a received packet's payload into the pieces of a receive scatter list, each realigned to lane 0",
     },
     Design {
         name: "ferroce_recv_queue_64",
+        build: |n| emit(&mut ten_g::RecvQueue::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Receive queues: per-QP receive rings (doorbells, consumer index), a QP's next receive WQE fetched by DMA and its scatter list key-checked for the responder",
     },
     Design {
         name: "ferroce_rd_share_64",
+        build: |n| emit(&mut ten_g::RdShare::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Read share: the requester and the receive queues on one DMA read engine, each command's bytes routed back to its client",
     },
     Design {
         name: "ferroce_key_check",
+        build: |n| emit(&mut KeyCheck::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Key check: a local key, PD, access rights and range against the NIC's copy of the MR table, pipelined (4 cycles, one request per cycle)",
     },
     Design {
         name: "ferroce_job_park",
+        build: |n| emit(&mut JobPark::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "Job park: one READ response job set aside between packets, so a long response takes turns with the QPs that send; a duplicate READ for its QP cuts it as the requester would",
     },
     Design {
         name: "ferroce_responder_64",
+        build: |n| emit(&mut ten_g::Responder::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RC responder: received packets checked (QP, PSN, message order, length, remote key and range), RDMA WRITE payload to DMA writes, coalesced ACKs and NAKs, received ACKs for the completer",
     },
     Design {
         name: "ferroce_completer_64",
+        build: |n| emit(
+            &mut ten_g::Completer::new(timer_unit_cycles(Config::TenG.clock_khz())), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RC completer: ACKs retire sent work requests in order per QP (a QP never waits for another), fatal NAKs fail them, CQEs by DMA with owner bits",
     },
     Design {
         name: "ferroce_qp_fail",
+        build: |n| emit(&mut QpFail::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "QP failure: one ERR for the whole QP; the engines' reports to a bit per QP every engine reads, flushes handed to the completer and the responder",
     },
     Design {
         name: "ferroce_timers",
+        build: |n| emit(
+            &mut Timers::new(timer_unit_cycles(Config::TenG.clock_khz())), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "RC timers: every QP's ACK timer and RNR wait in one RAM, a scanner visiting one QP per cycle, expiries for the completer",
     },
     Design {
         name: "ferroce_tx_arb_64",
+        build: |n| emit(&mut ten_g::TxArb::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
         summary: "TX arbiter: requester packets and responder ACKs onto the TX path, records alternating",
     },
     Design {
         name: "ferroce_nic_64",
+        build: |n| emit(&mut ten_g::Nic::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,
         scope: Scope::Assembly,
         summary: "The whole NIC: BAR0, requester, responder, completer, DMA read and write engines, TX and RX paths",
     },
     Design {
         name: "ferroce_nic_10g",
+        build: |n| emit(&mut Nic10g::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,
         scope: Scope::Assembly,
         summary: "The whole 10G NIC with its XGMII face: ferroce_nic_64 with XGMII transmit and receive",
@@ -322,54 +321,8 @@ pub fn emit_design(name: &str) -> Result<Emitted, EmitError> {
 }
 
 fn emit_design_here(name: &str) -> Result<Emitted, EmitError> {
-    match name {
-        "ferroce_crc32_64" => emit(&mut Crc32::<64, 8>::new(), name),
-        "ferroce_crc32_512" => emit(&mut Crc32::<512, 64>::new(), name),
-        "ferroce_icrc_64" => emit(&mut Icrc::<64, 8, 6>::new(), name),
-        "ferroce_icrc_512" => emit(&mut Icrc::<512, 64, 9>::new(), name),
-        "ferroce_bar0_64" => emit(&mut Bar0::<64, 8>::new(bar0_params(Config::TenG)), name),
-        "ferroce_dma_rd_64" => emit(&mut DmaRead::<64, 8, 9>::new(), name),
-        "ferroce_dma_wr_64" => emit(&mut DmaWrite::<64, 8>::new(), name),
-        "ferroce_rq_mux_64" => emit(&mut RqMux::<64, 8>::new(), name),
-        "ferroce_tx_header_64" => emit(&mut TxHeader::<64, 8, 704>::new(), name),
-        "ferroce_mac_tx_64" => emit(&mut MacTx::<64, 8, 10, 13>::new(), name),
-        "ferroce_pfc_gen_64" => emit(&mut PfcGen::new(line_bits_per_cycle(64)), name),
-        "ferroce_xgmii_tx_64" => emit(&mut XgmiiTx::new(), name),
-        "ferroce_xgmii_rx_64" => emit(&mut XgmiiRx::new(), name),
-        "ferroce_tx_queues_64" => emit(&mut TxQueues::<64, 8, 10, 13>::new(), name),
-        "ferroce_tx_queues_512" => emit(&mut TxQueues::<512, 64, 7, 10>::new(), name),
-        "ferroce_mac_10g" => emit(&mut Mac10g::new(), name),
-        "ferroce_mac_512" => emit(&mut Mac512::new(), name),
-        "ferroce_mac_rx_64" => emit(&mut MacRx::<64, 8, 6, 11>::new(), name),
-        "ferroce_mac_ctrl_rx_64" => emit(&mut MacCtrlRx::<64>::new(line_bits_per_cycle(64)), name),
-        "ferroce_mac_ctrl_rx_512" => {
-            emit(&mut MacCtrlRx::<512>::new(line_bits_per_cycle(512)), name)
-        }
-        "ferroce_rx_parser_64" => emit(&mut RxParser::<64, 8, 704>::new(), name),
-        "ferroce_rx_64" => emit(&mut RxFrame::<64, 8, 6, 10, 704>::new(), name),
-        "ferroce_tx_64" => emit(&mut TxFrame::<64, 8, 704, 6, 10, 13>::new(), name),
-        "ferroce_requester_64" => emit(&mut Requester::<64, 8>::new(), name),
-        "ferroce_gather_64" => emit(&mut Gather::<64, 8>::new(), name),
-        "ferroce_scatter_64" => emit(&mut Scatter::<64, 8>::new(), name),
-        "ferroce_recv_queue_64" => emit(&mut RecvQueue::<64>::new(), name),
-        "ferroce_rd_share_64" => emit(&mut RdShare::<64, 8, 72, 9>::new(), name),
-        "ferroce_key_check" => emit(&mut KeyCheck::new(), name),
-        "ferroce_job_park" => emit(&mut JobPark::new(), name),
-        "ferroce_responder_64" => emit(&mut Responder::<64, 8>::new(), name),
-        "ferroce_completer_64" => emit(
-            &mut Completer::<64>::new(timer_unit_cycles(Config::TenG.clock_khz())),
-            name,
-        ),
-        "ferroce_qp_fail" => emit(&mut QpFail::new(), name),
-        "ferroce_timers" => emit(
-            &mut Timers::new(timer_unit_cycles(Config::TenG.clock_khz())),
-            name,
-        ),
-        "ferroce_tx_arb_64" => emit(&mut TxArb::<64, 8>::new(), name),
-        "ferroce_nic_64" => emit(&mut Nic64::new(bar0_params(Config::TenG)), name),
-        "ferroce_nic_10g" => emit(&mut Nic10g::new(bar0_params(Config::TenG)), name),
-        other => Err(EmitError::BadName(format!("no design named {other}"))),
-    }
+    let d = find(name).ok_or_else(|| EmitError::BadName(format!("no design named {name}")))?;
+    (d.build)(name)
 }
 
 /// The ID block's build parameters for a configuration.

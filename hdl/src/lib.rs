@@ -3,8 +3,10 @@
 //! Every block is generic over the datapath width `DW` (bits) and its keep width `KW = DW / 8`
 //! (passed separately because derived const generics need nightly; constructors assert the
 //! relation). The emitted Verilog, not rust-hdl's simulator, is the design: see `emit` and
-//! the differential tests.
+//! the differential tests. The parameters each configuration builds them with are named in
+//! [`config`].
 
+pub mod config;
 pub mod crc;
 pub mod designs;
 pub mod emit;

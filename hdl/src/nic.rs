@@ -70,10 +70,6 @@ use ferroce_spec::headers::{AETH, IMMDT, RETH};
 use ferroce_spec::meta::{beats_of, tx_frame_len, TX_MAX_PAYLOAD};
 use ferroce_spec::regs;
 
-/// The `10g` NIC as `ferroce_nic_64` and `ferroce_nic_10g` build it: 64-bit datapath, 16 KiB
-/// transmit queues (`QA` = 11 beats), a 32 KiB receive buffer (`AW` = 12).
-pub type Nic64 = Nic<64, 8, 9, 704, 6, 12, 704, 11, 14, 72, 9>;
-
 #[derive(LogicBlock)]
 pub struct Nic<
     const DW: usize,

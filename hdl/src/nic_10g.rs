@@ -14,14 +14,14 @@
 //! Wiring only: every other port passes straight through to the `Nic` inside, listed once in
 //! the `xgmii_face!` invocation below.
 
+use crate::config::ten_g;
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::USED_W;
 use crate::net::{XgmiiRx, XgmiiTx};
-use crate::nic::Nic64;
 use crate::prelude::*;
 
 crate::net::xgmii_face::xgmii_face! {
-    Nic10g wraps nic: Nic64,
+    Nic10g wraps nic: ten_g::Nic,
     tx { m_axis_tdata, m_axis_tkeep, m_axis_tlast, m_axis_tvalid, m_axis_tready }
     rx { s_axis_tdata, s_axis_tkeep, s_axis_tlast, s_axis_tvalid, s_axis_tuser }
     ins {
@@ -132,6 +132,6 @@ crate::net::xgmii_face::xgmii_face! {
 
 impl Nic10g {
     pub fn new(params: crate::host::Bar0Params) -> Self {
-        Self::wrap(Nic64::new(params))
+        Self::wrap(ten_g::Nic::new(params))
     }
 }

@@ -5,17 +5,14 @@
 //! is `xgmii_txd`/`xgmii_txc` and `xgmii_rxd`/`xgmii_rxc` with the XGMII counters of
 //! `Nic10g`. It lets the MAC be tested and synthesized at 10G without the transport.
 
+use crate::config::ten_g;
 use crate::net::mac_ctrl_rx::PRIO_COUNTERS_W;
 use crate::net::tx_queues::{RSV_W, USED_W};
-use crate::net::{Mac, XgmiiRx, XgmiiTx};
+use crate::net::{XgmiiRx, XgmiiTx};
 use crate::prelude::*;
 
-/// The 10G MAC core: 64-bit beats, 16 KiB transmit queues (`QA` 11), the ICRC tap's 6-bit
-/// shift, a 32 KiB receive buffer (`AW` 12), as in `Nic64`.
-pub type Mac64 = Mac<64, 8, 11, 14, 6, 12>;
-
 crate::net::xgmii_face::xgmii_face! {
-    Mac10g wraps mac: Mac64,
+    Mac10g wraps mac: ten_g::Mac,
     tx { tx_axis_tdata, tx_axis_tkeep, tx_axis_tlast, tx_axis_tvalid, tx_axis_tready }
     rx { rx_axis_tdata, rx_axis_tkeep, rx_axis_tlast, rx_axis_tvalid, rx_axis_tuser }
     ins {
@@ -71,7 +68,7 @@ crate::net::xgmii_face::xgmii_face! {
 
 impl Mac10g {
     pub fn new() -> Self {
-        Self::wrap(Mac64::new())
+        Self::wrap(ten_g::Mac::new())
     }
 }
 

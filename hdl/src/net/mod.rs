@@ -22,7 +22,7 @@ pub mod xgmii_rx;
 pub mod xgmii_tx;
 
 pub use mac::Mac;
-pub use mac_10g::{Mac10g, Mac64};
+pub use mac_10g::Mac10g;
 pub use mac_ctrl_rx::MacCtrlRx;
 pub use mac_rx::MacRx;
 pub use mac_tx::MacTx;

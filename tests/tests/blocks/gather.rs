@@ -7,8 +7,8 @@
 //! from lane 0 and zero past it), and with no stalls the block must keep one beat per clock.
 
 use anyhow::{ensure, Result};
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::stream::Gather;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
@@ -48,9 +48,9 @@ fn beats_of_piece(bytes: &[u8], join: bool, bad: bool, junk: u64) -> Vec<Beat> {
 fn run(s: u64, stall: bool) -> Result<()> {
     let mut r = rng(s);
     let mut tb = open_tb("ferroce_gather_64", &BuildOptions::default())?;
-    let mut hdl = Gather::<64, 8>::new();
+    let mut hdl = ten_g::Gather::new();
     hdl.connect_all();
-    let edge = |b: &mut Gather<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Gather| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     tb.set("rst", 1)?;
     for _ in 0..3 {

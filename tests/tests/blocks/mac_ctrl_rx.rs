@@ -12,6 +12,7 @@
 //! are loaded and then cleared by XON.
 
 use anyhow::{ensure, Context, Result};
+use ferroce_hdl::config::{hundred_g, ten_g};
 use ferroce_hdl::net::mac_ctrl_rx::line_bits_per_cycle;
 use ferroce_hdl::net::MacCtrlRx;
 use ferroce_hdl::prelude::*;
@@ -289,10 +290,14 @@ fn run<const DW: usize>(name: &str, frames_wanted: usize, period_ps: u64) -> Res
 
 #[test]
 fn mac_ctrl_rx_64_matches_parse_and_quanta() -> Result<()> {
-    run::<64>("ferroce_mac_ctrl_rx_64", soak(400), 6400)
+    run::<{ ten_g::DW }>("ferroce_mac_ctrl_rx_64", soak(400), ten_g::CLOCK_PERIOD_PS)
 }
 
 #[test]
 fn mac_ctrl_rx_512_matches_parse_and_quanta() -> Result<()> {
-    run::<512>("ferroce_mac_ctrl_rx_512", soak(400), 4000)
+    run::<{ hundred_g::DW }>(
+        "ferroce_mac_ctrl_rx_512",
+        soak(400),
+        hundred_g::CLOCK_PERIOD_PS,
+    )
 }

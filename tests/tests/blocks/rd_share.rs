@@ -7,7 +7,7 @@
 //! packets, in its order, with their bytes and failure marks.
 
 use anyhow::{ensure, Context, Result};
-use ferroce_hdl::host::RdShare;
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
@@ -40,7 +40,7 @@ fn packet(addr: u64, len: u64, fail: bool) -> Vec<(u64, u64, bool, bool)> {
         .collect()
 }
 
-type D = RdShare<64, 8, 72, 9>;
+type D = ten_g::RdShare;
 
 #[test]
 fn two_clients_share_one_read_engine_and_rust_hdl_matches_verilator() -> Result<()> {

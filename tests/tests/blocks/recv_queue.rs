@@ -10,9 +10,9 @@
 //! consumer index back. Atomic reads (8 bytes at an address, nothing consumed) between them.
 
 use anyhow::{ensure, Context, Result};
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::rc::recv_queue::{ANS_NONE, ANS_SGE_W};
-use ferroce_hdl::rc::RecvQueue;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
@@ -145,9 +145,9 @@ fn receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator(
     let s = seed("receive_wqes_are_fetched_checked_and_consumed_and_rust_hdl_matches_verilator");
     let mut r = rng(s);
     let mut tb = open_tb("ferroce_recv_queue_64", &BuildOptions::default())?;
-    let mut hdl = RecvQueue::<64>::new();
+    let mut hdl = ten_g::RecvQueue::new();
     hdl.connect_all();
-    let edge = |b: &mut RecvQueue<64>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::RecvQueue| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     tb.set("rst", 1)?;
     for _ in 0..3 {

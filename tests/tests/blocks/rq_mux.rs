@@ -6,7 +6,7 @@
 //! and no back-pressure the mux must move one beat per clock.
 
 use anyhow::{ensure, Result};
-use ferroce_hdl::host::RqMux;
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
@@ -47,9 +47,9 @@ fn run(name: &str, n: usize, idle: f64, stall: f64) -> Result<Outcome> {
     let s = seed(name);
     let mut r = rng(s);
     let mut tb = open_tb("ferroce_rq_mux_64", &BuildOptions::default())?;
-    let mut hdl = RqMux::<64, 8>::new();
+    let mut hdl = ten_g::RqMux::new();
     hdl.connect_all();
-    let edge = |b: &mut RqMux<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::RqMux| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);

@@ -9,8 +9,8 @@
 //! the block back in step for a good packet after them.
 
 use anyhow::{ensure, Result};
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::stream::Scatter;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
@@ -68,9 +68,9 @@ fn case(bytes: &[u8], lens: &[usize]) -> Case {
 fn run(s: u64, stall: bool, cases: Vec<Case>) -> Result<u64> {
     let mut r = rng(s ^ 0x5ca7);
     let mut tb = open_tb("ferroce_scatter_64", &BuildOptions::default())?;
-    let mut hdl = Scatter::<64, 8>::new();
+    let mut hdl = ten_g::Scatter::new();
     hdl.connect_all();
-    let edge = |b: &mut Scatter<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Scatter| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     tb.set("rst", 1)?;
     for _ in 0..3 {

@@ -19,6 +19,7 @@
 //!   frames still go out; when all resume at once the queues drain 7 first, 0 last.
 
 use anyhow::{ensure, Context, Result};
+use ferroce_hdl::config::{hundred_g, ten_g};
 use ferroce_hdl::net::tx_queues::CTRL_W;
 use ferroce_hdl::net::TxQueues;
 use ferroce_hdl::prelude::*;
@@ -568,30 +569,52 @@ fn strict<const DW: usize, const KW: usize, const QA: usize, const RA: usize>(
 
 #[test]
 fn tx_queues_64_random_traffic() -> Result<()> {
-    random_traffic::<64, 8, 10, 13>("ferroce_tx_queues_64", soak(1200))
+    random_traffic::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
+        "ferroce_tx_queues_64",
+        soak(1200),
+    )
 }
 
 #[test]
 fn tx_queues_512_random_traffic() -> Result<()> {
-    random_traffic::<512, 64, 7, 10>("ferroce_tx_queues_512", soak(1200))
+    random_traffic::<
+        { hundred_g::DW },
+        { hundred_g::KW },
+        { hundred_g::BLOCK_TXQ_A },
+        { hundred_g::BLOCK_TXQ_RA },
+    >("ferroce_tx_queues_512", soak(1200))
 }
 
 #[test]
 fn tx_queues_64_pause_gates_frame_starts() -> Result<()> {
-    gating::<64, 8, 10, 13>("ferroce_tx_queues_64")
+    gating::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
+        "ferroce_tx_queues_64",
+    )
 }
 
 #[test]
 fn tx_queues_512_pause_gates_frame_starts() -> Result<()> {
-    gating::<512, 64, 7, 10>("ferroce_tx_queues_512")
+    gating::<
+        { hundred_g::DW },
+        { hundred_g::KW },
+        { hundred_g::BLOCK_TXQ_A },
+        { hundred_g::BLOCK_TXQ_RA },
+    >("ferroce_tx_queues_512")
 }
 
 #[test]
 fn tx_queues_64_strict_priority_and_control_first() -> Result<()> {
-    strict::<64, 8, 10, 13>("ferroce_tx_queues_64")
+    strict::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
+        "ferroce_tx_queues_64",
+    )
 }
 
 #[test]
 fn tx_queues_512_strict_priority_and_control_first() -> Result<()> {
-    strict::<512, 64, 7, 10>("ferroce_tx_queues_512")
+    strict::<
+        { hundred_g::DW },
+        { hundred_g::KW },
+        { hundred_g::BLOCK_TXQ_A },
+        { hundred_g::BLOCK_TXQ_RA },
+    >("ferroce_tx_queues_512")
 }

@@ -4,8 +4,8 @@
 //! every output compared after every clock edge.
 
 use anyhow::Result;
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::designs::{bar0_params, Config};
-use ferroce_hdl::host::Bar0;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
@@ -93,10 +93,10 @@ fn random_request(r: &mut impl Rng) -> (Header, u64, u64, bool) {
 #[test]
 fn bar0_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r = rng(seed("bar0_64_rust_hdl_matches_verilator"));
-    let mut hdl = Bar0::<64, 8>::new(bar0_params(Config::TenG));
+    let mut hdl = ten_g::Bar0::new(bar0_params(Config::TenG));
     hdl.connect_all();
     let mut tb = open_tb("ferroce_bar0_64", &BuildOptions::default())?;
-    let edge = |b: &mut Bar0<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Bar0| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);

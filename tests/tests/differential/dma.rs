@@ -8,7 +8,7 @@
 //! back-pressure.
 
 use anyhow::Result;
-use ferroce_hdl::host::{DmaRead, DmaWrite};
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::{bits_from_u128, bits_from_u64};
 use ferroce_sim::designs::open_tb;
@@ -87,10 +87,10 @@ fn junk(r: &mut impl Rng) -> Vec<Beat> {
 #[test]
 fn dma_rd_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r = rng(seed("dma_rd_64_rust_hdl_matches_verilator"));
-    let mut hdl = DmaRead::<64, 8, 9>::new();
+    let mut hdl = ten_g::DmaRead::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_dma_rd_64", &BuildOptions::default())?;
-    let edge = |b: &mut DmaRead<64, 8, 9>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::DmaRead| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);
@@ -201,10 +201,10 @@ fn dma_rd_64_rust_hdl_matches_verilator() -> Result<()> {
 #[test]
 fn dma_wr_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r = rng(seed("dma_wr_64_rust_hdl_matches_verilator"));
-    let mut hdl = DmaWrite::<64, 8>::new();
+    let mut hdl = ten_g::DmaWrite::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_dma_wr_64", &BuildOptions::default())?;
-    let edge = |b: &mut DmaWrite<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::DmaWrite| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);

@@ -7,7 +7,7 @@
 //! crosses its PFC watermarks, so PFC frames are generated and paused priorities held.
 
 use anyhow::{ensure, Result};
-use ferroce_hdl::designs::Mac512;
+use ferroce_hdl::config::hundred_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
@@ -83,7 +83,7 @@ fn beats(f: &[u8], out: &mut VecDeque<(Vec<u8>, u64, bool)>) {
 fn mac_512_rust_hdl_matches_verilator() -> Result<()> {
     let s = seed("mac_512_rust_hdl_matches_verilator");
     let mut r = rng(s);
-    let mut h = Mac512::new();
+    let mut h = hundred_g::Mac::new();
     h.connect_all();
     let mut tb = open_tb("ferroce_mac_512", &BuildOptions::default())?;
     let outs = Outputs::new(&h, tb.model_ref())?;

@@ -9,7 +9,7 @@
 //! back-pressure on both of its outputs; its 512-bit record is compared too.
 
 use anyhow::{Context, Result};
-use ferroce_hdl::net::{MacRx, MacTx, RxFrame, RxParser, TxFrame, TxHeader};
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::{bits_from_bools, bits_from_u64, bools_from_bytes};
 use ferroce_sim::designs::open_tb;
@@ -88,10 +88,10 @@ macro_rules! framer_dut {
     };
 }
 
-framer_dut!(TxHeader<64, 8, 704>);
-framer_dut!(TxFrame<64, 8, 704, 6, 10, 13>);
+framer_dut!(ten_g::TxHeader);
+framer_dut!(ten_g::TxFrame);
 
-impl Dut for MacTx<64, 8, 10, 13> {
+impl Dut for ten_g::MacTx {
     fn drive(&mut self, i: &In) {
         self.s_axis_tdata.next = bits_from_u64(i.data);
         self.s_axis_tkeep.next = bits_from_u64(i.keep);
@@ -116,7 +116,7 @@ impl Dut for MacTx<64, 8, 10, 13> {
     }
 }
 
-impl Dut for MacRx<64, 8, 6, 11> {
+impl Dut for ten_g::MacRx {
     fn drive(&mut self, i: &In) {
         self.s_axis_tuser.next = i.user;
         self.pfc_enable.next = bits_from_u64(LOSSLESS);
@@ -190,9 +190,9 @@ macro_rules! rx_dut {
     };
 }
 
-rx_dut!(RxParser<64, 8, 704>, |s| s.s_axis_tready.val(), |_d, _i| {});
+rx_dut!(ten_g::RxParser, |s| s.s_axis_tready.val(), |_d, _i| {});
 // The wire does not wait: no `s_axis_tready`, taken as always high.
-rx_dut!(RxFrame<64, 8, 6, 10, 704>, |_s| true, |d, i| {
+rx_dut!(ten_g::RxFrame, |_s| true, |d, i| {
     d.s_axis_tuser.next = i.user;
     d.pfc_enable.next = bits_from_u64(LOSSLESS);
     d.xoff_bytes.next = bits_from_u64(XOFF_BYTES);
@@ -431,7 +431,7 @@ fn run<D: Dut + Block>(
 
 #[test]
 fn tx_header_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxHeader::<64, 8, 704>::new();
+    let mut b = ten_g::TxHeader::new();
     let frames = run(
         "ferroce_tx_header_64",
         &mut b,
@@ -445,7 +445,7 @@ fn tx_header_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = MacTx::<64, 8, 10, 13>::new();
+    let mut b = ten_g::MacTx::new();
     let frames = run(
         "ferroce_mac_tx_64",
         &mut b,
@@ -459,7 +459,7 @@ fn mac_tx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn tx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = TxFrame::<64, 8, 704, 6, 10, 13>::new();
+    let mut b = ten_g::TxFrame::new();
     let frames = run("ferroce_tx_64", &mut b, true, cut_frame, soak(5000) as u64)?;
     assert!(frames > 30, "too little traffic: {frames} frames");
     Ok(())
@@ -467,7 +467,7 @@ fn tx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn mac_rx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = MacRx::<64, 8, 6, 11>::new();
+    let mut b = ten_g::MacRx::new();
     let frames = run(
         "ferroce_mac_rx_64",
         &mut b,
@@ -481,7 +481,7 @@ fn mac_rx_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn rx_parser_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = RxParser::<64, 8, 704>::new();
+    let mut b = ten_g::RxParser::new();
     let frames = run(
         "ferroce_rx_parser_64",
         &mut b,
@@ -495,7 +495,7 @@ fn rx_parser_64_rust_hdl_matches_verilator() -> Result<()> {
 
 #[test]
 fn rx_64_rust_hdl_matches_verilator() -> Result<()> {
-    let mut b = RxFrame::<64, 8, 6, 10, 704>::new();
+    let mut b = ten_g::RxFrame::new();
     let frames = run(
         "ferroce_rx_64",
         &mut b,

@@ -13,8 +13,8 @@
 //! by the key check.
 
 use anyhow::Result;
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::rc::Requester;
 use ferroce_hdl::util::bits_from_u64;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::BuildOptions;
@@ -186,10 +186,10 @@ fn requester_64_rust_hdl_matches_verilator() -> Result<()> {
     // shut), rarely anywhere.
     let mut r_una = rng(s ^ 0x554e_4121);
     let mut peeked = (0u64, 0u64);
-    let mut hdl = Requester::<64, 8>::new();
+    let mut hdl = ten_g::Requester::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_requester_64", &BuildOptions::default())?;
-    let edge = |b: &mut Requester<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Requester| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);

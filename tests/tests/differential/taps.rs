@@ -3,6 +3,7 @@
 //! edge. This is the guard against the generator's silent miscompiles (`docs/rust-hdl.md`).
 
 use anyhow::{Context, Result};
+use ferroce_hdl::config::{hundred_g, ten_g};
 use ferroce_hdl::crc::{Crc32, Icrc};
 use ferroce_hdl::prelude::*;
 use ferroce_hdl::util::{bits_from_bools, bits_from_u64, bools_from_bytes};
@@ -201,7 +202,7 @@ fn crc32_64_rust_hdl_matches_verilator() -> Result<()> {
     let r = rng(seed("crc32_64_rust_hdl_matches_verilator"));
     differential(
         "ferroce_crc32_64",
-        Crc32::<64, 8>::new(),
+        ten_g::Crc32::new(),
         soak(3000),
         r,
         |r| random_bytes(r, 40),
@@ -213,7 +214,7 @@ fn crc32_512_rust_hdl_matches_verilator() -> Result<()> {
     let r = rng(seed("crc32_512_rust_hdl_matches_verilator"));
     differential(
         "ferroce_crc32_512",
-        Crc32::<512, 64>::new(),
+        hundred_g::Crc32::new(),
         soak(1500),
         r,
         |r| random_bytes(r, 200),
@@ -225,7 +226,7 @@ fn icrc_64_rust_hdl_matches_verilator() -> Result<()> {
     let r = rng(seed("icrc_64_rust_hdl_matches_verilator"));
     differential(
         "ferroce_icrc_64",
-        Icrc::<64, 8, 6>::new(),
+        ten_g::Icrc::new(),
         soak(3000),
         r,
         roce_or_spoiled,
@@ -237,7 +238,7 @@ fn icrc_512_rust_hdl_matches_verilator() -> Result<()> {
     let r = rng(seed("icrc_512_rust_hdl_matches_verilator"));
     differential(
         "ferroce_icrc_512",
-        Icrc::<512, 64, 9>::new(),
+        hundred_g::Icrc::new(),
         soak(1500),
         r,
         roce_or_spoiled,
@@ -248,7 +249,7 @@ fn icrc_512_rust_hdl_matches_verilator() -> Result<()> {
 /// model is refused, and a difference on any output is reported with the output's name.
 #[test]
 fn the_comparer_refuses_other_ports_and_catches_a_difference() -> Result<()> {
-    let mut crc = Crc32::<64, 8>::new();
+    let mut crc = ten_g::Crc32::new();
     crc.connect_all();
     let icrc_tb = open_tb("ferroce_icrc_64", &BuildOptions::default())?;
     let refused = Outputs::new(&crc, icrc_tb.model_ref());

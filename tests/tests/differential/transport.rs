@@ -8,9 +8,8 @@
 //! each other.
 
 use anyhow::Result;
-use ferroce_hdl::net::TxArb;
+use ferroce_hdl::config::ten_g;
 use ferroce_hdl::prelude::*;
-use ferroce_hdl::rc::{Completer, Responder};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, RX_META, SENT};
@@ -59,7 +58,7 @@ impl Inputs {
     }
 }
 
-fn counters(h: &Responder<64, 8>) -> [u64; 9] {
+fn counters(h: &ten_g::Responder) -> [u64; 9] {
     [
         h.rnr.val().to_u64(),
         h.bad_qp.val().to_u64(),
@@ -100,10 +99,10 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         l.lsb(&l.field("atomic"))
     };
     let mut at_jobs = 0usize;
-    let mut hdl = Responder::<64, 8>::new();
+    let mut hdl = ten_g::Responder::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_responder_64", &BuildOptions::default())?;
-    let edge = |b: &mut Responder<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Responder| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);
@@ -731,10 +730,10 @@ fn completer_covered(
 fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
     let s = seed("completer_64_rust_hdl_matches_verilator");
     let mut r = rng(s);
-    let mut hdl = Completer::<64>::new(40);
+    let mut hdl = ten_g::Completer::new(40);
     hdl.connect_all();
     let mut tb = open_tb("ferroce_completer_64", &BuildOptions::default())?;
-    let edge = |b: &mut Completer<64>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::Completer| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);
@@ -1133,10 +1132,10 @@ fn completer_64_rust_hdl_matches_verilator() -> Result<()> {
 #[test]
 fn tx_arb_64_rust_hdl_matches_verilator() -> Result<()> {
     let mut r: ChaCha8Rng = rng(seed("tx_arb_64_rust_hdl_matches_verilator"));
-    let mut hdl = TxArb::<64, 8>::new();
+    let mut hdl = ten_g::TxArb::new();
     hdl.connect_all();
     let mut tb = open_tb("ferroce_tx_arb_64", &BuildOptions::default())?;
-    let edge = |b: &mut TxArb<64, 8>| hdl_edge(b, |b, c| b.clk.next = c.into());
+    let edge = |b: &mut ten_g::TxArb| hdl_edge(b, |b, c| b.clk.next = c.into());
     hdl.rst.next = true;
     for _ in 0..3 {
         edge(&mut hdl);
