@@ -38,6 +38,7 @@ pub mod bridge;
 pub mod build;
 pub mod cache;
 pub mod designs;
+pub mod fault;
 pub mod host;
 pub mod link;
 pub mod many_qps;
@@ -58,7 +59,8 @@ pub mod xgmii_link;
 
 pub use axis::{AxisFrame, AxisMonitor, AxisSink, AxisSource};
 pub use build::{BuildOptions, ModelLibrary};
-pub use link::{Fault, Link, LinkConfig, LinkStats};
+pub use fault::Fault;
+pub use link::{Link, LinkConfig, LinkStats};
 pub use model::{Direction, Model, Port};
 pub use pause::PauseGenerator;
 pub use random_faults::RandomFaults;

@@ -29,6 +29,7 @@
 //! outbox ([`Link::take_frames`]), [`Link::ingress`] puts frames given to [`Link::inject`] on
 //! a wire into a model. Timing, pcap tap and faults are those of a whole link.
 
+pub use crate::fault::Fault;
 use crate::model::{Model, Port};
 use crate::pcap_tap::PcapTap;
 use crate::tb::{Component, Tb};
@@ -64,32 +65,6 @@ impl LinkConfig {
     pub fn wire_ps(&self, bytes: u64) -> u64 {
         (bytes * 8 * 1_000_000_000_000).div_ceil(self.rate_bps)
     }
-}
-
-/// What happens to one frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fault {
-    Pass,
-    Drop,
-    /// Dropped in a burst of losses (counted in `dropped` and `burst_dropped`).
-    BurstDrop,
-    /// XOR `mask` into byte `offset` (taken modulo the frame length).
-    Corrupt {
-        offset: usize,
-        mask: u8,
-    },
-    /// Arrive whole, flagged: `<to>_tuser` high on its last beat (the receiver must have it).
-    PhyError,
-    /// Arrive `ps` later; the frames behind it wait.
-    Delay {
-        ps: u64,
-    },
-    /// Arrive twice, the copy right behind the frame.
-    Duplicate,
-    /// Arrive `ps` later; the frames behind it do not wait.
-    Reorder {
-        ps: u64,
-    },
 }
 
 /// Counts of what the link did.

@@ -1,7 +1,7 @@
 //! Seeded random link faults ([`RandomFaults`]): a fault hook for [`Link`](crate::link::Link) drawing loss,
 //! corruption, duplication, reordering and loss bursts, frame by frame.
 
-use crate::link::Fault;
+use crate::fault::Fault;
 use crate::{Result, SimError};
 
 /// Seeded random faults on one direction of a link: each frame, independently, is lost,
