@@ -12,6 +12,18 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// Every library the applications (the command, the tests) may use.
+const LIBRARIES: &[&str] = &[
+    "ferroce-spec",
+    "ferroce-hdl",
+    "ferroce-driver",
+    "ferroce-sim",
+    "ferroce-fpga",
+    "ferroce-interop",
+];
+/// What the simulation kit's users below the command (the rig, the Python module) may use.
+const ON_SIM: &[&str] = &["ferroce-spec", "ferroce-sim", "ferroce-driver"];
+
 /// The workspace's crates: directory, package name, and the workspace crates it may use.
 const CRATES: [(&str, &str, &[&str]); 9] = [
     ("spec", "ferroce-spec", &[]),
@@ -27,40 +39,10 @@ const CRATES: [(&str, &str, &[&str]); 9] = [
         "ferroce-fpga",
         &["ferroce-spec", "ferroce-hdl", "ferroce-sim"],
     ),
-    (
-        "interop",
-        "ferroce-interop",
-        &["ferroce-spec", "ferroce-sim", "ferroce-driver"],
-    ),
-    (
-        "py",
-        "ferroce-py",
-        &["ferroce-spec", "ferroce-sim", "ferroce-driver"],
-    ),
-    (
-        "cli",
-        "ferroce-cli",
-        &[
-            "ferroce-spec",
-            "ferroce-hdl",
-            "ferroce-driver",
-            "ferroce-sim",
-            "ferroce-fpga",
-            "ferroce-interop",
-        ],
-    ),
-    (
-        "tests",
-        "ferroce-tests",
-        &[
-            "ferroce-spec",
-            "ferroce-hdl",
-            "ferroce-driver",
-            "ferroce-sim",
-            "ferroce-fpga",
-            "ferroce-interop",
-        ],
-    ),
+    ("interop", "ferroce-interop", ON_SIM),
+    ("py", "ferroce-py", ON_SIM),
+    ("cli", "ferroce-cli", LIBRARIES),
+    ("tests", "ferroce-tests", LIBRARIES),
 ];
 
 /// The names of a crate's `[dependencies]` (not dev- or build-dependencies).
