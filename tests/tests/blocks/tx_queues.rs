@@ -567,54 +567,26 @@ fn strict<const DW: usize, const KW: usize, const QA: usize, const RA: usize>(
     Ok(())
 }
 
-#[test]
-fn tx_queues_64_random_traffic() -> Result<()> {
-    random_traffic::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
-        "ferroce_tx_queues_64",
-        soak(1200),
-    )
+/// Each check at both configurations' lone transmit-queue parameters.
+macro_rules! at_both_widths {
+    ($($t64:ident, $t512:ident: $f:ident($($arg:expr),*);)*) => {$(
+        #[test]
+        fn $t64() -> Result<()> {
+            use ten_g::{BLOCK_TXQ_A as QA, BLOCK_TXQ_RA as RA, DW, KW};
+            $f::<DW, KW, QA, RA>("ferroce_tx_queues_64" $(, $arg)*)
+        }
+
+        #[test]
+        fn $t512() -> Result<()> {
+            use hundred_g::{BLOCK_TXQ_A as QA, BLOCK_TXQ_RA as RA, DW, KW};
+            $f::<DW, KW, QA, RA>("ferroce_tx_queues_512" $(, $arg)*)
+        }
+    )*};
 }
 
-#[test]
-fn tx_queues_512_random_traffic() -> Result<()> {
-    random_traffic::<
-        { hundred_g::DW },
-        { hundred_g::KW },
-        { hundred_g::BLOCK_TXQ_A },
-        { hundred_g::BLOCK_TXQ_RA },
-    >("ferroce_tx_queues_512", soak(1200))
-}
-
-#[test]
-fn tx_queues_64_pause_gates_frame_starts() -> Result<()> {
-    gating::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
-        "ferroce_tx_queues_64",
-    )
-}
-
-#[test]
-fn tx_queues_512_pause_gates_frame_starts() -> Result<()> {
-    gating::<
-        { hundred_g::DW },
-        { hundred_g::KW },
-        { hundred_g::BLOCK_TXQ_A },
-        { hundred_g::BLOCK_TXQ_RA },
-    >("ferroce_tx_queues_512")
-}
-
-#[test]
-fn tx_queues_64_strict_priority_and_control_first() -> Result<()> {
-    strict::<{ ten_g::DW }, { ten_g::KW }, { ten_g::BLOCK_TXQ_A }, { ten_g::BLOCK_TXQ_RA }>(
-        "ferroce_tx_queues_64",
-    )
-}
-
-#[test]
-fn tx_queues_512_strict_priority_and_control_first() -> Result<()> {
-    strict::<
-        { hundred_g::DW },
-        { hundred_g::KW },
-        { hundred_g::BLOCK_TXQ_A },
-        { hundred_g::BLOCK_TXQ_RA },
-    >("ferroce_tx_queues_512")
+at_both_widths! {
+    tx_queues_64_random_traffic, tx_queues_512_random_traffic: random_traffic(soak(1200));
+    tx_queues_64_pause_gates_frame_starts, tx_queues_512_pause_gates_frame_starts: gating();
+    tx_queues_64_strict_priority_and_control_first,
+        tx_queues_512_strict_priority_and_control_first: strict();
 }
