@@ -108,7 +108,7 @@ pub fn tool_version(cmd: &str, arg: &str) -> Result<String> {
     Ok(v)
 }
 
-fn poisoned() -> SimError {
+pub(crate) fn poisoned() -> SimError {
     SimError::Design("a thread panicked while holding the cache's lock".into())
 }
 
@@ -133,8 +133,13 @@ impl Cache {
     }
 
     /// Run `make` unless another thread of this process is already making `entry`; then wait
-    /// for it and run `make` again, which by then finds its result in place.
-    pub fn once<T>(&self, entry: &str, make: impl FnOnce() -> Result<T>) -> Result<T> {
+    /// for it and run `make` again, which by then finds its result in place. `make` may fail
+    /// with any error a [`SimError`] converts into (the FPGA flow's, for one).
+    pub fn once<T, E: From<SimError>>(
+        &self,
+        entry: &str,
+        make: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
         static BUSY: OnceLock<(Mutex<HashSet<PathBuf>>, Condvar)> = OnceLock::new();
         let (busy, cv) = BUSY.get_or_init(Default::default);
         let id = self.dir.join(entry);
@@ -305,7 +310,7 @@ mod tests {
                         assert_eq!(n, 0, "two makers of one entry at once");
                         std::thread::sleep(std::time::Duration::from_millis(20));
                         active.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                        Ok(())
+                        Ok::<(), SimError>(())
                     })
                     .unwrap();
                 });

@@ -1,12 +1,15 @@
 //! Emit a design's Verilog and open its Verilator model in one call.
 
-use crate::build::{build, BuildOptions};
+use crate::build::{build, model_dir, BuildOptions, ModelLibrary};
+use crate::cache::poisoned;
 use crate::model::Model;
 use crate::tb::Tb;
 use crate::{Result, SimError};
 use ferroce_hdl::designs::{emit_design, find};
 use ferroce_hdl::emit::PortDecl;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 /// Where emitted Verilog for tests and the demo goes: `<workspace>/target/ferroce-verilog`.
 pub fn verilog_dir() -> PathBuf {
@@ -42,9 +45,30 @@ pub fn emit_with_ports(name: &str, dir: &Path) -> Result<(Vec<PathBuf>, Vec<Port
 
 /// Emit, build (cached) and load the Verilator model of design `name`.
 pub fn open_model(name: &str, opts: &BuildOptions) -> Result<Model> {
+    Model::load(&library(name, opts)?)
+}
+
+/// The model library of design `name`, emitted and built (or found in the cache) once per
+/// process. Emitting the whole NIC and hashing its 1,677 files for the cache key takes seconds,
+/// and every two-host world opens two NICs; the Verilog this binary emits for a name cannot
+/// change while it runs, so the library found first is the one a second open would find (unless
+/// it was removed from the cache since: then it is made again).
+fn library(name: &str, opts: &BuildOptions) -> Result<ModelLibrary> {
+    type Found = Mutex<HashMap<(String, bool, &'static str, PathBuf), ModelLibrary>>;
+    static FOUND: OnceLock<Found> = OnceLock::new();
+    let found = FOUND.get_or_init(Default::default);
+    let key = (name.to_string(), opts.trace, opts.opt, model_dir(opts));
+    let known = found.lock().map_err(|_| poisoned())?.get(&key).cloned();
+    if let Some(lib) = known.filter(|l| l.path.exists()) {
+        return Ok(lib);
+    }
     let files = emit_to(name, &verilog_dir())?;
     let lib = build(name, &files, opts)?;
-    Model::load(&lib)
+    found
+        .lock()
+        .map_err(|_| poisoned())?
+        .insert(key, lib.clone());
+    Ok(lib)
 }
 
 /// A testbench on design `name`, clocked at its configuration's clock, reset done.

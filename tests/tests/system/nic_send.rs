@@ -52,7 +52,8 @@ struct Nic {
 }
 
 fn open(s: u64) -> Result<Nic> {
-    let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &Default::default())?;
+    let mut tb =
+        ferroce_sim::designs::open_tb("ferroce_nic_64", &ferroce_sim::world::nic_build(false))?;
     let wire = AxisSink::new(&mut tb, "m_axis")?;
     wire.borrow_mut()
         .set_pause_generator(PauseGenerator::random(s ^ 11, 0.85));

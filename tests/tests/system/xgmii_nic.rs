@@ -8,7 +8,7 @@ use ferroce_driver::{DmaMemory, SendWr, Sge, WrOpcode};
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::traffic::{write_latency, Direction};
 use ferroce_sim::world::{Phy, World, WorldConfig};
-use ferroce_sim::{BuildOptions, LaneFault};
+use ferroce_sim::LaneFault;
 use ferroce_spec::queues::WC_SUCCESS;
 use ferroce_tests::{rng, seed};
 use rand::{Rng, RngCore};
@@ -24,7 +24,8 @@ fn xgmii_world() -> Result<World> {
 /// direction: nothing the wrapper should pass through is left behind.
 #[test]
 fn the_10g_top_passes_every_port_through() -> Result<()> {
-    let opts = BuildOptions::default();
+    // The models the worlds use (built once for both).
+    let opts = ferroce_sim::world::nic_build(false);
     let core = open_tb("ferroce_nic_64", &opts)?;
     let top = open_tb("ferroce_nic_10g", &opts)?;
     let want: Vec<_> = core
