@@ -83,6 +83,7 @@ fn place(design: &str, opts: &PnrArgs, write: Option<&Path>) -> Result<()> {
     use ferroce_fpga::pnr;
     let part = &pnr::Part {
         device: opts.device.clone(),
+        family: &ferroce_fpga::family::ecp5::ECP5,
         package: opts.package.clone(),
         speed: opts.speed,
     };

@@ -17,9 +17,9 @@
 //! with the MAC's files. Not loaded on hardware here: the flow ends at the bitstream.
 
 use crate::pnr::{self, Job, Mode, Part, PnrReport};
+use crate::{FpgaError, Result};
 use ferroce_sim::cache::workspace;
 use ferroce_sim::roce::RoceFrame;
-use ferroce_sim::{Result, SimError};
 use ferroce_spec::icrc::{IcrcLayout, IpVersion};
 use ferroce_spec::opcodes::OPCODES;
 use std::fmt::Write as _;
@@ -103,7 +103,7 @@ pub fn frame() -> Result<Vec<u8>> {
     let opcode = OPCODES
         .iter()
         .find(|o| o.name == "RC_RDMA_WRITE_ONLY")
-        .ok_or_else(|| SimError::Design("no RC_RDMA_WRITE_ONLY opcode".into()))?;
+        .ok_or_else(|| FpgaError::Flow("no RC_RDMA_WRITE_ONLY opcode".into()))?;
     Ok(RoceFrame {
         layout: IcrcLayout {
             vlan: false,
@@ -120,7 +120,7 @@ pub fn frame() -> Result<Vec<u8>> {
 /// The top's Verilog for a core clock of `core_mhz`.
 pub fn top_verilog(core_mhz: f64) -> Result<String> {
     let p = pll(CLK_IN_MHZ, core_mhz).ok_or_else(|| {
-        SimError::Design(format!(
+        FpgaError::Flow(format!(
             "no EHXPLLL setting makes {core_mhz} MHz from 12 MHz"
         ))
     })?;
@@ -352,7 +352,7 @@ pub fn build() -> Result<std::result::Result<(PnrReport, PathBuf), String>> {
 /// the simulation's top module.
 pub fn sim_files(dir: &std::path::Path) -> Result<(Vec<PathBuf>, &'static str)> {
     let mut files = ferroce_sim::designs::emit_to(DESIGN, &ferroce_sim::designs::verilog_dir())?;
-    std::fs::create_dir_all(dir).map_err(ferroce_sim::cache::io_err(dir))?;
+    std::fs::create_dir_all(dir).map_err(crate::io_err(dir))?;
     let stub = "// A behavioural stand-in for the ECP5 PLL: CLKOP is CLKI, locked at once.\n\
 module EHXPLLL #(\n\
     parameter PLLRST_ENA = \"DISABLED\", parameter INTFB_WAKE = \"DISABLED\",\n\
@@ -383,7 +383,7 @@ endmodule\n"
         ("ferroce_evn_sim.v", sim),
     ] {
         let path = dir.join(name);
-        std::fs::write(&path, text).map_err(ferroce_sim::cache::io_err(&path))?;
+        std::fs::write(&path, text).map_err(crate::io_err(&path))?;
         files.push(path);
     }
     Ok((files, "ferroce_evn_sim"))

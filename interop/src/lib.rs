@@ -26,6 +26,25 @@ pub use rig::{Rig, RigConfig, Role};
 
 use ferroce_sim::SimError;
 
+/// What can go wrong in the rig.
+#[derive(Debug, thiserror::Error)]
+pub enum InteropError {
+    /// The guest, its tools, the exchange with them, or what they printed or left in memory.
+    #[error("interop: {0}")]
+    Rig(String),
+    /// The simulated host: its model, its links, its root complex, its driver.
+    #[error(transparent)]
+    Sim(#[from] SimError),
+}
+
+impl From<ferroce_driver::DriverError> for InteropError {
+    fn from(e: ferroce_driver::DriverError) -> Self {
+        InteropError::Sim(SimError::Driver(e))
+    }
+}
+
+pub type Result<T> = std::result::Result<T, InteropError>;
+
 /// The simulated host's addresses on the RoCE link.
 pub const NIC_MAC: [u8; 6] = [0x02, 0xfe, 0x00, 0x00, 0x00, 0x0a];
 pub const NIC_IP: [u8; 4] = [10, 0, 0, 10];
@@ -35,6 +54,6 @@ pub const GUEST_IP: [u8; 4] = [10, 0, 0, 20];
 /// Cycles the NIC runs between two pumps of the bridge.
 pub const PUMP_CYCLES: u64 = 256;
 
-pub(crate) fn err(what: impl Into<String>) -> SimError {
-    SimError::Interop(what.into())
+pub(crate) fn err(what: impl Into<String>) -> InteropError {
+    InteropError::Rig(what.into())
 }

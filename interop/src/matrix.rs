@@ -6,8 +6,8 @@
 use super::perftest::{self, Perftest, Verb};
 use super::pingpong::{self, PingPong};
 use super::{err, Rig, RigConfig, Role};
+use crate::Result;
 use ferroce_sim::cache::workspace;
-use ferroce_sim::Result;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! each side's QPN, PSN and GID (and for perftest more) as text over TCP port 18515.
 
 use super::err;
-use ferroce_sim::Result;
+use crate::Result;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};

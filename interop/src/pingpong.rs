@@ -11,8 +11,8 @@
 
 use super::oob::{self, PpDest};
 use super::{err, guest::HOST_ALIAS, Rig, Role};
+use crate::Result;
 use ferroce_driver::{access, DmaMemory, QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
-use ferroce_sim::Result;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 

@@ -4,10 +4,10 @@
 use crate::guest::{self, Guest, GuestConfig};
 use crate::hold::Hold;
 use crate::oob;
+use crate::Result;
 use crate::{err, GUEST_IP, GUEST_MAC, NIC_IP, NIC_MAC, PUMP_CYCLES};
 use ferroce_sim::bridge::Bridge;
 use ferroce_sim::world::{Station, WorldConfig};
-use ferroce_sim::Result;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

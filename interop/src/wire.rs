@@ -3,8 +3,8 @@
 //! headers by the spec's layouts.
 
 use super::err;
+use crate::Result;
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
-use ferroce_sim::Result;
 use ferroce_spec::headers::{AETH, ATOMIC_ACK_ETH, ATOMIC_ETH, BTH, BTH_LEN, ICRC_LEN, RETH};
 use ferroce_spec::opcodes::{opcode, ExtHeader};
 use pcap_file::pcap::PcapReader;

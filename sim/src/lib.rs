@@ -109,8 +109,6 @@ pub enum SimError {
     DriveOutput(String),
     #[error("design: {0}")]
     Design(String),
-    #[error("interop: {0}")]
-    Interop(String),
     #[error("`{tool}` not found: {hint}")]
     NoTool { tool: String, hint: String },
     #[error("XGMII lane {lane}: {what}")]

@@ -3,9 +3,9 @@
 
 use super::tool::{Bufs, Perftest, Verb, SLOTS};
 use crate::wire::{first_copies, packets, Packet};
+use crate::Result;
 use crate::{err, Rig, Role};
 use ferroce_driver::DmaMemory;
-use ferroce_sim::Result;
 use ferroce_spec::opcodes as op;
 
 /// A whole message: its first PSN, the RETH of its first packet, its bytes.

@@ -7,11 +7,11 @@ use super::tool::{
     OUT_READS, SLOTS, STALL, TX_DEPTH, VERSION,
 };
 use crate::oob::{self, gid_of_ipv4};
+use crate::Result;
 use crate::{err, guest::HOST_ALIAS, Rig, Role, PUMP_CYCLES};
 use ferroce_driver::{
     access, DmaMemory, QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcode,
 };
-use ferroce_sim::Result;
 use std::io::Write;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};

