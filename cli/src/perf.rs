@@ -1,6 +1,7 @@
 //! `ferroce perf`: the benchmark figures of `docs/performance.md` and the README. Nothing here
 //! asserts a speed; it measures and prints Markdown tables (`--write PAGE` also writes them
-//! to a page).
+//! to a page, keeping the sections of the parts skipped: [`page`]) and draws goodput against
+//! message size for each verb ([`plot`], SVG, beside the page or in `out/perf/`).
 //!
 //! - Throughput: frames sent back to back at full rate (no idle, no back-pressure); the
 //!   fraction of cycles that carried a beat, against a ceiling of one beat per clock.
@@ -29,9 +30,14 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
+
+mod page;
+mod plot;
+
+use page::{LOSSY_NOTE, MAC_NOTE, NIC_NOTE, SYNTH_NOTE, TAPS_NOTE};
 
 /// Atomics the benchmark runs on one QP.
 const ATOMICS: usize = 2000;
@@ -92,9 +98,32 @@ fn python_speeds() -> std::collections::HashMap<String, f64> {
     }
 }
 
+/// Where the plots go (`dir`) and how the page's links name that directory (`link`).
+pub struct Plots {
+    pub dir: PathBuf,
+    pub link: String,
+}
+
+impl Plots {
+    /// Beside `page` (its directory's `perf/`), or `out/perf/` without a page.
+    pub fn for_page(page: Option<&Path>) -> Plots {
+        match page {
+            Some(p) => Plots {
+                dir: p.parent().unwrap_or(Path::new(".")).join("perf"),
+                link: "perf/".into(),
+            },
+            None => Plots {
+                dir: PathBuf::from("out/perf"),
+                link: "out/perf/".into(),
+            },
+        }
+    }
+}
+
 /// RDMA WRITE, SEND and READ goodput, latency, the atomic rate and simulation speed of two
-/// `ferroce_nic_64` (see [`ferroce_sim::bench::Bench`]); prints a Markdown table.
-pub fn nic() -> Result<String> {
+/// `ferroce_nic_64` (see [`ferroce_sim::bench::Bench`]); prints a Markdown table and draws
+/// each verb's goodput against message size into `plots`.
+pub fn nic(plots: &Plots) -> Result<String> {
     let mut out = String::new();
     let bench = Bench {
         pmtu: 4096,
@@ -156,6 +185,19 @@ pub fn nic() -> Result<String> {
         at.cycles_per_op(),
         at.mops()
     );
+    std::fs::create_dir_all(&plots.dir)
+        .with_context(|| format!("creating {}", plots.dir.display()))?;
+    let _ = write!(out, "\nGoodput against message size, the ceiling drawn:");
+    for (verb, file, runs) in [
+        ("RDMA WRITE", "goodput-write.svg", &r.runs),
+        ("SEND", "goodput-send.svg", &s.runs),
+        ("RDMA READ", "goodput-read.svg", &rd.runs),
+    ] {
+        let title = format!("{verb} goodput, two ferroce NICs, 10 Gb/s, path MTU 4096");
+        plot::goodput(&plots.dir.join(file), &title, runs)?;
+        let _ = write!(out, " [{verb}]({}{file})", plots.link);
+    }
+    let _ = writeln!(out);
     Ok(out)
 }
 
@@ -366,108 +408,66 @@ pub struct Parts {
 /// Run the chosen parts, printing each table as it is measured; with `page`, also write them
 /// all to that Markdown file.
 pub fn run(parts: &Parts, page: Option<&Path>) -> Result<()> {
-    type Section = (bool, &'static str, &'static str, fn() -> Result<String>);
+    type Section<'a> = (
+        bool,
+        &'static str,
+        &'static str,
+        &'a dyn Fn() -> Result<String>,
+    );
+    let plots = Plots::for_page(page);
     let sections: [Section; 6] = [
         (
             parts.nic,
             "The whole NIC: RDMA WRITE, SEND and READ between two NICs",
             NIC_NOTE,
-            nic,
+            &|| nic(&plots),
         ),
         (
             parts.qps,
             "64 QPs: WRITEs spread over many QPs",
             ferroce_sim::many_qps::NOTE,
-            || Ok(ferroce_sim::many_qps::table()?),
+            &|| Ok(ferroce_sim::many_qps::table()?),
         ),
         (
             parts.lossy,
             "RC over a lossy link: 64 KiB WRITEs",
             LOSSY_NOTE,
-            lossy,
+            &lossy,
         ),
-        (parts.mac, "100G MAC: one beat per clock", MAC_NOTE, mac),
-        (parts.taps, "CRC-32 and ICRC taps", TAPS_NOTE, taps),
+        (parts.mac, "100G MAC: one beat per clock", MAC_NOTE, &mac),
+        (parts.taps, "CRC-32 and ICRC taps", TAPS_NOTE, &taps),
         (
             parts.synth,
             "Resources (Yosys, flattened)",
             SYNTH_NOTE,
-            synth_table,
+            &synth_table,
         ),
     ];
-    let mut doc = String::from(PAGE_HEAD);
+    let mut measured = Vec::new();
     for (on, title, note, f) in sections {
-        if !on {
-            continue;
-        }
-        let table = f().with_context(|| format!("measuring: {title}"))?;
-        println!("## {title}\n\n{table}");
-        let _ = write!(doc, "\n## {title}\n\n{note}\n\n{table}");
+        let table = if on {
+            let table = f().with_context(|| format!("measuring: {title}"))?;
+            println!("## {title}\n\n{table}");
+            Some(table)
+        } else {
+            None
+        };
+        measured.push(page::Section { title, note, table });
     }
     if let Some(path) = page {
         let versions = format!(
-            "\nMeasured with {}, {} and {} (`ferroce perf`).\n",
+            "Measured with {}, {} and {} (`ferroce perf`).",
             ferroce_sim::cache::tool_version("verilator", "--version")?,
             ferroce_sim::cache::tool_version("yosys", "-V")?,
             ferroce_sim::cache::tool_version("g++", "--version")?,
         );
-        doc.push_str(&versions);
-        std::fs::write(path, doc).with_context(|| format!("writing {}", path.display()))?;
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        std::fs::write(path, page::compose(&measured, &old, &versions))
+            .with_context(|| format!("writing {}", path.display()))?;
         println!("wrote {}", path.display());
     }
     Ok(())
 }
-
-const PAGE_HEAD: &str = "<!-- Written by `cargo run --release --bin ferroce -- perf --write docs/performance.md`; rerun it to refresh. -->\n\n\
-# Performance\n\n\
-Every throughput and latency figure is simulated time on the Verilator model of the emitted \
-Verilog; simulation speeds are wall-clock on the machine that ran it (2 cores). \
-`--no-nic`, `--no-qps`, `--no-lossy`, `--no-mac`, `--no-taps` and `--no-synth` skip parts.\n";
-
-const LOSSY_NOTE: &str =
-    "Host a to host b, one RC QP, path MTU 4096, 256 WRITEs of 64 KiB, the send queue kept \
-full, both links dropping frames at random (from a fixed seed; no PFC), the QPs' ACK timeout \
-4 (65.5 us). A lost packet is recovered by the sequence NAK the next one draws, a lost last \
-packet or ACK by the timeout; the requester goes back to the first unacknowledged PSN \
-(go-back-N). Goodput from the first doorbell to the last completion, every byte checked; \
-the retries as host a's driver reads them from BAR0's RC_STATS block.";
-
-const NIC_NOTE: &str =
-    "Host a to host b, one RC QP, path MTU 4096, 10 Gb/s link (156.25 MHz x 64 bits), PCIe \
-reads 500 ns with completions in request order, PFC on priority 0, the send queue kept full \
-(for SENDs, the receiver keeps its receive queue full, one buffer a SEND; READs are posted by \
-host b, the responses carry the bytes from a to b); throughput from the \
-first doorbell to the last completion seen by `poll_cq` (for SENDs, on both sides), every \
-byte checked. The ceiling is what the wire allows for back-to-back messages of that size \
-(`spec::wire`: Ethernet + IPv4 + UDP + BTH, a WRITE's RETH on its first packet, a READ \
-response's AETH on its first and last, pad, ICRC, \
-FCS, 64-byte minimum frame, 8 bytes of preamble and SFD, 12 bytes of gap). Small messages are \
-limited by the requester, which fetches the next WQE only after the current work request's \
-payload reads are issued ([ARCHITECTURE.md](ARCHITECTURE.md), \"Where the time goes\"), and \
-small SENDs also by the responder, which fetches each receive WQE when its SEND arrives \
-(small READs likewise by the requester's side, which fetches the READ's WQE again for its \
-SGEs when the response arrives).";
-
-const MAC_NOTE: &str =
-    "`ferroce_mac_512` (the whole MAC at 512 bits, 250 MHz) fed RoCEv2 frames back to back, \
-its wire face looped back into its receive face through one register (`tx_axis_tready` \
-always high, as a hard MAC that always takes), the received frames taken at once. Sizes are \
-the nearest a RoCEv2 frame has (58 bytes of headers and ICRC, a payload of whole words, FCS); \
-66 is the two-beat case. The frame-rate column is beats at 250 MHz against the 100 Gb/s line \
-with 20 bytes of preamble and gap per frame: one frame per 512-bit beat falls short of the \
-line only for 65-79 and 129-byte frames, a limit of the interface.";
-
-const TAPS_NOTE: &str =
-    "Frames back to back, no idle. At 10g a 64-bit beat per 6.4 ns clock is 10 Gb/s, the line \
-rate; at 100g 512 bits per 4 ns is 128 Gb/s. The ICRC frames are RoCEv2 SENDs over IPv4 of \
-the nearest size a 4-byte-padded payload allows. The Python column is a cocotb-shaped loop \
-(`python -m ferroce.bench`): one `await RisingEdge` per cycle while the Rust AXI-stream \
-source streams.";
-
-const SYNTH_NOTE: &str =
-    "Yosys `synth_xilinx` and `synth_ice40`, flattened, out of context (no I/O \
-buffers). Blocks are synthesized by the test suite too; assemblies only here. iCE40 \
-synthesis is a gate, not a fit: the whole NIC needs more block RAM than any iCE40 has.";
 
 fn taps() -> Result<String> {
     let mut out = String::new();
