@@ -498,71 +498,46 @@ pub struct Vcd {
     pub end: u64,
 }
 
-/// Read a VCD as GTKWave would: the header's scopes and variables, then the value changes.
+/// Read a VCD (with the `vcd` crate) as GTKWave would: the header's scopes and variables, then
+/// the value changes.
 pub fn read_vcd(path: &std::path::Path) -> anyhow::Result<Vcd> {
     use anyhow::Context;
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path:?}"))?;
+    use std::collections::HashMap;
+    use vcd::Command;
+    let file = std::fs::File::open(path).with_context(|| format!("opening {path:?}"))?;
     let mut scope: Vec<String> = Vec::new();
-    let mut names: std::collections::HashMap<String, Vec<String>> = Default::default();
-    let mut words = text.split_whitespace();
-    // The header: `$scope module x $end`, `$var wire 1 ! clk $end`, `$upscope $end`, up to
-    // `$enddefinitions $end`.
-    while let Some(w) = words.next() {
-        match w {
-            "$scope" => {
-                let _kind = words.next();
-                scope.push(words.next().unwrap_or("").to_string());
-            }
-            "$upscope" => {
-                scope.pop();
-            }
-            "$var" => {
-                let (_kind, _width) = (words.next(), words.next());
-                let id = words.next().unwrap_or("").to_string();
-                let name = words.next().unwrap_or("").to_string();
-                let full = scope
-                    .iter()
-                    .chain([&name])
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(".");
-                names.entry(id).or_default().push(full);
-            }
-            "$enddefinitions" => break,
-            _ => {}
-        }
-    }
-    let mut seen: std::collections::HashMap<&str, String> = Default::default();
-    let mut changes: std::collections::HashMap<String, u64> = Default::default();
+    let mut names: HashMap<vcd::IdCode, Vec<String>> = HashMap::new();
+    let mut seen: HashMap<vcd::IdCode, String> = HashMap::new();
+    let mut changes: HashMap<String, u64> = HashMap::new();
     let (mut start, mut end) = (None, 0);
-    let mut pending_vector: Option<String> = None;
-    for w in words {
-        if let Some(v) = pending_vector.take() {
-            note(&names, &mut seen, &mut changes, w, v);
-            continue;
-        }
-        match w.as_bytes().first() {
-            Some(b'#') => {
-                end = w[1..].parse().unwrap_or(end);
-                start.get_or_insert(end);
+    for cmd in vcd::Parser::new(std::io::BufReader::new(file)) {
+        let (id, value) = match cmd.with_context(|| format!("parsing {path:?}"))? {
+            Command::ScopeDef(_, name) => {
+                scope.push(name);
+                continue;
             }
-            Some(b'b' | b'B' | b'r' | b'R') => pending_vector = Some(w[1..].to_string()),
-            Some(b'0' | b'1' | b'x' | b'X' | b'z' | b'Z') => {
-                note(&names, &mut seen, &mut changes, &w[1..], w[..1].to_string())
+            Command::Upscope => {
+                scope.pop();
+                continue;
             }
-            _ => {}
-        }
-    }
-    fn note<'a>(
-        names: &std::collections::HashMap<String, Vec<String>>,
-        seen: &mut std::collections::HashMap<&'a str, String>,
-        changes: &mut std::collections::HashMap<String, u64>,
-        id: &'a str,
-        value: String,
-    ) {
+            Command::VarDef(_, _, id, name, _) => {
+                let full = scope.iter().chain([&name]).cloned().collect::<Vec<_>>();
+                names.entry(id).or_default().push(full.join("."));
+                continue;
+            }
+            Command::Timestamp(t) => {
+                end = t;
+                start.get_or_insert(t);
+                continue;
+            }
+            Command::ChangeScalar(id, v) => (id, format!("{v:?}")),
+            Command::ChangeVector(id, v) => (id, format!("{v:?}")),
+            _ => continue,
+        };
+        // A change after the variable's first value counts.
         let before = seen.insert(id, value.clone());
         if before.is_some_and(|b| b != value) {
-            for n in names.get(id).into_iter().flatten() {
+            for n in names.get(&id).into_iter().flatten() {
                 *changes.entry(n.clone()).or_default() += 1;
             }
         }
