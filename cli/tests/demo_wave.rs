@@ -72,28 +72,8 @@ fn the_demos_wave_shows_the_nics_clock_and_the_drivers_requests() -> Result<()> 
         std::thread::sleep(Duration::from_millis(500));
     };
     drop(demo);
-    let changes = |name: &str| -> u64 {
-        wave.changes
-            .iter()
-            .filter(|(n, _)| n.ends_with(&format!("ferroce_nic_64.{name}")))
-            .map(|(_, c)| *c)
-            .max()
-            .unwrap_or(0)
-    };
-    let clk = changes("clk");
-    ensure!(
-        clk + 2 >= 2 * cycles && clk <= 2 * cycles + 2,
-        "clk changed {clk} times in a window of {cycles} cycles"
-    );
-    ensure!(
-        wave.start >= from * period_ps && wave.end <= (from + cycles + 1) * period_ps,
-        "the file spans {}..{} ps, the window {}..{} ps",
-        wave.start,
-        wave.end,
-        from * period_ps,
-        (from + cycles) * period_ps
-    );
-    let req = changes("s_req_tvalid");
+    wave.check_window("ferroce_nic_64", from, cycles, period_ps)?;
+    let req = wave.changes_of("ferroce_nic_64", "s_req_tvalid");
     ensure!(req >= 2, "s_req_tvalid changed {req} times in the window");
     Ok(())
 }

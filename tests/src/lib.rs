@@ -498,6 +498,44 @@ pub struct Vcd {
     pub end: u64,
 }
 
+impl Vcd {
+    /// How many times `top`'s signal `name` changed (the most of any scope that has it).
+    pub fn changes_of(&self, top: &str, name: &str) -> u64 {
+        self.changes
+            .iter()
+            .filter(|(n, _)| n.ends_with(&format!("{top}.{name}")))
+            .map(|(_, c)| *c)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// That the file is the window of `cycles` cycles from cycle `from` of `top`, clocked by
+    /// `top.clk` with a period of `period_ps`: the clock toggles twice every cycle of the
+    /// window, and the file spans the window and no more.
+    pub fn check_window(
+        &self,
+        top: &str,
+        from: u64,
+        cycles: u64,
+        period_ps: u64,
+    ) -> anyhow::Result<()> {
+        let clk = self.changes_of(top, "clk");
+        anyhow::ensure!(
+            clk + 2 >= 2 * cycles && clk <= 2 * cycles + 2,
+            "clk changed {clk} times in a window of {cycles} cycles"
+        );
+        anyhow::ensure!(
+            self.start >= from * period_ps && self.end <= (from + cycles + 1) * period_ps,
+            "the file spans {}..{} ps, the window {}..{} ps",
+            self.start,
+            self.end,
+            from * period_ps,
+            (from + cycles) * period_ps
+        );
+        Ok(())
+    }
+}
+
 /// Read a VCD (with the `vcd` crate) as GTKWave would: the header's scopes and variables, then
 /// the value changes.
 pub fn read_vcd(path: &std::path::Path) -> anyhow::Result<Vcd> {

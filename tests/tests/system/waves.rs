@@ -34,28 +34,8 @@ fn a_wave_window_of_a_nic_shows_its_clock_and_the_drivers_requests() -> Result<(
     }
     let vcd = read_vcd(&path).with_context(|| format!("reading {}", path.display()))?;
     let top = "ferroce_nic_64";
-    let changes = |name: &str| -> u64 {
-        vcd.changes
-            .iter()
-            .filter(|(n, _)| n.ends_with(&format!("{top}.{name}")))
-            .map(|(_, c)| *c)
-            .max()
-            .unwrap_or(0)
-    };
-    let clk = changes("clk");
-    ensure!(
-        clk + 2 >= 2 * cycles && clk <= 2 * cycles + 2,
-        "clk changed {clk} times in a window of {cycles} cycles"
-    );
-    ensure!(
-        vcd.start >= from * period_ps && vcd.end <= (from + cycles + 1) * period_ps,
-        "the file spans {}..{} ps, the window {}..{} ps",
-        vcd.start,
-        vcd.end,
-        from * period_ps,
-        (from + cycles) * period_ps
-    );
-    let req = changes("s_req_tvalid");
+    vcd.check_window(top, from, cycles, period_ps)?;
+    let req = vcd.changes_of(top, "s_req_tvalid");
     ensure!(
         req >= 2,
         "s_req_tvalid changed {req} times: the driver's MMIO is not in it"
