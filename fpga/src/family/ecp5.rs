@@ -1,7 +1,6 @@
 //! Lattice ECP5 (and ECP5-5G): Yosys `synth_ecp5`, nextpnr-ecp5, LPF constraints, `ecppack`.
 
-use super::{Bitstream, Family, FlipFlop};
-use crate::pnr::Part;
+use super::{Bitstream, Family, FlipFlop, Part};
 
 /// The ECP5 family.
 #[derive(Debug)]
@@ -9,6 +8,18 @@ pub struct Ecp5;
 
 /// The family, for parts to name.
 pub static ECP5: Ecp5 = Ecp5;
+
+impl Default for Part {
+    /// LFE5UM5G-85F-8BG381, the part of the ECP5-5G evaluation board.
+    fn default() -> Self {
+        Part {
+            family: &ECP5,
+            device: "um5g-85k".into(),
+            package: "CABGA381".into(),
+            speed: 8,
+        }
+    }
+}
 
 impl Family for Ecp5 {
     fn name(&self) -> &'static str {
