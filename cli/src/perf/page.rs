@@ -33,9 +33,7 @@ pub fn compose(sections: &[Section], old: &str, versions: &str) -> String {
 /// The sections of a page `compose` wrote: (title, the text after the title's line), the last
 /// one without the versions line.
 fn old_sections(old: &str) -> Vec<(&str, &str)> {
-    let body = old
-        .rfind("\nMeasured with ")
-        .map_or(old, |at| &old[..at + 1]);
+    let body = old.rfind("\nMeasured with ").map_or(old, |at| &old[..at]);
     body.split("\n## ")
         .skip(1)
         .filter_map(|s| s.split_once('\n'))
@@ -146,6 +144,13 @@ mod tests {
                 "Measured with y."
             )
         );
+        // Measuring again what was measured, keeping the rest, changes nothing.
+        let again = compose(
+            &sections(Some("| a1 |\n"), None),
+            &first,
+            "Measured with x.",
+        );
+        assert_eq!(again, first);
         // A part skipped that the page never had stays out.
         let fourth = compose(&sections(None, None), "", "Measured with z.");
         assert!(!fourth.contains("## "));
