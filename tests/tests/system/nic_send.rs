@@ -18,7 +18,7 @@ use ferroce_driver::{
 };
 use ferroce_sim::host::{SimBar, SimMem, SimNic};
 use ferroce_sim::pcie::PcieConfig;
-use ferroce_sim::{AxisSink, PauseGenerator};
+use ferroce_sim::{world::nic_build, AxisSink, PauseGenerator};
 use ferroce_spec::headers::ACKREQ_PSN_MASK;
 use ferroce_spec::meta::src_port;
 use ferroce_spec::opcodes::{
@@ -52,8 +52,7 @@ struct Nic {
 }
 
 fn open(s: u64) -> Result<Nic> {
-    let mut tb =
-        ferroce_sim::designs::open_tb("ferroce_nic_64", &ferroce_sim::world::nic_build(false))?;
+    let mut tb = ferroce_sim::designs::open_tb("ferroce_nic_64", &nic_build(false))?;
     let wire = AxisSink::new(&mut tb, "m_axis")?;
     wire.borrow_mut()
         .set_pause_generator(PauseGenerator::random(s ^ 11, 0.85));
