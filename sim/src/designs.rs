@@ -49,10 +49,10 @@ pub fn open_model(name: &str, opts: &BuildOptions) -> Result<Model> {
 }
 
 /// The model library of design `name`, emitted and built (or found in the cache) once per
-/// process. Emitting the whole NIC and hashing its files (over a thousand) for the cache key takes seconds,
-/// and every two-host world opens two NICs; the Verilog this binary emits for a name cannot
-/// change while it runs, so the library found first is the one a second open would find (unless
-/// it was removed from the cache since: then it is made again).
+/// process. Emitting the whole NIC and hashing its files (over a thousand) for the cache key
+/// takes seconds, and every two-host world opens two NICs; the Verilog this binary emits for a
+/// name cannot change while it runs, so the library found first is the one a second open would
+/// find (unless it was removed from the cache since: then it is made again).
 fn library(name: &str, opts: &BuildOptions) -> Result<ModelLibrary> {
     type Found = Mutex<HashMap<(String, bool, &'static str, PathBuf), ModelLibrary>>;
     static FOUND: OnceLock<Found> = OnceLock::new();
