@@ -6,18 +6,22 @@
 //! of the Verilog text, the top name, the options, the shim's version, the Verilator and g++
 //! versions and what `-march=native` means here, so an unchanged design is never rebuilt; the cache is [`crate::cache`]'s `models/` (outside the clone by default).
 //!
+//! A model may also be optimised by the profile of a workload ([`Training`]): built with
+//! counters, run, and built again with the counts (the two-host world's NIC is).
+//!
 //! The C++ files of one model compile in parallel, at most one compiler a core across all of
 //! this process's threads ([`crate::cache::job`]), and Verilator's own runtime
 //! (`verilated.cpp`, ...) is compiled once per Verilator version and options, not once per
 //! model.
 
 use crate::cache::{io_err, job, Cache, Key};
+use crate::generated::{parse_ports, shim_source, skip_input_region_on_clock, slow_classes};
 use crate::{Result, SimError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Bump when the generated shim or the compile steps change, to invalidate cached libraries.
-const SHIM_VERSION: u32 = 4;
+const SHIM_VERSION: u32 = 5;
 
 #[derive(Clone, Debug)]
 pub struct BuildOptions {
@@ -26,6 +30,8 @@ pub struct BuildOptions {
     /// C++ optimisation level of the model's evaluation code (`-O1` builds fast, `-O2` runs
     /// faster, `-O3` faster still on the whole NIC); its slow-path code is never optimised.
     pub opt: &'static str,
+    /// Optimise the evaluation code by a profile of this workload (`None`: no profile).
+    pub training: Option<Training>,
     /// Where cached builds live; default [`crate::cache::root`]`/models`, or
     /// `$FERROCE_VERILATOR_CACHE`.
     pub cache_dir: Option<PathBuf>,
@@ -36,7 +42,52 @@ impl Default for BuildOptions {
         Self {
             trace: false,
             opt: "-O2",
+            training: None,
             cache_dir: None,
+        }
+    }
+}
+
+/// Profile-guided optimisation of a model's evaluation code (g++ `-fprofile-generate`, then
+/// `-fprofile-use`): the model is built once with counters in it, the workload `run` runs on
+/// that build, and the model is built again with the counts the run left, so the compiler lays
+/// out and inlines for the branches the workload takes. The counts are cached like a model
+/// (keyed by the model's own key and `name`); only the final library is used.
+#[derive(Clone, Copy, Debug)]
+pub struct Training {
+    /// The workload and its version, part of the cache key: rename it when the workload
+    /// changes.
+    pub name: &'static str,
+    /// Runs the workload on the instrumented model (the library given). Its models must be
+    /// stepped on one thread, so that the counts are exact.
+    pub run: fn(&ModelLibrary) -> Result<()>,
+}
+
+/// A build's part in profile-guided optimisation.
+#[derive(Clone, Copy)]
+enum Pgo<'a> {
+    /// None.
+    Off,
+    /// Counters in the evaluation code, written beside its objects when the profile is dumped.
+    Instrument,
+    /// Use the counts in this directory (`<object>.gcda` files).
+    Use(&'a Path),
+}
+
+impl Pgo<'_> {
+    /// The compiler's arguments for the evaluation code.
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Pgo::Off => &[],
+            Pgo::Instrument => &["-fprofile-generate", "-fprofile-update=single"],
+            // Code the workload never ran is optimised as usual, not for size; counts the
+            // compiler finds inconsistent are repaired rather than refused.
+            Pgo::Use(_) => &[
+                "-fprofile-use",
+                "-fprofile-partial-training",
+                "-fprofile-correction",
+                "-Wno-missing-profile",
+            ],
         }
     }
 }
@@ -132,6 +183,7 @@ fn compile_all(
     includes: &[&Path],
     sources: &[PathBuf],
     slow: &[String],
+    pgo: Pgo,
     dir: &Path,
 ) -> Result<Vec<PathBuf>> {
     std::thread::scope(|s| {
@@ -144,12 +196,11 @@ fn compile_all(
                         .map(|n| n.to_string_lossy().into_owned())
                         .unwrap_or_default();
                     let obj = dir.join(format!("{stem}.o"));
-                    let opt = if slow.contains(&stem) {
-                        "-O0"
-                    } else {
-                        opts.opt
-                    };
-                    let mut cc = cxx(opt, opts, includes);
+                    let fast = !slow.contains(&stem);
+                    let mut cc = cxx(if fast { opts.opt } else { "-O0" }, opts, includes);
+                    if fast {
+                        cc.args(pgo.flags());
+                    }
                     cc.arg("-c").arg(src).arg("-o").arg(&obj);
                     run(&mut cc, &dir.join(format!("{stem}.log")))?;
                     Ok(obj)
@@ -189,13 +240,22 @@ fn runtime_objects(cache: &Cache, opts: &BuildOptions) -> Result<Vec<PathBuf>> {
         }
         let tmp = cache.scratch(&entry)?;
         let sources: Vec<PathBuf> = names.iter().map(|n| inc.join(format!("{n}.cpp"))).collect();
-        compile_all(opts, &[&inc, &inc.join("vltstd")], &sources, &[], &tmp)?;
+        compile_all(
+            opts,
+            &[&inc, &inc.join("vltstd")],
+            &sources,
+            &[],
+            Pgo::Off,
+            &tmp,
+        )?;
         let dir = cache.publish(&tmp, &entry)?;
         Ok(objs(&dir))
     })
 }
 
-/// Build (or find in the cache) the Verilator model of `top` from `files`.
+/// Build (or find in the cache) the Verilator model of `top` from `files`; with
+/// `opts.training`, the model optimised by that workload's profile (its counts made first, or
+/// found in the cache).
 pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelLibrary> {
     let hash = Key::new("verilator-model")
         .text(&format!(
@@ -208,276 +268,166 @@ pub fn build(top: &str, files: &[PathBuf], opts: &BuildOptions) -> Result<ModelL
         .files(files)?
         .hex();
     let cache = model_cache(opts)?;
-    let entry = format!("{top}-{hash}");
-    let found = |dir: &Path| ModelLibrary {
+    let library = |dir: &Path| ModelLibrary {
         top: top.to_string(),
         path: dir.join(format!("lib{top}.so")),
         trace: opts.trace,
     };
+    let (entry, counts) = match opts.training {
+        None => (format!("{top}-{hash}"), None),
+        Some(t) => {
+            let trained = format!("{top}-{hash}-{}", Key::new("training").text(t.name).hex());
+            let counts = profile(&cache, top, files, opts, t, &format!("{trained}-counts"))?;
+            (trained, Some(counts))
+        }
+    };
     cache.once(&entry, || {
         let dir = cache.dir.join(&entry);
-        if dir.join(format!("lib{top}.so")).exists() {
-            return Ok(found(&dir));
+        if library(&dir).path.exists() {
+            return Ok(library(&dir));
         }
         // Build in a scratch directory and rename, so a crashed build never looks cached.
         let tmp = cache.scratch(&entry)?;
-        let mut v = Command::new("verilator");
-        v.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
-            .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
-            .arg("--top-module")
-            .arg(top)
-            .arg("-Mdir")
-            .arg(&tmp);
-        if opts.trace {
-            v.arg("--trace");
-        }
-        v.arg("-f").arg(verilator_file_list(&tmp, files)?);
-        run(&mut v, &tmp.join("verilator.log"))?;
-        let header = tmp.join(format!("V{top}.h"));
-        let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
-        if ports.is_empty() {
-            return Err(SimError::NoPorts(header));
-        }
-        let skips = skip_input_region_on_clock(&tmp, top)?;
-        let shim = tmp.join("ferroce_shim.cpp");
-        std::fs::write(&shim, shim_source(top, &ports, opts.trace, skips))
-            .map_err(io_err(&shim))?;
-        let inc = verilator_root().join("include");
-        let mut sources: Vec<PathBuf> = std::fs::read_dir(&tmp)
-            .map_err(io_err(&tmp))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| {
-                p.extension().is_some_and(|x| x == "cpp")
-                    && p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with('V'))
-            })
-            .collect();
-        sources.sort();
-        sources.push(shim);
-        let runtime = runtime_objects(&cache, opts)?;
-        let mk = tmp.join(format!("V{top}_classes.mk"));
-        let slow = slow_classes(&std::fs::read_to_string(&mk).map_err(io_err(&mk))?);
-        let objs = compile_all(
-            opts,
-            &[&tmp, &inc, &inc.join("vltstd")],
-            &sources,
-            &slow,
-            &tmp,
-        )?;
-        let out = tmp.join(format!("lib{top}.so"));
-        let mut ld = Command::new("g++");
-        ld.arg("-shared")
-            .args(&objs)
-            .args(&runtime)
-            .arg("-o")
-            .arg(&out)
-            .arg("-lpthread");
-        run(&mut ld, &tmp.join("link.log"))?;
-        // Keep the library and the logs; the objects and generated C++ are only build inputs.
-        for p in objs.iter().chain(sources.iter()) {
-            let _ = std::fs::remove_file(p);
-        }
-        let dir = cache.publish(&tmp, &entry)?;
-        Ok(found(&dir))
+        let pgo = counts.as_deref().map_or(Pgo::Off, Pgo::Use);
+        compile_model(&cache, top, files, opts, pgo, &tmp)?;
+        Ok(library(&cache.publish(&tmp, &entry)?))
     })
 }
 
-/// The generated files Verilator's makefile compiles as slow-path code (`VM_CLASSES_SLOW`,
-/// `VM_SUPPORT_SLOW` in `V<top>_classes.mk`: constructors, the initial and settle passes, the
-/// constant pool, the symbol table), which it builds without optimisation (`OPT_SLOW`); so
-/// does this build. They run once per model, and are about a third of the whole NIC's C++:
-/// the NIC's model builds in about 20% less time and runs no slower.
-fn slow_classes(classes_mk: &str) -> Vec<String> {
-    let mut slow = Vec::new();
-    let mut in_slow = false;
-    for line in classes_mk.lines() {
-        if let Some((var, _)) = line.split_once("+=") {
-            let var = var.trim();
-            in_slow = var == "VM_CLASSES_SLOW" || var == "VM_SUPPORT_SLOW";
-        } else if !line.starts_with(char::is_whitespace) {
-            in_slow = false;
-        } else if in_slow {
-            let name = line.trim().trim_end_matches('\\').trim();
-            if !name.is_empty() {
-                slow.push(name.to_string());
+/// The counts of `training` run on `top` built with counters (cached as `entry`, a directory
+/// of `<object>.gcda` files).
+fn profile(
+    cache: &Cache,
+    top: &str,
+    files: &[PathBuf],
+    opts: &BuildOptions,
+    training: Training,
+    entry: &str,
+) -> Result<PathBuf> {
+    cache.once(entry, || {
+        let dir = cache.dir.join(entry);
+        if dir.exists() {
+            return Ok(dir);
+        }
+        let tmp = cache.scratch(entry)?;
+        let lib = ModelLibrary {
+            top: top.to_string(),
+            path: compile_model(cache, top, files, opts, Pgo::Instrument, &tmp)?,
+            trace: opts.trace,
+        };
+        {
+            // Held loaded across the run, so that the counts stay in memory until dumped here
+            // (a library unloaded between the run's models would start again from zero).
+            // SAFETY: the library is the one just built; loading runs its constructors only.
+            let held = unsafe { libloading::Library::new(&lib.path) }
+                .map_err(|e| SimError::Design(format!("loading {}: {e}", lib.path.display())))?;
+            (training.run)(&lib)?;
+            // SAFETY: fe_profile_dump takes no arguments and only writes the counts.
+            unsafe {
+                let dump: libloading::Symbol<unsafe extern "C" fn()> = held
+                    .get(b"fe_profile_dump\0")
+                    .map_err(|e| SimError::Design(format!("fe_profile_dump: {e}")))?;
+                dump();
+            }
+        }
+        // Keep the counts and the logs; the instrumented library is not needed again.
+        for e in std::fs::read_dir(&tmp).map_err(io_err(&tmp))? {
+            let p = e.map_err(io_err(&tmp))?.path();
+            if p.extension().is_some_and(|x| x == "so") {
+                std::fs::remove_file(&p).map_err(io_err(&p))?;
+            }
+        }
+        cache.publish(&tmp, entry)
+    })
+}
+
+/// Verilator and g++ on `files` in the scratch directory `tmp`: the library `lib<top>.so`
+/// there (its path returned), with the logs; the generated C++ and the objects are removed.
+fn compile_model(
+    cache: &Cache,
+    top: &str,
+    files: &[PathBuf],
+    opts: &BuildOptions,
+    pgo: Pgo,
+    tmp: &Path,
+) -> Result<PathBuf> {
+    let mut v = Command::new("verilator");
+    v.args(["--cc", "-O3", "--x-assign", "fast", "--x-initial", "fast"])
+        .args(["-Wno-fatal", "-Wno-lint", "-Wno-style"])
+        .arg("--top-module")
+        .arg(top)
+        .arg("-Mdir")
+        .arg(tmp);
+    if opts.trace {
+        v.arg("--trace");
+    }
+    v.arg("-f").arg(verilator_file_list(tmp, files)?);
+    run(&mut v, &tmp.join("verilator.log"))?;
+    let header = tmp.join(format!("V{top}.h"));
+    let ports = parse_ports(&std::fs::read_to_string(&header).map_err(io_err(&header))?);
+    if ports.is_empty() {
+        return Err(SimError::NoPorts(header));
+    }
+    let skips = skip_input_region_on_clock(tmp, top)?;
+    let shim = tmp.join("ferroce_shim.cpp");
+    std::fs::write(&shim, shim_source(top, &ports, opts.trace, skips)).map_err(io_err(&shim))?;
+    let inc = verilator_root().join("include");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(tmp)
+        .map_err(io_err(tmp))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "cpp")
+                && p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with('V'))
+        })
+        .collect();
+    sources.sort();
+    sources.push(shim);
+    let runtime = runtime_objects(cache, opts)?;
+    let mk = tmp.join(format!("V{top}_classes.mk"));
+    let slow = slow_classes(&std::fs::read_to_string(&mk).map_err(io_err(&mk))?);
+    // The counts beside the objects they belong to, where g++ looks for them.
+    let mut counts = Vec::new();
+    if let Pgo::Use(dir) = pgo {
+        for e in std::fs::read_dir(dir).map_err(io_err(dir))? {
+            let p = e.map_err(io_err(dir))?.path();
+            if let (Some(name), Some("gcda")) =
+                (p.file_name(), p.extension().and_then(|x| x.to_str()))
+            {
+                let to = tmp.join(name);
+                std::fs::copy(&p, &to).map_err(io_err(&p))?;
+                counts.push(to);
             }
         }
     }
-    slow
-}
-
-/// Let `fe_eval_clock` skip the input-combinational region.
-///
-/// Verilator 5.0xx runs the logic driven combinationally from top-level inputs (its `ico`
-/// region) on every `eval()`, changed inputs or not; the region after a clock edge recomputes
-/// what the edge changes. When only the clock moved since the last full evaluation, the `ico`
-/// pass computes from the same inputs and the same state what the last pass did, so the
-/// testbench's clock evaluations (`Model::clock`) skip it: the `_eval` function starts its
-/// `ico` loop only when the shim's thread-local `fe_skip_ico` is false. Two passes of the
-/// region a cycle fewer, about 1.5x on the whole NIC. A Verilator whose `_eval` does not have
-/// the expected shape is left alone (every evaluation then runs the region, as before).
-fn skip_input_region_on_clock(dir: &Path, top: &str) -> Result<bool> {
-    let head = format!("void V{top}___024root___eval(V{top}___024root* vlSelf) {{");
-    const START: &str = "    __VicoContinue = 1U;\n";
-    for entry in std::fs::read_dir(dir).map_err(io_err(dir))? {
-        let path = entry.map_err(io_err(dir))?.path();
-        if path.extension().is_none_or(|x| x != "cpp") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
-        let Some(at) = text.find(&head) else {
-            continue;
-        };
-        let body_end = text[at..].find("\n}\n").map_or(text.len(), |e| at + e);
-        let Some(rel) = text[at..body_end].find(START) else {
-            return Ok(false);
-        };
-        let mut patched = String::with_capacity(text.len() + 64);
-        patched.push_str("extern thread_local bool fe_skip_ico;\n");
-        patched.push_str(&text[..at + rel]);
-        patched.push_str("    __VicoContinue = !fe_skip_ico;\n");
-        patched.push_str(&text[at + rel + START.len()..]);
-        std::fs::write(&path, patched).map_err(io_err(&path))?;
-        return Ok(true);
+    let objs = compile_all(
+        opts,
+        &[tmp, &inc, &inc.join("vltstd")],
+        &sources,
+        &slow,
+        pgo,
+        tmp,
+    )?;
+    let out = tmp.join(format!("lib{top}.so"));
+    let mut ld = Command::new("g++");
+    ld.arg("-shared");
+    if let Pgo::Instrument = pgo {
+        // The counters' runtime, and in it the dump the shim calls (a weak reference alone
+        // would not pull it from the archive).
+        ld.args(["-fprofile-generate", "-Wl,-u,__gcov_dump"]);
     }
-    Ok(false)
-}
-
-/// A top-level port as Verilator declares it in `V<top>.h`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct PortDecl {
-    pub name: String,
-    pub width: usize,
-    pub input: bool,
-}
-
-/// Parse `VL_IN8(&clk,0,0);`, `VL_OUTW(&data,511,0,16);` and friends.
-pub(crate) fn parse_ports(header: &str) -> Vec<PortDecl> {
-    header
-        .lines()
-        .filter_map(|line| {
-            let line = line.trim();
-            let (kind, rest) = line.split_once('(')?;
-            let input = match kind {
-                k if k.starts_with("VL_IN") => true,
-                k if k.starts_with("VL_OUT") => false,
-                _ => return None,
-            };
-            let args: Vec<&str> = rest.trim_end_matches(");").split(',').collect();
-            let name = args.first()?.trim().trim_start_matches('&').to_string();
-            let msb: usize = args.get(1)?.trim().parse().ok()?;
-            let lsb: usize = args.get(2)?.trim().parse().ok()?;
-            Some(PortDecl {
-                name,
-                width: msb - lsb + 1,
-                input,
-            })
-        })
-        .collect()
-}
-
-fn shim_source(top: &str, ports: &[PortDecl], trace: bool, skips: bool) -> String {
-    let n = ports.len();
-    let names: String = ports.iter().map(|p| format!("\"{}\",", p.name)).collect();
-    let widths: String = ports.iter().map(|p| format!("{},", p.width)).collect();
-    let dirs: String = ports
-        .iter()
-        .map(|p| format!("{},", u8::from(p.input)))
-        .collect();
-    let ptrs: String = ports
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            if p.width > 64 {
-                format!(
-                    "        case {i}: return (void*)m->model->{}.data();\n",
-                    p.name
-                )
-            } else {
-                format!("        case {i}: return (void*)&m->model->{};\n", p.name)
-            }
-        })
-        .collect();
-    let (trace_inc, trace_fns) = if trace {
-        (
-            "#include \"verilated_vcd_c.h\"\n",
-            r#"
-int fe_trace_open(Fe* m, const char* path) {
-    if (m->tfp) return 1;
-    m->tfp = new VerilatedVcdC;
-    m->model->trace(m->tfp, 99);
-    m->tfp->open(path);
-    return 0;
-}
-void fe_trace_dump(Fe* m, uint64_t t) { if (m->tfp) m->tfp->dump(t); }
-void fe_trace_close(Fe* m) { if (m->tfp) { m->tfp->close(); delete m->tfp; m->tfp = nullptr; } }
-"#,
-        )
-    } else {
-        (
-            "",
-            r#"
-int fe_trace_open(Fe*, const char*) { return 2; }
-void fe_trace_dump(Fe*, uint64_t) {}
-void fe_trace_close(Fe*) {}
-"#,
-        )
-    };
-    let tfp_decl = if trace {
-        "    VerilatedVcdC* tfp = nullptr;\n"
-    } else {
-        "    void* tfp = nullptr;\n"
-    };
-    format!(
-        r#"// Generated by ferroce-sim: C ABI over the Verilator model V{top}.
-#include "V{top}.h"
-#include "verilated.h"
-{trace_inc}#include <cstdint>
-
-struct Fe {{
-    VerilatedContext* ctx;
-    V{top}* model;
-{tfp_decl}}};
-
-thread_local bool fe_skip_ico = false;
-
-static const char* NAMES[{n}] = {{{names}}};
-static const int WIDTHS[{n}] = {{{widths}}};
-static const int INPUTS[{n}] = {{{dirs}}};
-
-extern "C" {{
-void fe_trace_close(Fe* m);
-int fe_port_count() {{ return {n}; }}
-const char* fe_port_name(int i) {{ return NAMES[i]; }}
-int fe_port_width(int i) {{ return WIDTHS[i]; }}
-int fe_port_input(int i) {{ return INPUTS[i]; }}
-Fe* fe_new() {{
-    Fe* m = new Fe;
-    m->ctx = new VerilatedContext;
-    m->ctx->traceEverOn({trace_on});
-    m->model = new V{top}(m->ctx, "{top}");
-    return m;
-}}
-void* fe_port_ptr(Fe* m, int i) {{
-    switch (i) {{
-{ptrs}        default: return nullptr;
-    }}
-}}
-void fe_eval(Fe* m) {{ m->model->eval(); }}
-void fe_eval_clock(Fe* m) {{ fe_skip_ico = true; m->model->eval(); fe_skip_ico = false; }}
-int fe_clock_skips_inputs() {{ return {skips}; }}
-void fe_delete(Fe* m) {{
-    fe_trace_close(m);
-    m->model->final();
-    delete m->model;
-    delete m->ctx;
-    delete m;
-}}
-{trace_fns}}}
-"#,
-        trace_on = if trace { "true" } else { "false" },
-        skips = u8::from(skips),
-    )
+    ld.args(&objs)
+        .args(&runtime)
+        .arg("-o")
+        .arg(&out)
+        .arg("-lpthread");
+    run(&mut ld, &tmp.join("link.log"))?;
+    // Keep the library and the logs; the objects, counts and generated C++ are only build
+    // inputs (an instrumented build writes its counts beside the objects, by name).
+    for p in objs.iter().chain(&sources).chain(&counts) {
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(out)
 }
 
 /// Write `files` one a line to `dir/files.f`, for Verilator's `-f`: the whole NIC names more
@@ -490,38 +440,4 @@ pub fn verilator_file_list(dir: &Path, files: &[PathBuf]) -> Result<PathBuf> {
         source,
     })?;
     Ok(list)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn finds_the_slow_path_classes_of_a_verilator_makefile() {
-        let mk =
-            "VM_TRACE = 0\nVM_CLASSES_FAST += \\\n\tVtop \\\n\tVtop___024root__DepSet_h1__0 \\\n\
-                  VM_CLASSES_SLOW += \\\n\tVtop__ConstPool_0 \\\n\tVtop___024root__Slow \\\n\
-                  VM_SUPPORT_FAST += \\\nVM_SUPPORT_SLOW += \\\n\tVtop__Syms \\\n\
-                  VM_GLOBAL_FAST += \\\n\tverilated \\\n";
-        assert_eq!(
-            slow_classes(mk),
-            ["Vtop__ConstPool_0", "Vtop___024root__Slow", "Vtop__Syms"]
-        );
-    }
-
-    #[test]
-    fn parses_verilator_port_macros() {
-        let h = "    VL_IN8(&clk,0,0);\n    VL_OUT(&m_crc_tdata,31,0);\n    VL_INW(&s_axis_tdata,511,0,16);\n    VL_IN64(&x,63,0);\n";
-        let p = parse_ports(h);
-        assert_eq!(p.len(), 4);
-        assert_eq!(
-            p[2],
-            PortDecl {
-                name: "s_axis_tdata".into(),
-                width: 512,
-                input: true
-            }
-        );
-        assert!(!p[1].input);
-    }
 }

@@ -53,11 +53,16 @@ pub fn open_model(name: &str, opts: &BuildOptions) -> Result<Model> {
 /// takes seconds, and every two-host world opens two NICs; the Verilog this binary emits for a
 /// name cannot change while it runs, so the library found first is the one a second open would
 /// find (unless it was removed from the cache since: then it is made again).
-fn library(name: &str, opts: &BuildOptions) -> Result<ModelLibrary> {
-    type Found = Mutex<HashMap<(String, bool, &'static str, PathBuf), ModelLibrary>>;
+pub(crate) fn library(name: &str, opts: &BuildOptions) -> Result<ModelLibrary> {
+    type Options = (bool, &'static str, Option<&'static str>, PathBuf);
+    type Found = Mutex<HashMap<(String, Options), ModelLibrary>>;
     static FOUND: OnceLock<Found> = OnceLock::new();
     let found = FOUND.get_or_init(Default::default);
-    let key = (name.to_string(), opts.trace, opts.opt, model_dir(opts));
+    let training = opts.training.map(|t| t.name);
+    let key = (
+        name.to_string(),
+        (opts.trace, opts.opt, training, model_dir(opts)),
+    );
     let known = found.lock().map_err(|_| poisoned())?.get(&key).cloned();
     if let Some(lib) = known.filter(|l| l.path.exists()) {
         return Ok(lib);
@@ -73,8 +78,13 @@ fn library(name: &str, opts: &BuildOptions) -> Result<ModelLibrary> {
 
 /// A testbench on design `name`, clocked at its configuration's clock, reset done.
 pub fn open_tb(name: &str, opts: &BuildOptions) -> Result<Tb> {
+    open_tb_on(name, &library(name, opts)?)
+}
+
+/// [`open_tb`] on a model library of design `name` already built.
+pub(crate) fn open_tb_on(name: &str, lib: &ModelLibrary) -> Result<Tb> {
     let design = find(name).ok_or_else(|| SimError::Design(format!("no design named {name}")))?;
-    let model = open_model(name, opts)?;
+    let model = Model::load(lib)?;
     let mut tb = Tb::new(model, "clk", design.config.clock_period_ps())?;
     if tb.model_ref().has_port("rst") {
         tb.reset("rst", 2)?;

@@ -3,16 +3,17 @@
 //! `ferroce_nic_64` joined by frame-level links ([`Phy::Frames`]), or `ferroce_nic_10g` joined
 //! by XGMII links ([`Phy::Xgmii`]: the whole 10G NIC, its XGMII encoder and decoder included).
 
-use crate::host::{SimBar, SimMem, SimNic, Stepping};
+use crate::build::{ModelLibrary, Training};
+use crate::host::{SimNic, Stepping};
 use crate::pcie::PcieConfig;
 pub use crate::wire::Wire;
 use crate::{Link, LinkConfig, PauseGenerator, RandomFaults, Result, SimError, XgmiiLink};
 use ferroce_driver::{
-    access, CompletionQueue, Device, DmaMemory, MemoryRegion, PfcConfig, ProtectionDomain, QpAttr,
-    QpState, QueuePair, Vlan,
+    CompletionQueue, Device, MemoryRegion, PfcConfig, ProtectionDomain, QpAttr, QpState, QueuePair,
+    RecvWr, SendWr, Sge, Vlan, WrOpcode,
 };
+use ferroce_spec::queues::WC_SUCCESS;
 use std::cell::RefCell;
-use std::path::Path;
 use std::rc::Rc;
 
 /// PFC for untagged RoCE (priority 0) on the NIC's 32 KiB receive buffer, as the lossless
@@ -29,7 +30,7 @@ pub const LOSSLESS_PFC: PfcConfig = PfcConfig {
     xon_bytes: 5 << 10,
 };
 
-pub type Dev = Device<SimBar, SimMem>;
+pub type Dev = Device<crate::host::SimBar, crate::host::SimMem>;
 
 /// One host: its NIC model, driver, a protection domain and a completion queue.
 pub struct Host {
@@ -129,22 +130,136 @@ const IPS: [[u8; 4]; 2] = [[10, 0, 0, 10], [10, 0, 0, 11]];
 /// How a world's NIC model is built: the worlds run the long simulations (the system tests,
 /// the demo, the benchmarks, interop), so their model's C++ is compiled at `-O3`, which
 /// measured 1.15-1.25x the cycles/s of `-O2` on the whole NIC for about a third more compile
-/// time of its evaluation code (once, cached); the blocks' short testbenches keep `-O2`.
-/// Tests that step a NIC of their own use it too, so that one model serves them all.
+/// time of its evaluation code (once, cached), and optimised by the profile of [`TRAINING`]
+/// (1.15-1.3x again, for a second build and the training run, about two minutes, once); the
+/// blocks' short testbenches keep `-O2`. A model built for waveforms has no profile. Tests
+/// that step a NIC of their own use it too, so that one model serves them all.
 pub fn nic_build(trace: bool) -> crate::BuildOptions {
     crate::BuildOptions {
         trace,
         opt: "-O3",
+        training: (!trace).then_some(TRAINING),
         ..Default::default()
+    }
+}
+
+/// The workload the world's NIC model is optimised for: one QP pair, PFC on, WRITEs, SENDs,
+/// READs of 64 B, 4 KiB + 1 and 16 KiB and atomics, four of each both ways, stepped on one
+/// thread. Rename it when the workload changes (its name keys the cached profile).
+pub const TRAINING: Training = Training {
+    name: "verbs both ways, one QP pair, 1",
+    run: train,
+};
+
+fn train(lib: &ModelLibrary) -> Result<()> {
+    let phy = [Phy::Frames, Phy::Xgmii]
+        .into_iter()
+        .find(|p| p.design() == lib.top)
+        .unwrap_or_default();
+    let mut w = World::open_on(
+        &WorldConfig {
+            phy,
+            ..WorldConfig::default()
+        },
+        lib,
+    )?;
+    w.set_stepping(Stepping::Sequential);
+    const LEN: usize = 4 << 14;
+    let mrs = [
+        w.a.buffer(LEN, &vec![0x5a; LEN])?,
+        w.b.buffer(LEN, &vec![0xa5; LEN])?,
+    ];
+    for h in [&mut w.a, &mut w.b] {
+        h.dev.set_pfc(&LOSSLESS_PFC)?;
+    }
+    let (qa, qb) = w.connect(4096, 0x100, 0x200, 64)?;
+    let mut qps = [qa, qb];
+    use WrOpcode::{AtomicFetchAndAdd, RdmaRead, RdmaWrite, Send};
+    for (op, size) in [RdmaWrite, Send, RdmaRead, AtomicFetchAndAdd]
+        .into_iter()
+        .flat_map(|op| {
+            [64usize, 4097, 16384].map(|s| (op, if op == AtomicFetchAndAdd { 8 } else { s }))
+        })
+    {
+        for from in 0..2 {
+            let (mine, theirs) = (&mrs[from], &mrs[1 - from]);
+            let sge = |m: &MemoryRegion, i: usize| Sge {
+                addr: m.addr + (i * size) as u64,
+                length: size as u32,
+                lkey: m.lkey,
+            };
+            let wrs: Vec<SendWr> = (0..4)
+                .map(|i| SendWr {
+                    wr_id: i as u64,
+                    opcode: op,
+                    sg_list: vec![sge(mine, i)],
+                    remote_addr: sge(theirs, i).addr,
+                    rkey: theirs.rkey,
+                    compare_add: 1,
+                    signaled: true,
+                    ..Default::default()
+                })
+                .collect();
+            let [qa, qb] = &mut qps;
+            let (me, peer, q, pq) = if from == 0 {
+                (&mut w.a, &mut w.b, qa, qb)
+            } else {
+                (&mut w.b, &mut w.a, qb, qa)
+            };
+            let receives = if op == Send { wrs.len() } else { 0 };
+            let rwrs: Vec<RecvWr> = (0..receives)
+                .map(|i| RecvWr {
+                    wr_id: i as u64,
+                    sg_list: vec![sge(theirs, i)],
+                })
+                .collect();
+            if receives > 0 {
+                peer.dev.post_recv(pq, &rwrs)?;
+            }
+            me.dev.post_send(q, &wrs)?;
+            let (mut sent, mut received, mut failed) = (0, 0, None);
+            step_until(
+                &me.sim.clone(),
+                200_000,
+                "the training run's completions",
+                || {
+                    let polled = successes(&mut me.dev, &mut me.cq)
+                        .and_then(|s| Ok((s, successes(&mut peer.dev, &mut peer.cq)?)));
+                    match polled {
+                        Ok((s, r)) => (sent, received) = (sent + s, received + r),
+                        Err(e) => failed = Some(e),
+                    }
+                    (sent >= wrs.len() && received >= receives) || failed.is_some()
+                },
+            )?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Completions polled from `cq`, all successful (else the first that is not, as an error).
+fn successes(dev: &mut Dev, cq: &mut CompletionQueue) -> Result<usize> {
+    let wcs = dev.poll_cq(cq, 16)?;
+    match wcs.iter().find(|wc| wc.status != WC_SUCCESS) {
+        Some(wc) => Err(SimError::Design(format!("the training run: {wc:?}"))),
+        None => Ok(wcs.len()),
     }
 }
 
 impl World {
     pub fn open(cfg: &WorldConfig) -> Result<World> {
+        let lib = crate::designs::library(cfg.phy.design(), &nic_build(cfg.trace))?;
+        Self::open_on(cfg, &lib)
+    }
+
+    /// [`World::open`] with NICs of the model `lib` (of `cfg.phy`'s design).
+    fn open_on(cfg: &WorldConfig, lib: &ModelLibrary) -> Result<World> {
         cfg.faults.validate()?;
-        let opts = nic_build(cfg.trace);
-        let mut ta = crate::designs::open_tb(cfg.phy.design(), &opts)?;
-        let mut tb = crate::designs::open_tb(cfg.phy.design(), &opts)?;
+        let mut ta = crate::designs::open_tb_on(cfg.phy.design(), lib)?;
+        let mut tb = crate::designs::open_tb_on(cfg.phy.design(), lib)?;
         let (ab, ba) = match cfg.phy {
             Phy::Frames => (
                 Wire::Frames(Link::connect(
@@ -411,104 +526,6 @@ pub fn step_until(
         sim.borrow_mut().step()?;
     }
     Ok(sim.borrow().tb.cycle() - start)
-}
-
-impl Host {
-    /// The driver opened on `sim`, the port's addresses set, a PD and a CQ of `cq_depth`.
-    pub fn open(
-        sim: Rc<RefCell<SimNic>>,
-        mac: [u8; 6],
-        ip: [u8; 4],
-        cq_depth: u32,
-    ) -> Result<Host> {
-        let mut dev = Device::open(SimBar(sim.clone()), SimMem(sim.clone()))?;
-        dev.set_port(mac, ip)?;
-        let pd = dev.alloc_pd()?;
-        let cq = dev.create_cq(cq_depth)?;
-        Ok(Host {
-            dev,
-            sim,
-            pd,
-            cq,
-            mac,
-            ip,
-        })
-    }
-
-    /// A buffer of `len` bytes registered for local and remote writes, remote reads and
-    /// atomics, filled with `fill`.
-    pub fn buffer(&mut self, len: usize, fill: &[u8]) -> Result<MemoryRegion> {
-        let buf = self.dev.mem.alloc(len, 4096)?;
-        self.dev.mem.write(buf.addr, &fill[..len])?;
-        Ok(self.dev.reg_mr(
-            &self.pd,
-            buf.addr,
-            len as u64,
-            access::LOCAL_WRITE
-                | access::REMOTE_WRITE
-                | access::REMOTE_READ
-                | access::REMOTE_ATOMIC,
-        )?)
-    }
-
-    /// A counter of the NIC model by port name.
-    pub fn counter(&self, name: &str) -> Result<u64> {
-        self.sim.borrow().tb.get(name)
-    }
-
-    /// A per-priority counter bus (`mac_pfc_rx`, `mac_xoff_sent`, ...: eight 32-bit counters,
-    /// priority p at bits 32p), as eight values.
-    pub fn prio_counters(&self, name: &str) -> Result<[u64; 8]> {
-        let sim = self.sim.borrow();
-        let m = sim.tb.model_ref();
-        let bytes = m.get_bytes(m.port(name)?);
-        let mut out = [0u64; 8];
-        for (p, c) in out.iter_mut().enumerate() {
-            let b = bytes.get(4 * p..4 * p + 4).unwrap_or(&[0; 4]);
-            *c = u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        }
-        Ok(out)
-    }
-}
-
-impl Host {
-    /// Write a VCD of this host's NIC (every signal, named by the design's hierarchy) to
-    /// `path` for `cycles` cycles from cycle `from_cycle` of its clock (now, if that has
-    /// passed); GTKWave opens it. The world must be built with [`WorldConfig::trace`].
-    pub fn wave(&self, path: &Path, from_cycle: u64, cycles: u64) -> Result<()> {
-        self.sim
-            .borrow_mut()
-            .tb
-            .trace_window(path, from_cycle, cycles)
-    }
-
-    /// Transmit credits in use per priority (`mac_tx_used`: beats reserved in the MAC's
-    /// transmit queues and not yet sent); all zero when the NIC has nothing to send.
-    pub fn tx_used(&self) -> Result<[u64; 8]> {
-        let sim = self.sim.borrow();
-        let m = sim.tb.model_ref();
-        let bytes = m.get_bytes(m.port("mac_tx_used")?);
-        let mut out = [0u64; 8];
-        for (p, c) in out.iter_mut().enumerate() {
-            let b = bytes.get(2 * p..2 * p + 2).unwrap_or(&[0; 2]);
-            *c = u64::from(u16::from_le_bytes([b[0], b[1]]));
-        }
-        Ok(out)
-    }
-}
-
-impl Host {
-    /// Every fault counter of this NIC ([`FAULT_COUNTERS`], and [`XGMII_FAULT_COUNTERS`] on
-    /// `ferroce_nic_10g`) with its value: all must stay zero in clean traffic.
-    pub fn faults(&self) -> Result<Vec<(&'static str, u64)>> {
-        let sim = self.sim.borrow();
-        let m = sim.tb.model_ref();
-        FAULT_COUNTERS
-            .iter()
-            .chain(XGMII_FAULT_COUNTERS.iter().filter(|c| m.has_port(c)))
-            .map(|&c| Ok((c, sim.tb.get(c)?)))
-            .collect()
-    }
 }
 
 /// The XGMII face's fault counters (`ferroce_nic_10g` only).
