@@ -131,7 +131,7 @@ const IPS: [[u8; 4]; 2] = [[10, 0, 0, 10], [10, 0, 0, 11]];
 /// the demo, the benchmarks, interop), so their model's C++ is compiled at `-O3`, which
 /// measured 1.15-1.25x the cycles/s of `-O2` on the whole NIC for about a third more compile
 /// time of its evaluation code (once, cached), and optimised by the profile of [`TRAINING`]
-/// (1.15-1.3x again, for a second build and the training run, about two minutes, once); the
+/// (1.15-1.3x again, for a second build and the training run, about 70 s more, once); the
 /// blocks' short testbenches keep `-O2`. A model built for waveforms has no profile. Tests
 /// that step a NIC of their own use it too, so that one model serves them all.
 pub fn nic_build(trace: bool) -> crate::BuildOptions {
@@ -143,9 +143,9 @@ pub fn nic_build(trace: bool) -> crate::BuildOptions {
     }
 }
 
-/// The workload the world's NIC model is optimised for: one QP pair, PFC on, WRITEs, SENDs,
-/// READs of 64 B, 4 KiB + 1 and 16 KiB and atomics, four of each both ways, stepped on one
-/// thread. Rename it when the workload changes (its name keys the cached profile).
+/// The workload the world's NIC model is optimised for: one QP pair, PFC on, four WRITEs,
+/// SENDs and READs of each of 64 B, 4 KiB + 1 and 16 KiB and four FETCH_AND_ADDs at each of
+/// those three steps, both ways, stepped on one thread. Rename it when the workload changes (its name keys the cached profile).
 pub const TRAINING: Training = Training {
     name: "verbs both ways, one QP pair, 1",
     run: train,
