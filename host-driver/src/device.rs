@@ -45,6 +45,9 @@ pub struct Device<B: Bar, M: DmaMemory> {
     /// WQE the NIC takes completes, in ring order), set to the producer index by a move to
     /// RESET (`QueuePair::rq_done` is taken from here).
     rq_retired: HashMap<u32, u16>,
+    /// Per QP, its epoch (`QueuePair::epoch`): CQEs of another belong to a life before its
+    /// last reset and are passed over.
+    epochs: HashMap<u32, u8>,
 }
 
 fn type_of(b: &Block) -> u32 {
@@ -130,6 +133,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_track: HashMap::new(),
             sq_retired: HashMap::new(),
             rq_retired: HashMap::new(),
+            epochs: HashMap::new(),
             mrs: Vec::new(),
             mr_gen: 0,
         })

@@ -117,6 +117,13 @@ pub const CQE: Layout = Layout::host(
             "WC_WITH_IMM: imm_data holds the immediate",
         ),
         f(
+            "epoch",
+            144,
+            8,
+            "the QP's epoch (QP context `epoch`) when its work was taken: a CQE of an earlier \
+             one belongs to a reset QP's last life and is discarded by the host",
+        ),
+        f(
             "imm_data",
             160,
             32,

@@ -123,7 +123,9 @@
 //! BAR0 write of the QP table before it is acted on (`qpw_d`).
 //!
 //! The CQE: `spec::queues::CQE`, its owner bit the inverse of the pass over the ring
-//! (`(pi >> log_size) & 1`). The CQ's producer index is kept in this block's copy of the CQ
+//! (`(pi >> log_size) & 1`), its `epoch` the one its request or landing was taken in (a CQE
+//! already on its way to the host when the QP is reset lands after the reset; the host knows
+//! it by its epoch). The CQ's producer index is kept in this block's copy of the CQ
 //! table only (a QUERY of the CQ shows the host's value). The host's consumer index is not
 //! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
 //! Received ACKs are taken before sent requests, and those before heads to look at.
@@ -522,6 +524,7 @@ pub struct Completer<const DW: usize> {
     c_flags: Constant<Bits<8>>,
     c_imm: Constant<Bits<8>>,
     c_src: Constant<Bits<8>>,
+    c_epoch: Constant<Bits<8>>,
     v_qpn: Constant<Bits<8>>,
     v_status: Constant<Bits<8>>,
     v_op: Constant<Bits<8>>,
@@ -876,6 +879,7 @@ impl<const DW: usize> Completer<DW> {
             c_flags: field_at(&CQE, "wc_flags"),
             c_imm: field_at(&CQE, "imm_data"),
             c_src: field_at(&CQE, "src_qp"),
+            c_epoch: field_at(&CQE, "epoch"),
             v_qpn: field_at(&RECV_DONE, "qpn"),
             v_status: field_at(&RECV_DONE, "status"),
             v_op: field_at(&RECV_DONE, "opcode"),
@@ -1570,6 +1574,7 @@ impl<const DW: usize> Logic for Completer<DW> {
             | (bit_cast::<CQE_W, 24>(self.s_qpn.val()) << self.c_qpn.val())
             | (bit_cast::<CQE_W, 8>(self.wc_op.val()) << self.c_op.val())
             | (bit_cast::<CQE_W, 8>(self.status.val()) << self.c_status.val())
+            | (bit_cast::<CQE_W, 8>(self.s_epoch.val()) << self.c_epoch.val())
             | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
         self.rcv_img.next =
             (bit_cast::<CQE_W, 64>(self.rcv.q.val().get_bits::<64>(self.v_wrid.val().index()))
@@ -1594,6 +1599,7 @@ impl<const DW: usize> Logic for Completer<DW> {
                 | (bit_cast::<CQE_W, 24>(
                     self.rcv.q.val().get_bits::<24>(self.v_src.val().index()),
                 ) << self.c_src.val())
+                | (bit_cast::<CQE_W, 8>(self.rcv_ep.val()) << self.c_epoch.val())
                 | (bit_cast::<CQE_W, 1>(self.owner.val()) << self.c_owner.val());
 
         self.last1.next = self.s_last.val() + bits::<24>(1);

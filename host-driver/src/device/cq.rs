@@ -38,7 +38,9 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     }
 
     /// Take up to `max` completions from `cq` (`ibv_poll_cq`): the CQEs whose owner bit says
-    /// the NIC has written them on this pass over the ring. Never touches the NIC.
+    /// the NIC has written them on this pass over the ring. Never touches the NIC. A CQE of
+    /// a QP's life before its last move to RESET (its `epoch` not the QP's) frees its slot
+    /// and is not returned: a reset QP completes nothing of its old work.
     pub fn poll_cq(&mut self, cq: &mut CompletionQueue, max: usize) -> Result<Vec<WorkCompletion>> {
         let mut out = Vec::new();
         let mask = (1u32 << cq.log_size) - 1;
@@ -62,6 +64,14 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                 src_qp: g("src_qp") as u32,
             };
             cq.ci = cq.ci.wrapping_add(1);
+            if self
+                .epochs
+                .get(&wc.qpn)
+                .is_some_and(|e| u128::from(*e) != g("epoch"))
+            {
+                // Work of the QP's last life (a CQE already on its way when it was reset).
+                continue;
+            }
             if wc.opcode & queues::WC_RECV != 0 {
                 // A receive completion: its WQE left the receive ring (they complete in order).
                 let n = self.rq_retired.entry(wc.qpn).or_default();

@@ -54,6 +54,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
         self.sq_track.insert(qp.qpn, VecDeque::new());
         self.sq_retired.insert(qp.qpn, 0);
         self.rq_retired.insert(qp.qpn, 0);
+        self.epochs.insert(qp.qpn, 0);
         self.next_qpn += 1;
         qp.state = QpState::Reset;
         Ok(qp)
@@ -328,6 +329,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             self.sq_track.insert(qp.qpn, VecDeque::new());
             self.sq_retired.insert(qp.qpn, 0);
             self.rq_retired.insert(qp.qpn, qp.rq_done);
+            self.epochs.insert(qp.qpn, qp.epoch);
         }
         Ok(())
     }
