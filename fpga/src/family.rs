@@ -31,8 +31,8 @@ pub trait Family: Debug + Sync {
     /// nextpnr's arguments beyond `--out-of-context` for a design placed out of context (the
     /// constraint file then sets a clock and no pins).
     fn out_of_context_args(&self) -> Vec<String>;
-    /// A constraint file that sets the clock `clk` to `mhz`; `why` becomes its comment.
-    fn clock_constraint(&self, mhz: f64, why: &str) -> String;
+    /// A constraint that sets the clock port `port` to `mhz`; `why` becomes its comment.
+    fn clock_constraint(&self, port: &str, mhz: f64, why: &str) -> String;
     /// The frequency (MHz) the constraint text sets on `clk`, if it sets one.
     fn constraint_mhz(&self, text: &str) -> Option<f64>;
     /// For a board top: nextpnr's arguments writing the routed design for the packer, and

@@ -19,6 +19,7 @@ pub mod pnr;
 pub mod report;
 pub mod sta;
 pub mod synth;
+pub mod wrapper;
 
 use std::path::PathBuf;
 

@@ -32,7 +32,7 @@ use std::process::Command;
 use std::time::Instant;
 
 /// The wrapper module's name.
-pub const WRAPPER: &str = "ferroce_pnr_wrap";
+pub use crate::wrapper::{clock_ports, wrapper, WRAPPER};
 
 /// How a design is placed.
 #[derive(Clone, Copy)]
@@ -138,51 +138,6 @@ pub fn yowasp(tool: &str) -> Result<PathBuf> {
             tool: tool.to_string(),
             hint: "run .ci/setup (it installs the pinned YoWASP tools into .venv)".into(),
         })
-}
-
-/// The wrapper: the design with a register on every port bit but `clk`. Plain Verilog-2005.
-pub fn wrapper(top: &str, ports: &[PortDecl]) -> String {
-    let range = |w: usize| {
-        if w > 1 {
-            format!("[{}:0] ", w - 1)
-        } else {
-            String::new()
-        }
-    };
-    let clocked = |p: &&PortDecl| p.name != "clk";
-    let mut s = format!(
-        "// Out-of-context wrapper for {top}: one register on every port bit (written by ferroce pnr).\n\
-         module {WRAPPER} (\n    input wire clk"
-    );
-    for p in ports.iter().filter(clocked) {
-        let dir = if p.input { "input wire" } else { "output wire" };
-        let _ = write!(s, ",\n    {dir} {}{}", range(p.width), p.name);
-    }
-    s += "\n);\n";
-    for p in ports.iter().filter(clocked) {
-        let pre = if p.input { "wrap_i__" } else { "wrap_o__" };
-        let _ = writeln!(s, "    reg {}{pre}{};", range(p.width), p.name);
-        if !p.input {
-            let _ = writeln!(s, "    wire {}wrap_w__{};", range(p.width), p.name);
-            let _ = writeln!(s, "    assign {0} = wrap_o__{0};", p.name);
-        }
-    }
-    s += "    always @(posedge clk) begin\n";
-    for p in ports.iter().filter(clocked) {
-        if p.input {
-            let _ = writeln!(s, "        wrap_i__{0} <= {0};", p.name);
-        } else {
-            let _ = writeln!(s, "        wrap_o__{0} <= wrap_w__{0};", p.name);
-        }
-    }
-    s += "    end\n";
-    let _ = write!(s, "    {top} dut (\n        .clk(clk)");
-    for p in ports.iter().filter(clocked) {
-        let src = if p.input { "wrap_i__" } else { "wrap_w__" };
-        let _ = write!(s, ",\n        .{0}({src}{0})", p.name);
-    }
-    s += "\n    );\nendmodule\n";
-    s
 }
 
 impl Job<'_> {
@@ -386,10 +341,28 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         // nextpnr's `--freq` yields to a constraint file's clock: the override goes in the file.
         (Some(f), Mode::OutOfContext { .. }) => {
             let why = format!("ferroce pnr --freq {f}: replaces {}", req.lpf.display());
-            std::fs::write(&lpf, family.clock_constraint(f, &why)).map_err(io_err(&lpf))?;
+            std::fs::write(&lpf, family.clock_constraint("clk", f, &why)).map_err(io_err(&lpf))?;
         }
         _ => {
             std::fs::copy(req.lpf, &lpf).map_err(io_err(req.lpf))?;
+        }
+    }
+    if let Mode::OutOfContext { ports } = &req.mode {
+        // A clock crossing's clocks besides `clk`: each at the frequency `clk` has.
+        let extra: Vec<&str> = clock_ports(ports)
+            .into_iter()
+            .filter(|c| *c != "clk")
+            .collect();
+        if !extra.is_empty() {
+            let mhz = match req.freq {
+                Some(f) => f,
+                None => constraint_frequency(family, req.lpf)?,
+            };
+            let mut text = std::fs::read_to_string(&lpf).map_err(io_err(&lpf))?;
+            for c in extra {
+                text += &family.clock_constraint(c, mhz, "a clock of the design, as clk");
+            }
+            std::fs::write(&lpf, text).map_err(io_err(&lpf))?;
         }
     }
     let names = base_names(req.files);
@@ -515,32 +488,6 @@ pub fn design(
 mod tests {
     use super::*;
     use crate::family::ecp5::ECP5;
-
-    #[test]
-    fn wrapper_registers_every_port_but_clk() {
-        let ports = [
-            PortDecl {
-                name: "clk".into(),
-                input: true,
-                width: 1,
-            },
-            PortDecl {
-                name: "a".into(),
-                input: true,
-                width: 8,
-            },
-            PortDecl {
-                name: "y".into(),
-                input: false,
-                width: 1,
-            },
-        ];
-        let w = wrapper("t", &ports);
-        assert!(w.contains("wrap_i__a <= a;"));
-        assert!(w.contains("wrap_o__y <= wrap_w__y;"));
-        assert!(w.contains(".a(wrap_i__a)"));
-        assert!(!w.contains("wrap_i__clk"));
-    }
 
     #[test]
     fn the_whole_nics_are_placed_statically_unless_told() {

@@ -66,9 +66,15 @@ pub mod ten_g {
     /// The read-share block's skid: a beat with its `tuser` in one more lane.
     pub const SHARE_W: usize = DW + 8;
     pub const SHARE_K: usize = KW + 1;
+    /// A clock crossing's queue of beats: a beat and its keep, 2^`CDC_A` deep (enough for
+    /// the synchronizers' round trip at any clock ratio).
+    pub const CDC_W: usize = DW + KW;
+    pub const CDC_A: usize = 4;
+    pub const CDC_P: usize = CDC_A + 1;
 
     pub type Crc32 = crate::crc::Crc32<DW, KW>;
     pub type Icrc = crate::crc::Icrc<DW, KW, SHIFT_W>;
+    pub type AsyncFifo = crate::cdc::AsyncFifo<CDC_W, CDC_A, CDC_P>;
     pub type Bar0 = crate::host::Bar0<DW, KW>;
     pub type DmaRead = crate::host::DmaRead<DW, KW, DMA_BANK_A>;
     pub type DmaWrite = crate::host::DmaWrite<DW, KW>;

@@ -67,6 +67,13 @@ pub const DESIGNS: &[Design] = &[
         summary: "RoCEv2 ICRC compute and check tap, 512-bit stream",
     },
     Design {
+        name: "ferroce_async_fifo_64",
+        build: |n| emit(&mut ten_g::AsyncFifo::new(), n),
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "Dual-clock FIFO: beats with their keep from one clock to another, Gray pointers through two-flip-flop synchronizers",
+    },
+    Design {
         name: "ferroce_bar0_64",
         build: |n| emit(&mut ten_g::Bar0::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,
@@ -345,7 +352,8 @@ pub fn ports_page() -> Result<String, EmitError> {
          `DIR/<design>/`: one `<module>.sv` per module and the filelist `<design>.f` (its header names each tool's flags), leaves first. \
          Module names are `<design>` and `<design>__<instance path>`, never `top`.\n\n\
          Every design has `clk` (the core clock: 156.25 MHz at 10g, 250 MHz at 100g) and `rst` \
-         (synchronous, active high). Streams follow one convention: data moves when `tvalid` and \
+         (synchronous, active high), but a clock crossing, which has a clock and a reset per side \
+         (`s_clk`, `s_rst`, `m_clk`, `m_rst`). Streams follow one convention: data moves when `tvalid` and \
          `tready` are both high; `s_` ports enter the design, `m_` ports leave it. Ports are \
          grouped by prefix: `s_axis_{tdata[63:0],tlast}` is `s_axis_tdata` (64 bits) and \
          `s_axis_tlast` (1 bit). Counters are 32 bits and wrap; a 256-bit counter port holds \
@@ -440,10 +448,13 @@ mod tests {
         for d in DESIGNS {
             let ports = emit_design(d.name)?.ports();
             assert!(ports.len() > 3, "{}: {} ports", d.name, ports.len());
+            // One clock `clk`, or a clock per side (`s_clk`, `m_clk`) for a crossing.
             assert!(
                 ports
                     .iter()
-                    .any(|p| p.name == "clk" && p.input && p.width == 1),
+                    .any(|p| (p.name == "clk" || p.name.ends_with("_clk"))
+                        && p.input
+                        && p.width == 1),
                 "{}: no clk",
                 d.name
             );

@@ -6,6 +6,7 @@
 //! the differential tests. The parameters each configuration builds them with are named in
 //! [`config`].
 
+pub mod cdc;
 pub mod config;
 pub mod crc;
 pub mod designs;

@@ -37,6 +37,7 @@ pub mod bench;
 pub mod bridge;
 pub mod build;
 pub mod cache;
+pub mod clocks;
 pub mod designs;
 pub mod fault;
 mod generated;

@@ -65,8 +65,8 @@ impl Family for Ecp5 {
         vec!["--lpf-allow-unconstrained".into()]
     }
 
-    fn clock_constraint(&self, mhz: f64, why: &str) -> String {
-        format!("# {why}\nFREQUENCY PORT \"clk\" {mhz} MHZ;\n")
+    fn clock_constraint(&self, port: &str, mhz: f64, why: &str) -> String {
+        format!("# {why}\nFREQUENCY PORT \"{port}\" {mhz} MHZ;\n")
     }
 
     /// The `FREQUENCY PORT "clk" <MHz> MHZ;` line's frequency.
@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_clock_constraint_reads_back_its_frequency() {
-        let text = ECP5.clock_constraint(156.25, "test");
+        let text = ECP5.clock_constraint("clk", 156.25, "test");
         assert_eq!(ECP5.constraint_mhz(&text), Some(156.25));
         assert_eq!(
             ECP5.constraint_mhz("# FREQUENCY PORT \"clk\" 9 MHZ;\n"),

@@ -6,6 +6,7 @@
 //! One test binary for all of them, so the suite links rust-hdl once per group and both cores
 //! stay busy; run one block's tests with `cargo test -p ferroce-tests --test blocks <module>`.
 
+mod async_fifo;
 mod bar0_fence;
 mod board;
 mod completer;

@@ -282,6 +282,7 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
         "ferroce_crc32_64",
         "ferroce_icrc_64",
         "ferroce_key_check",
+        "ferroce_async_fifo_64",
         "ferroce_mac_tx_64",
         "ferroce_mac_rx_64",
     ] {
