@@ -337,6 +337,7 @@ pub fn bar0_params(c: Config) -> Bar0Params {
     Bar0Params {
         datapath_width: c.data_width() as u32,
         clock_khz: c.clock_khz(),
+        max_rd_atomic: ferroce_spec::queues::MAX_RD_ATOMIC as u32,
     }
 }
 

@@ -21,6 +21,9 @@ pub struct DeviceInfo {
     pub num_qps: u32,
     pub num_cqs: u32,
     pub num_mrs: u32,
+    /// READs and atomics a QP may have outstanding (`max_rd_atomic`, `max_dest_rd_atomic`),
+    /// as the NIC was built.
+    pub max_rd_atomic: u32,
     pub db_offset: u32,
     pub db_stride: u32,
 }
@@ -119,6 +122,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             num_qps: param(&mut bar, Param::NumQps)?,
             num_cqs: param(&mut bar, Param::NumCqs)?,
             num_mrs: param(&mut bar, Param::NumMrs)?,
+            max_rd_atomic: param(&mut bar, Param::MaxRdAtomic)?,
             db_offset: bar.read32(regs::addr("ID", "DB_OFFSET"))?,
             db_stride: bar.read32(regs::addr("ID", "DB_STRIDE"))?,
         };

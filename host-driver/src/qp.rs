@@ -64,8 +64,10 @@ pub struct QpAttr {
     /// The RNR NAK timer code this QP's responder sends, 0..=31 (IBA table 45; INIT -> RTR
     /// or RTS -> RTS; default `headers::RNR_TIMER_DEFAULT`, 1: 0.01 ms).
     pub min_rnr_timer: Option<u8>,
-    /// RDMA READs and atomics outstanding at most, 1..=16 (`max_rd_atomic`: no more than the
-    /// peer's `max_dest_rd_atomic`; RTR -> RTS; default `queues::MAX_RD_ATOMIC`, 16).
+    /// RDMA READs and atomics outstanding at most, 1 up to what the NIC was built with
+    /// (`DeviceInfo::max_rd_atomic`, the ID block's `MAX_RD_ATOMIC`: 16 in the 10g NIC;
+    /// `max_rd_atomic`: no more than the peer's `max_dest_rd_atomic`; RTR -> RTS; default
+    /// the NIC's).
     pub max_rd_atomic: Option<u8>,
     /// Remote access the QP allows (`qp_access_flags`: `access::REMOTE_WRITE`, `REMOTE_READ`,
     /// `REMOTE_ATOMIC`), besides each region's own rights (any move but to RESET; default all

@@ -118,7 +118,7 @@ impl World {
 
     /// A connected RC queue pair `(qp_a, qp_b)` in RTS: path MTU `pmtu`, first PSNs
     /// `psn_ab` (a to b) and `psn_ba`, send queues of `depth` entries; both QPs with the
-    /// retry attributes, READ limit (`max_rd_atomic`, 1..=16) and access granted to the peer
+    /// retry attributes, READ limit (`max_rd_atomic`, 1 up to what the NIC was built with: 16 in the 10g NIC) and access granted to the peer
     /// (`qp_access_flags`, the `verbs.ACCESS_REMOTE_*` bits) given (`None`: the driver's
     /// defaults, as `modify_qp`'s).
     #[pyo3(signature = (pmtu = 1024, psn_ab = 0, psn_ba = 0, depth = 64, *, timeout = None,

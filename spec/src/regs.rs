@@ -58,6 +58,8 @@ pub enum Param {
     NumCqs,
     /// Number of memory regions (keys name index `key >> 8`).
     NumMrs,
+    /// RDMA READs and atomics a QP may have outstanding, as requester and as responder.
+    MaxRdAtomic,
 }
 
 impl Param {
@@ -68,6 +70,7 @@ impl Param {
             Param::NumQps => "QPs",
             Param::NumCqs => "CQs",
             Param::NumMrs => "MRs",
+            Param::MaxRdAtomic => "READs and atomics outstanding per QP",
         }
     }
 }
@@ -240,6 +243,14 @@ pub const BLOCKS: &[Block] = &[
             ),
             reg("SCRATCH", 0x24, Rw, V(0), "scratch register for bus tests"),
             reg("NUM_MRS", 0x28, Ro, P(Param::NumMrs), "memory regions"),
+            reg(
+                "MAX_RD_ATOMIC",
+                0x2C,
+                Ro,
+                P(Param::MaxRdAtomic),
+                "RDMA READs and atomics a QP may have outstanding, as requester \
+                 (`max_rd_atomic`) and as responder (`max_dest_rd_atomic`)",
+            ),
         ],
         doc: "Identifies the NIC and its build parameters. Always at offset 0.",
     },

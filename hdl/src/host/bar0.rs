@@ -90,6 +90,7 @@ pub enum Bar0State {
 pub struct Bar0Params {
     pub datapath_width: u32,
     pub clock_khz: u32,
+    pub max_rd_atomic: u32,
 }
 
 #[derive(LogicBlock)]
@@ -333,6 +334,7 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
                         let v = match p {
                             Param::DatapathWidth => params.datapath_width,
                             Param::ClockKhz => params.clock_khz,
+                            Param::MaxRdAtomic => params.max_rd_atomic,
                             Param::NumQps | Param::NumCqs | Param::NumMrs => 1 << OBJ_A,
                         };
                         ro_addr.push(a);

@@ -62,7 +62,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
 
     /// The context image of `qp`. `init_sq` / `init_rq` make the NIC take the send / receive
     /// side's running state (PSNs, indices, MSN) from it; without them the NIC keeps its own.
-    pub(crate) fn qp_image(qp: &QueuePair, init_sq: bool, init_rq: bool) -> Vec<u8> {
+    pub(crate) fn qp_image(&self, qp: &QueuePair, init_sq: bool, init_rq: bool) -> Vec<u8> {
         let mut img = vec![0u8; QP_CTX.len];
         let a = &qp.attr;
         put(&QP_CTX, &mut img, "state", qp.state.code().into());
@@ -116,7 +116,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             &mut img,
             "max_rd_atomic",
             a.max_rd_atomic
-                .unwrap_or(queues::MAX_RD_ATOMIC as u8)
+                .map_or(self.info.max_rd_atomic, u32::from)
                 .into(),
         );
         put(
@@ -144,7 +144,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     }
 
     pub(crate) fn write_qp(&mut self, qp: &QueuePair, init_sq: bool, init_rq: bool) -> Result<()> {
-        let img = Self::qp_image(qp, init_sq, init_rq);
+        let img = self.qp_image(qp, init_sq, init_rq);
         self.write_context(regs::TABLE_QP, qp.qpn, &img)
     }
 
@@ -210,10 +210,11 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
                     qp.qpn, qp.state
                 )));
             }
-            if !(1..=queues::MAX_RD_ATOMIC as u8).contains(&v) {
+            // What the NIC was built with (its ID block), not what the spec allows.
+            let max = self.info.max_rd_atomic;
+            if !(1..=max).contains(&u32::from(v)) {
                 return Err(DriverError::Invalid(format!(
-                    "max_rd_atomic {v} (1..={})",
-                    queues::MAX_RD_ATOMIC
+                    "max_rd_atomic {v}: this NIC was built for 1..={max}"
                 )));
             }
         }

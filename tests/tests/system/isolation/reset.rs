@@ -4,9 +4,10 @@
 
 use super::{read_wr, watch, write_wr};
 use anyhow::{ensure, Result};
-use ferroce_driver::{QpAttr, QpState, RecvWr, SendWr, Sge, WrOpcode};
+use ferroce_driver::{QpAttr, QpState, QueuePair, RecvWr, SendWr, Sge, WrOpcode};
 use ferroce_sim::link::Fault;
 use ferroce_sim::pause::PauseGenerator;
+use ferroce_sim::pcie::RootComplex;
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::queues::WC_SUCCESS;
 use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed};
@@ -190,6 +191,27 @@ fn a_receive_completion_waiting_when_its_qp_is_reset_completes_nothing() -> Resu
     Ok(())
 }
 
+/// Reconnect the pair (the QPs reset, new PSNs), then give the host that took no writes its
+/// bandwidth back, and let what was waiting land.
+fn reconnect_and_let_writes_through(
+    w: &mut World,
+    (qa, qb): (&mut QueuePair, &mut QueuePair),
+    pmtu: u32,
+    r: &mut impl Rng,
+    rc: &Rc<RefCell<RootComplex>>,
+) -> Result<()> {
+    w.reconnect(
+        qa,
+        qb,
+        pmtu,
+        r.gen_range(0..1 << 24),
+        r.gen_range(0..1 << 24),
+    )?;
+    rc.borrow_mut().set_write_bandwidth(1e9);
+    w.run(20_000)?;
+    Ok(())
+}
+
 fn reset_while_a_receive_completes(s: u64, r: &mut impl Rng, len: u32) -> Result<()> {
     let mut w = World::open(&WorldConfig::default())?;
     let pmtu = [256u32, 1024, 4096][r.gen_range(0..3)];
@@ -224,15 +246,7 @@ fn reset_while_a_receive_completes(s: u64, r: &mut impl Rng, len: u32) -> Result
         "seed {s}: {len} B: not the scenario: {before:?} polled, {}",
         nonzero_counters(&w.b)
     );
-    w.reconnect(
-        &mut qa,
-        &mut qb,
-        pmtu,
-        r.gen_range(0..1 << 24),
-        r.gen_range(0..1 << 24),
-    )?;
-    rc.borrow_mut().set_write_bandwidth(1e9);
-    w.run(20_000)?;
+    reconnect_and_let_writes_through(&mut w, (&mut qa, &mut qb), pmtu, r, &rc)?;
     let after = w.b.dev.poll_cq(&mut w.b.cq, 16)?;
     ensure!(
         after.is_empty(),
@@ -290,15 +304,7 @@ fn a_send_completion_on_its_way_when_its_qp_is_reset_completes_nothing() -> Resu
         "seed {s}: {len} B: not the scenario: {before:?} polled, {}",
         nonzero_counters(&w.a)
     );
-    w.reconnect(
-        &mut qa,
-        &mut qb,
-        pmtu,
-        r.gen_range(0..1 << 24),
-        r.gen_range(0..1 << 24),
-    )?;
-    rc.borrow_mut().set_write_bandwidth(1e9);
-    w.run(20_000)?;
+    reconnect_and_let_writes_through(&mut w, (&mut qa, &mut qb), pmtu, &mut r, &rc)?;
     let after = w.a.dev.poll_cq(&mut w.a.cq, 16)?;
     ensure!(
         after.is_empty(),
