@@ -120,19 +120,21 @@ impl PnrReport {
                 })
             })
             .collect();
-        let paths = v["paths"]
-            .as_array()?
-            .iter()
-            .filter_map(|p| {
-                Some(CriticalPath {
-                    from: p["from"].as_str()?.to_string(),
-                    to: p["to"].as_str()?.to_string(),
-                    levels: usize::try_from(p["levels"].as_u64()?).ok()?,
-                    logic_ns: p["logic_ns"].as_f64()?,
-                    routing_ns: p["routing_ns"].as_f64()?,
+        let paths = longest_first(
+            v["paths"]
+                .as_array()?
+                .iter()
+                .filter_map(|p| {
+                    Some(CriticalPath {
+                        from: p["from"].as_str()?.to_string(),
+                        to: p["to"].as_str()?.to_string(),
+                        levels: usize::try_from(p["levels"].as_u64()?).ok()?,
+                        logic_ns: p["logic_ns"].as_f64()?,
+                        routing_ns: p["routing_ns"].as_f64()?,
+                    })
                 })
-            })
-            .collect();
+                .collect(),
+        );
         Some(PnrReport {
             cells,
             wrapper_ffs: v["wrapper_ffs"].as_u64()?,
@@ -143,6 +145,13 @@ impl PnrReport {
             worst: Vec::new(),
         })
     }
+}
+
+/// nextpnr lists one critical path per clock (and per pair of clocks): the longest first, so
+/// that a design with two clocks names its slower clock's (with one clock, the one path).
+fn longest_first(mut paths: Vec<CriticalPath>) -> Vec<CriticalPath> {
+    paths.sort_by(|a, b| (b.logic_ns + b.routing_ns).total_cmp(&(a.logic_ns + a.routing_ns)));
+    paths
 }
 
 pub(crate) fn parse_report(v: &Value) -> (Vec<ClockFmax>, Vec<CriticalPath>) {
@@ -185,6 +194,7 @@ pub(crate) fn parse_report(v: &Value) -> (Vec<ClockFmax>, Vec<CriticalPath>) {
                 .collect()
         })
         .unwrap_or_default();
+    let paths = longest_first(paths);
     (clocks, paths)
 }
 

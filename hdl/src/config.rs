@@ -75,6 +75,8 @@ pub mod ten_g {
     pub type Crc32 = crate::crc::Crc32<DW, KW>;
     pub type Icrc = crate::crc::Icrc<DW, KW, SHIFT_W>;
     pub type AsyncFifo = crate::cdc::AsyncFifo<CDC_W, CDC_A, CDC_P>;
+    /// A counter read across the clocks (the MAC's counters are 32 bits).
+    pub type SyncCount = crate::cdc::SyncCount<32>;
     pub type Bar0 = crate::host::Bar0<DW, KW>;
     pub type DmaRead = crate::host::DmaRead<DW, KW, DMA_BANK_A>;
     pub type DmaWrite = crate::host::DmaWrite<DW, KW>;

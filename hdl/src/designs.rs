@@ -74,6 +74,13 @@ pub const DESIGNS: &[Design] = &[
         summary: "Dual-clock FIFO: beats with their keep from one clock to another, Gray pointers through two-flip-flop synchronizers",
     },
     Design {
+        name: "ferroce_sync_count_32",
+        build: |n| emit(&mut ten_g::SyncCount::new(), n),
+        config: Config::TenG,
+        scope: Scope::Block,
+        summary: "A 32-bit event count read in another clock: Gray code through a two-flip-flop synchronizer",
+    },
+    Design {
         name: "ferroce_bar0_64",
         build: |n| emit(&mut ten_g::Bar0::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,

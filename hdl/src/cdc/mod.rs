@@ -5,6 +5,8 @@
 //!   count, a level), taken into the destination clock through two flip-flops.
 //! - [`AsyncFifo`]: words from one clock to the other through a dual-clock RAM, its pointers
 //!   crossing as Gray counts through [`SyncBits`].
+//! - [`SyncCount`]: an event count (steps of at most one) read in the other clock, as a Gray
+//!   count through [`SyncBits`]: the MAC's counters, read by the host side.
 //!
 //! Each crossing is registered on its source side, so no logic of the source domain reaches
 //! the first synchronizer flip-flop, and a tool's timing analysis may cut every path between
@@ -12,6 +14,8 @@
 
 pub mod async_fifo;
 pub mod sync_bits;
+pub mod sync_count;
 
 pub use async_fifo::AsyncFifo;
 pub use sync_bits::SyncBits;
+pub use sync_count::SyncCount;

@@ -1,10 +1,12 @@
 //! `SyncBits`: `N` bits taken into the clock `clk` through two flip-flops.
 //!
 //! What it may carry: a value driven by a flip-flop of the source domain that changes at most
-//! one bit between any two edges of `clk` (a Gray count that steps by one, a level). Each bit
-//! may then resolve late on the edge it changes (a metastable first stage), so the output is
-//! the old value or the new one, never a mix of two. Anything else (a binary count, a record)
-//! crosses through an [`crate::cdc::AsyncFifo`].
+//! one bit on each edge of its own clock (a Gray count stepping by one, a level), with its
+//! bits' routes differing by less than a source period. An edge of `clk` then catches at most
+//! one bit in change, which may resolve either way (the first stage may go metastable), so the
+//! output is a value the source held, never a mix of two, however the two clocks compare.
+//! Anything else (a binary count, a record) crosses through an [`crate::cdc::AsyncFifo`] or a
+//! [`crate::cdc::SyncCount`].
 //!
 //! Ports: `d` (the source's register), `q` (the value two edges of `clk` later). No reset: the
 //! output follows the input within two edges of any reset.

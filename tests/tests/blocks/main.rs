@@ -27,6 +27,7 @@ mod rq_mux;
 mod rx_parser;
 mod rxe_vectors;
 mod scatter;
+mod sync_count;
 mod tx_frame;
 mod tx_header;
 mod tx_queues;

@@ -283,6 +283,7 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
         "ferroce_icrc_64",
         "ferroce_key_check",
         "ferroce_async_fifo_64",
+        "ferroce_sync_count_32",
         "ferroce_mac_tx_64",
         "ferroce_mac_rx_64",
     ] {
@@ -330,7 +331,12 @@ fn timing_critical_blocks_hold_their_recorded_fmax() -> Result<()> {
             (d_ours - d_theirs).abs() < 0.01,
             "{name}: SDF analysis {ours:?} ({d_ours:.3} ns) against nextpnr's {theirs:?} ({d_theirs:.3} ns)"
         );
-        assert_eq!(r.worst.len(), 10, "{name}: ten worst paths");
+        // Ten, or as many as a small design has endpoint registers (the count crossing: 6).
+        assert!(
+            (6..=10).contains(&r.worst.len()),
+            "{name}: {} worst paths",
+            r.worst.len()
+        );
     }
     assert!(low.is_empty(), "Fmax fell:\n{}", low.join("\n"));
     Ok(())
