@@ -131,6 +131,25 @@ pub fn hdl_edge<B: ferroce_hdl::prelude::Block>(b: &mut B, set_clk: impl Fn(&mut
     assert!(simulate(b, 200), "rust-hdl model did not settle");
 }
 
+/// The rust-hdl side of a test on several clocks ([`ferroce_sim::clocks::MultiTb`]): settle,
+/// then change the clocks that changed at the instant `e` (`set_clk(block, clock, level)`, the
+/// clocks numbered as the testbench numbers them), and settle again.
+pub fn hdl_edges<B: ferroce_hdl::prelude::Block>(
+    b: &mut B,
+    e: &ferroce_sim::clocks::Edges,
+    set_clk: impl Fn(&mut B, usize, bool),
+) {
+    use ferroce_hdl::prelude::simulate;
+    assert!(simulate(b, 200), "rust-hdl model did not settle");
+    for &i in &e.rising {
+        set_clk(b, i, true);
+    }
+    for &i in &e.falling {
+        set_clk(b, i, false);
+    }
+    assert!(simulate(b, 200), "rust-hdl model did not settle");
+}
+
 /// A rust-hdl value as little-endian bytes (`ceil(N / 8)` of them), to compare with a
 /// Verilator port's `get_bytes`.
 pub fn bytes_of<const N: usize>(v: ferroce_hdl::prelude::Bits<N>) -> Vec<u8> {

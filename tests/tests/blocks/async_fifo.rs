@@ -13,7 +13,7 @@ use ferroce_sim::clocks::{ClockSpec, Edges, MultiTb};
 use ferroce_sim::designs::open_model;
 use ferroce_sim::{BuildOptions, Component, Model};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{rng, seed, soak, wide};
+use ferroce_tests::{hdl_edges, rng, seed, soak, wide};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -160,20 +160,10 @@ impl Bench {
     fn step(&mut self) -> Result<Edges> {
         let e = self.tb.step()?;
         if let Some((h, outs)) = &mut self.hdl {
-            assert!(simulate(h, 200), "rust-hdl model did not settle");
-            for (i, level) in e
-                .rising
-                .iter()
-                .map(|i| (*i, true))
-                .chain(e.falling.iter().map(|i| (*i, false)))
-            {
-                if i == WRITE {
-                    h.s_clk.next = level.into();
-                } else {
-                    h.m_clk.next = level.into();
-                }
-            }
-            assert!(simulate(h, 200), "rust-hdl model did not settle");
+            hdl_edges(h, &e, |h, i, level| match i {
+                WRITE => h.s_clk.next = level.into(),
+                _ => h.m_clk.next = level.into(),
+            });
             outs.check(h, self.tb.model_ref(), e.time_ps)
                 .with_context(|| self.what.clone())?;
         }

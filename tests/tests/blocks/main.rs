@@ -9,6 +9,7 @@
 mod async_fifo;
 mod bar0_fence;
 mod board;
+mod build_limits;
 mod completer;
 mod crc32;
 mod dma_rd;

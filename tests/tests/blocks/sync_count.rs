@@ -13,7 +13,7 @@ use ferroce_sim::clocks::{ClockSpec, MultiTb};
 use ferroce_sim::designs::open_model;
 use ferroce_sim::{BuildOptions, Component, Model};
 use ferroce_tests::diff::Outputs;
-use ferroce_tests::{rng, seed, soak};
+use ferroce_tests::{hdl_edges, rng, seed, soak};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use std::cell::RefCell;
@@ -92,20 +92,10 @@ fn run(s: u64, r: &mut ChaCha8Rng, clocks: [ClockSpec; 2], diff: bool, edges: u6
         }
         let e = tb.step()?;
         if let (Some(h), Some(outs)) = (&mut hdl, &outs) {
-            assert!(simulate(h, 200), "rust-hdl model did not settle");
-            for (i, level) in e
-                .rising
-                .iter()
-                .map(|i| (*i, true))
-                .chain(e.falling.iter().map(|i| (*i, false)))
-            {
-                if i == SOURCE {
-                    h.s_clk.next = level.into();
-                } else {
-                    h.m_clk.next = level.into();
-                }
-            }
-            assert!(simulate(h, 200), "rust-hdl model did not settle");
+            hdl_edges(h, &e, |h, i, level| match i {
+                SOURCE => h.s_clk.next = level.into(),
+                _ => h.m_clk.next = level.into(),
+            });
             outs.check(h, tb.model_ref(), e.time_ps)
                 .with_context(|| what.clone())?;
             h.s_count.next = bits::<32>(tb.get("s_count")?);
