@@ -59,6 +59,10 @@ struct PnrArgs {
     /// reaches many registers shows once).
     #[arg(long, value_enum, default_value = "end")]
     paths_by: PathsBy,
+    /// Also list each design's block RAMs by the memory they hold (a design with more than
+    /// the device has fails before nextpnr with this list).
+    #[arg(long)]
+    memories: bool,
 }
 
 /// `--paths-by`: [`ferroce_fpga::sta::Distinct`] on the command line.
@@ -157,7 +161,7 @@ fn place(design: &str, opts: &PnrArgs, write: Option<&Path>) -> Result<()> {
             "paths-by",
             &(flow.paths_by == ferroce_fpga::sta::Distinct::Start).then(|| "start".to_string())
         ),
-    );
+    ) + if opts.memories { " --memories" } else { "" };
     let mut table = pnr::table(&results);
     for (name, r) in &results {
         if let Some(r) = r.as_ref().ok().filter(|r| !r.worst.is_empty()) {
@@ -169,6 +173,18 @@ fn place(design: &str, opts: &PnrArgs, write: Option<&Path>) -> Result<()> {
                 table,
                 "\nWorst paths of `{name}` (one per {per} register, from the routed design's SDF):\n\n{}",
                 pnr::paths_table(r)
+            );
+        }
+        if let Some(r) = r
+            .as_ref()
+            .ok()
+            .filter(|r| opts.memories && !r.memories.is_empty())
+        {
+            let cell = part.family.block_ram();
+            let _ = write!(
+                table,
+                "\nBlock RAMs of `{name}` by memory (Yosys' {cell} cells):\n\n{}",
+                pnr::memories_table(&r.memories, cell)
             );
         }
     }

@@ -38,6 +38,10 @@ pub trait Family: Debug + Sync {
     /// For a board top: nextpnr's arguments writing the routed design for the packer, and
     /// the packer (a YoWASP tool) with its arguments writing `design.bit`.
     fn bitstream(&self) -> Bitstream;
+    /// The family's block RAM cell as Yosys maps to it (ECP5: `DP16KD`, 18 kbit).
+    fn block_ram(&self) -> &'static str;
+    /// How many of them `device` (nextpnr's name) has, if this table knows the device.
+    fn block_rams_of(&self, device: &str) -> Option<u64>;
 }
 
 /// A flip-flop cell type and its data pins.

@@ -21,7 +21,7 @@ use crate::family::{Family, FlipFlop};
 use crate::io_err;
 pub use crate::path::CriticalPath;
 use crate::report::parse_report;
-pub use crate::report::{paths_table, table, ClockFmax, PnrReport};
+pub use crate::report::{memories_table, paths_table, table, ClockFmax, PnrReport};
 use crate::{FpgaError, Result};
 use ferroce_hdl::emit::PortDecl;
 use ferroce_sim::cache::{job, workspace, Cache, Key};
@@ -396,6 +396,28 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         return Ok(Err(complaint(&what, &out, None)));
     }
     let cells = crate::synth::stat_cells(&stat);
+    // Block RAM by memory, from the mapped netlist; a design with more than its device has
+    // stops here, with the list, rather than in nextpnr's placer (which legalises for many
+    // minutes before it gives up).
+    let bram = family.block_ram();
+    let used = cells.get(bram).copied().unwrap_or(0);
+    let mut memories = std::collections::BTreeMap::new();
+    if used > 0 {
+        let path = dir.join("design.json");
+        let text = std::fs::read_to_string(&path).map_err(io_err(&path))?;
+        let netlist: Value = serde_json::from_str(&text)
+            .map_err(|e| FpgaError::Flow(format!("{}: {e}", path.display())))?;
+        memories = crate::report::memories(&netlist, bram);
+    }
+    if let Some(have) = family.block_rams_of(&req.part.device) {
+        if used > have {
+            return Ok(Err(format!(
+                "does not fit {}: {used} {bram} of its {have}; by memory:\n{}",
+                req.part.device,
+                crate::report::memories_table(&memories, bram)
+            )));
+        }
+    }
     let wrapper_ffs = std::fs::read_to_string(dir.join("wrapff.txt"))
         .unwrap_or_default()
         .lines()
@@ -456,6 +478,7 @@ fn job_in(req: &Job<'_>, dir: &Path) -> Result<std::result::Result<PnrReport, St
         seconds: busy.as_secs_f64(),
         bitstream_bytes,
         worst: Vec::new(),
+        memories,
     }))
 }
 

@@ -30,6 +30,8 @@ pub struct PnrReport {
     /// The worst paths to distinct endpoint registers, when [`Flow::paths`] asks for them
     /// (from the SDF kept in the cache, [`crate::sta`]).
     pub worst: Vec<CriticalPath>,
+    /// Block RAM cells by the memory they hold ([`memories`]).
+    pub memories: BTreeMap<String, u64>,
 }
 
 impl PnrReport {
@@ -100,6 +102,7 @@ impl PnrReport {
             })).collect::<Vec<_>>(),
             "seconds": self.seconds,
             "bitstream_bytes": self.bitstream_bytes,
+            "memories": self.memories,
         })
     }
 
@@ -143,8 +146,53 @@ impl PnrReport {
             seconds: v["seconds"].as_f64().unwrap_or(0.0),
             bitstream_bytes: v["bitstream_bytes"].as_u64().unwrap_or(0),
             worst: Vec::new(),
+            memories: v["memories"]
+                .as_object()
+                .map(|m| {
+                    m.iter()
+                        .filter_map(|(k, n)| Some((k.clone(), n.as_u64()?)))
+                        .collect()
+                })
+                .unwrap_or_default(),
         })
     }
+}
+
+/// The block RAM cells (`cell`: the family's, `DP16KD` on ECP5) of Yosys' mapped design (its
+/// JSON netlist), counted by the memory each belongs to: the cell's hierarchical name up to
+/// Yosys' `.mem.<row>.<column>` suffix, without the wrapper's instance (`dut.`): the NIC's
+/// transmit queues are `nic.tx.mac.queues.ram`.
+pub fn memories(netlist: &Value, cell: &str) -> BTreeMap<String, u64> {
+    let mut by = BTreeMap::new();
+    let Some(modules) = netlist["modules"].as_object() else {
+        return by;
+    };
+    for m in modules.values() {
+        let Some(cells) = m["cells"].as_object() else {
+            continue;
+        };
+        for (name, c) in cells {
+            if c["type"].as_str() != Some(cell) {
+                continue;
+            }
+            let name = name.rsplit_once(".mem.").map_or(name.as_str(), |(n, _)| n);
+            let name = name.strip_prefix("dut.").unwrap_or(name);
+            *by.entry(name.to_string()).or_insert(0) += 1;
+        }
+    }
+    by
+}
+
+/// [`memories`] as a Markdown table, the largest first.
+pub fn memories_table(by: &BTreeMap<String, u64>, cell: &str) -> String {
+    let mut rows: Vec<(&String, &u64)> = by.iter().collect();
+    rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut s = format!("| memory | {cell} |\n|---|--:|\n");
+    for (name, n) in rows {
+        let _ = writeln!(s, "| `{name}` | {n} |");
+    }
+    let _ = writeln!(s, "| total | {} |", by.values().sum::<u64>());
+    s
 }
 
 /// nextpnr lists one critical path per clock (and per pair of clocks): the longest first, so
@@ -276,6 +324,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn block_rams_are_counted_by_their_memory() {
+        let netlist = serde_json::json!({"modules": {"top": {"cells": {
+            "dut.nic.tx.mac.queues.ram.mem.0.0": {"type": "DP16KD"},
+            "dut.nic.tx.mac.queues.ram.mem.0.1": {"type": "DP16KD"},
+            "dut.nic.resp.ack_info.mem.1.0": {"type": "DP16KD"},
+            "dut.nic.resp.ack_info.mem.1.0_lut": {"type": "LUT4"},
+            "dut.small.mem.0.0": {"type": "TRELLIS_DPR16X4"},
+        }}}});
+        let by = memories(&netlist, "DP16KD");
+        assert_eq!(
+            by.into_iter().collect::<Vec<_>>(),
+            [
+                ("nic.resp.ack_info".to_string(), 1),
+                ("nic.tx.mac.queues.ram".to_string(), 2)
+            ]
+        );
+    }
+
+    #[test]
     fn the_fmax_gate_fails_under_its_floor() {
         let mut r = PnrReport {
             cells: BTreeMap::new(),
@@ -289,6 +356,7 @@ mod tests {
             seconds: 0.0,
             bitstream_bytes: 0,
             worst: Vec::new(),
+            memories: BTreeMap::new(),
         };
         assert!(r.under_floor(156.25).is_some_and(|m| m.contains("150.0")));
         assert_eq!(r.under_floor(149.0), None);

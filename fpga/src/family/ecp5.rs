@@ -77,6 +77,23 @@ impl Family for Ecp5 {
             .find_map(|l| l.split_whitespace().nth(3)?.parse::<f64>().ok())
     }
 
+    fn block_ram(&self) -> &'static str {
+        "DP16KD"
+    }
+
+    /// The ECP5 family data sheet's EBR counts by size (the same for ECP5, ECP5-5G and the
+    /// SERDES parts): 12k 32, 25k 56, 45k 108, 85k 208.
+    fn block_rams_of(&self, device: &str) -> Option<u64> {
+        let size = device.rsplit('-').next().unwrap_or(device);
+        match size {
+            "12k" => Some(32),
+            "25k" => Some(56),
+            "45k" => Some(108),
+            "85k" => Some(208),
+            _ => None,
+        }
+    }
+
     fn bitstream(&self) -> Bitstream {
         Bitstream {
             nextpnr_args: vec!["--textcfg".into(), "design.config".into()],
@@ -92,6 +109,20 @@ impl Family for Ecp5 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_device_size_has_its_block_rams() {
+        use super::{Family, ECP5};
+        for (d, n) in [
+            ("12k", 32),
+            ("um-25k", 56),
+            ("um5g-45k", 108),
+            ("um5g-85k", 208),
+        ] {
+            assert_eq!(ECP5.block_rams_of(d), Some(n), "{d}");
+        }
+        assert_eq!(ECP5.block_rams_of("um5g-99k"), None);
+    }
+
     use super::*;
 
     #[test]
