@@ -50,17 +50,20 @@ pub mod ten_g {
     pub const HDR_W: usize = 704;
     /// The DMA read engine's buffer: two banks of 2^`DMA_BANK_A` words.
     pub const DMA_BANK_A: usize = 9;
-    /// The NIC's transmit queues: 2^`TXQ_A` beats per priority (16 KiB), `TXQ_A + 3` address
-    /// bits for all eight.
+    /// The NIC's transmit queues: 2^`TXQ_QB` of them (four: the eight priorities in pairs,
+    /// `spec::mac_ctrl::queue_of`; eight would cost 36 more block RAMs on ECP5), 2^`TXQ_A`
+    /// beats each (16 KiB: with 8 KiB, 64 KiB WRITEs fell to 74% of the line), `TXQ_RA`
+    /// address bits for all of them.
+    pub const TXQ_QB: usize = 2;
     pub const TXQ_A: usize = 11;
-    pub const TXQ_RA: usize = TXQ_A + 3;
+    pub const TXQ_RA: usize = TXQ_A + TXQ_QB;
     /// The NIC's receive buffer: 2^`RXB_A` beats (32 KiB).
     pub const RXB_A: usize = 12;
     /// The lone MAC blocks' smaller memories (the same logic; quicker to synthesize): transmit
     /// queues of 2^`BLOCK_TXQ_A` beats, receive buffers of 2^`BLOCK_RXB_A` (the MAC receive
     /// block) and 2^`BLOCK_RX_A` beats (the whole receive path).
     pub const BLOCK_TXQ_A: usize = 10;
-    pub const BLOCK_TXQ_RA: usize = BLOCK_TXQ_A + 3;
+    pub const BLOCK_TXQ_RA: usize = BLOCK_TXQ_A + TXQ_QB;
     pub const BLOCK_RXB_A: usize = 11;
     pub const BLOCK_RX_A: usize = 10;
     /// The read-share block's skid: a beat with its `tuser` in one more lane.
@@ -124,16 +127,17 @@ pub mod hundred_g {
     pub const CLOCK_PERIOD_PS: u64 = 4000;
     /// The ICRC and FCS taps' lane shift: log2 of `DW`.
     pub const SHIFT_W: usize = 9;
-    /// Transmit queues: 2^`TXQ_A` beats per priority (16 KiB: a 9,000-byte frame is 141),
-    /// `TXQ_A + 3` address bits for all eight.
+    /// Transmit queues: eight (2^`TXQ_QB`, one per priority), 2^`TXQ_A` beats each (16 KiB: a
+    /// 9,000-byte frame is 141), `TXQ_RA` address bits for all of them.
+    pub const TXQ_QB: usize = 3;
     pub const TXQ_A: usize = 8;
-    pub const TXQ_RA: usize = TXQ_A + 3;
+    pub const TXQ_RA: usize = TXQ_A + TXQ_QB;
     /// The receive buffer: 2^`RXB_A` beats (64 KiB, the headroom a jumbo frame needs at
     /// 100 Gb/s).
     pub const RXB_A: usize = 10;
     /// The lone transmit queue block's smaller memory (quicker to synthesize).
     pub const BLOCK_TXQ_A: usize = 7;
-    pub const BLOCK_TXQ_RA: usize = BLOCK_TXQ_A + 3;
+    pub const BLOCK_TXQ_RA: usize = BLOCK_TXQ_A + TXQ_QB;
 
     pub type Crc32 = crate::crc::Crc32<DW, KW>;
     pub type Icrc = crate::crc::Icrc<DW, KW, SHIFT_W>;

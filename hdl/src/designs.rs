@@ -148,14 +148,14 @@ pub const DESIGNS: &[Design] = &[
         build: |n| emit(&mut ten_g::TxQueues::new(), n),
         config: Config::TenG,
         scope: Scope::Block,
-        summary: "MAC transmit queues: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
+        summary: "MAC transmit queues: four queues for the eight priorities (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_tx_queues_512",
         build: |n| emit(&mut hundred_g::TxQueues::new(), n),
         config: Config::HundredG,
         scope: Scope::Block,
-        summary: "MAC transmit queues at 512 bits: eight priority queues (8 KiB each), strict priority honouring pause, MAC control frames first",
+        summary: "MAC transmit queues at 512 bits: eight queues, one per priority (8 KiB each), strict priority honouring pause, MAC control frames first",
     },
     Design {
         name: "ferroce_mac_10g",

@@ -52,7 +52,8 @@
 //!
 //! Lossless Ethernet: the peer's PFC/PAUSE (MAC receive's `paused`) holds the transmit queues,
 //! and the requester and the responder reserve room in a queue before they send into it
-//! (credits, `TxQueues`), so a paused priority holds only its own QPs and ACKs;
+//! (credits, `TxQueues`), so a paused priority holds only its own QPs and ACKs (and those of
+//! the priority sharing its transmit queue, when the configuration has fewer than eight);
 //! the receive buffer's per-priority `xoff` drives PFC generation, configured by BAR0's PFC
 //! block (docs/ARCHITECTURE.md, "NIC top").
 //!

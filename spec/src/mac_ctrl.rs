@@ -27,6 +27,18 @@ pub const OPCODE_PFC: u16 = 0x0101;
 pub const QUANTUM_BITS: u64 = 512;
 /// Priorities (traffic classes) PFC names.
 pub const PRIORITIES: usize = 8;
+
+/// The transmit queue of priority `p` in a MAC with `queues` of them (1, 2, 4 or 8): the
+/// priorities split in order, `p >> (3 - log2 queues)`, as IEEE 802.1Q's recommended
+/// priority-to-traffic-class table has it for two and four classes (Table 8-5). With eight,
+/// each priority has its own queue.
+pub fn queue_of(p: usize, queues: usize) -> usize {
+    assert!(
+        queues.is_power_of_two() && queues <= PRIORITIES,
+        "1, 2, 4 or 8 queues"
+    );
+    p * queues / PRIORITIES
+}
 /// Shortest pause time the NIC's PFC frames carry, in quanta. An XOFF is refreshed at half
 /// its time, and the refresh may wait behind one whole frame in the transmit queues (4,096
 /// bytes of payload and headers: about 33,500 bit times) before it reaches the wire: half of

@@ -1,4 +1,4 @@
-//! `MacTx`: the transmit side of the MAC at the frame level: the eight priority queues with
+//! `MacTx`: the transmit side of the MAC at the frame level: the priority queues with
 //! their pause-aware scheduler and MAC control frames (`TxQueues`, fed PFC records by
 //! `PfcGen`), Ethernet padding to 60 bytes (`Pad`), then the FCS (a `Crc32` tap, two skids,
 //! and a `TailWriter` appending it, least significant byte first), then a `StartGate`, so a
@@ -7,7 +7,7 @@
 //! gap, preamble and XGMII encoding are `XgmiiTx`'s, or the hard MAC's.
 //!
 //! ```text
-//!  s_axis --> TxQueues (8 queues, strict priority, paused gate) --> Pad -+-> Skid --> Skid --> TailWriter --> StartGate --> m_axis
+//!  s_axis --> TxQueues (queues by priority, strict, paused gate) --> Pad -+-> Skid --> Skid --> TailWriter --> StartGate --> m_axis
 //!  xoff ----> PfcGen --PFC records--^                    Crc32 tap <------+                        ^ FCS
 //! ```
 //!

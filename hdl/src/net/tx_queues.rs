@@ -1,9 +1,12 @@
-//! `TxQueues`: the MAC's eight transmit queues, one per priority, with a strict-priority
-//! scheduler that honours pause, and MAC control frames sent ahead of everything.
+//! `TxQueues`: the MAC's transmit queues (2^`RA - QA`: one, two, four or eight; the eight
+//! priorities share them), with a strict-priority scheduler that honours pause, and MAC
+//! control frames sent ahead of everything.
 //!
 //! Ports:
 //! - `s_axis_*`: frames without FCS. A frame's priority is the PCP of its VLAN tag (TPID
 //!   0x8100 at bytes 12-13, PCP the top three bits of byte 14); an untagged frame is priority 0.
+//!   Priority p goes to queue `queue_of(p, queues)` (`p >> (3 - log2 queues)`: IEEE 802.1Q's
+//!   recommended traffic classes for two and four; queue q above q - 1).
 //! - `s_ctrl_{tdata,tvalid,tready}`: a MAC control frame to send, as its 20 parameter bytes
 //!   after the Ethernet header (`spec::mac_ctrl::PFC`'s layout; `PAUSE` is its first four), in
 //!   lane order. The frame (to 01-80-C2-00-00-01 from `local_mac`, EtherType 0x8808, zero
@@ -11,10 +14,11 @@
 //!   not.
 //! - `local_mac`: the port's address (48-bit big-endian value, first byte on top).
 //! - `paused`: bit p set: no new frame of priority p starts (`MacCtrlRx`'s output). A frame
-//!   already started finishes.
+//!   already started finishes. A queue holds while any of its priorities is paused (its
+//!   frames are in arrival order, so one of the other priority may be behind a paused one).
 //! - `m_axis_*`: frames out, without FCS.
-//! - `q_ready`: bit p set while queue p is at most half full (room for RoCE's largest frame:
-//!   the cue for whatever schedules work upstream).
+//! - `q_ready`: bit p set while priority p's queue is at most half full (room for RoCE's
+//!   largest frame: the cue for whatever schedules work upstream).
 //! - `s_axis_tuser` on a frame's last beat: the frame is bad (its payload's read from host
 //!   memory failed): it is dropped here, its beats given back, and counted in `bad_frames`.
 //!   No byte of it reaches the wire (the frame is stored whole before it starts).
@@ -24,23 +28,25 @@
 //!   priority); with credits it stays zero.
 //! - `rsv_a`, `rsv_b`: reservations from two senders (`RSV_W` bits: beats at 0..15, priority
 //!   at 16..18, valid at 19); `used`: per priority (16 bits, priority p at bits 16p), the beats
-//!   reserved and not yet sent or given back.
+//!   reserved in its queue and not yet sent or given back (priorities sharing a queue show the
+//!   same figure).
 //!
 //! Credits: a sender that reserves a frame's beats (`spec::meta::tx_frame_len`) in the queue
 //! of its priority before it sends the frame, and sends only while `used` plus the frame
 //! stays within the queue (`2^QA` beats), never finds the queue full: its frame is taken
 //! whole whatever the other queues hold, so a paused priority never holds up the others, in
 //! this block or in front of it (the requester and the responder reserve; the NIC shares
-//! each queue between them). `used` falls by one per beat sent and by the beats of a frame
+//! each queue between them; a priority sharing a queue with a paused one waits with it). `used` falls by one per beat sent and by the beats of a frame
 //! dropped here.
 //!
 //! How: store and forward (a frame starts on the wire only when all of it is here, so the wire
-//! never runs dry mid-frame). Beats pass two registers: A learns the frame's queue (at 64 bits
-//! the tag is in the second beat, so the first waits for it), B writes into the queue's region
-//! of one block RAM (`2^QA` beats per queue, `RA = QA + 3` address bits), and a frame is
-//! committed when its last beat is written. The scheduler, at every frame boundary, sends a
-//! pending control frame, else the oldest frame of the highest priority p with a committed
-//! frame and `paused[p]` clear; frames go out back to back. A frame that alone fills its
+//! never runs dry mid-frame). Beats pass two registers: A learns the frame's priority (at 64
+//! bits the tag is in the second beat, so the first waits for it), B writes into its queue's
+//! region of one block RAM (`2^QA` beats per queue, `RA` address bits), each beat with its
+//! `last` and the frame's priority (for the per-priority counts), and a frame is committed
+//! when its last beat is written. The scheduler, at every frame boundary, sends a pending
+//! control frame, else the oldest frame of the highest queue with a committed frame and none
+//! of its priorities paused; frames go out back to back. A frame that alone fills its
 //! queue is dropped (its beats given back) and counted: never a hang. A queue that is full of
 //! paused frames holds the input until it drains; credits (below) keep it from getting there
 //! in the NIC, and `q_ready` stays as a status bit.
@@ -53,7 +59,7 @@ use crate::net::vlan_tag::tag_match;
 use crate::prelude::*;
 use crate::stream::{keep_of_count, ones, Skid};
 use ferroce_spec::headers::{ETH, ETH_HDR_LEN, ETH_MIN_FRAME_NO_FCS};
-use ferroce_spec::mac_ctrl::{ETHERTYPE_MAC_CTRL, MAC_CTRL_DST, PFC, PRIORITIES};
+use ferroce_spec::mac_ctrl::{queue_of, ETHERTYPE_MAC_CTRL, MAC_CTRL_DST, PFC, PRIORITIES};
 
 /// Width of a control-frame record: the PFC parameters.
 pub const CTRL_W: usize = PFC.len * 8;
@@ -64,6 +70,8 @@ pub const USED_W: usize = 16 * PRIORITIES;
 const P: usize = PRIORITIES;
 /// The control frame image: 64 bytes in lane order.
 const IMG: usize = 512;
+/// What the tail RAM keeps per beat: `last` at bit 0, the frame's priority above it.
+const TAIL_W: usize = 4;
 
 #[derive(Copy, Clone, PartialEq, Debug, LogicState)]
 pub enum TxqState {
@@ -103,9 +111,9 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     pub held: Signal<Out, Bits<32>>,
     ram: RAM<Bits<DW>, RA>,
     ram_keep: RAM<Bits<KW>, RA>,
-    ram_last: RAM<Bit, RA>,
+    ram_tail: RAM<Bits<TAIL_W>, RA>,
     out: Skid<DW, KW>,
-    // A: the frame's queue being learnt.
+    // A: the frame's priority being learnt (a_q, fq and b_q are priorities).
     a_valid: DFF<Bit>,
     a_data: DFF<Bits<DW>>,
     a_keep: DFF<Bits<KW>>,
@@ -124,8 +132,10 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     /// B holds the last beat of a frame marked bad: the frame is dropped, not committed.
     bad_b: Signal<Local, Bit>,
     b_q: DFF<Bits<3>>,
+    /// B's queue.
+    b_qn: Signal<Local, Bits<3>>,
     dropping: DFF<Bit>,
-    // Queues: write, committed write, read pointers; committed frames.
+    // Queues: write, committed write, read pointers; committed frames. `cur` is a queue.
     wp: Vec<DFF<Bits<16>>>,
     cwp: Vec<DFF<Bits<16>>>,
     rp: Vec<DFF<Bits<16>>>,
@@ -177,6 +187,10 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     rd_ptr: Signal<Local, Bits<16>>,
     inc: Signal<Local, Bit>,
     dec: Signal<Local, Bit>,
+    tail_w: Signal<Local, Bits<TAIL_W>>,
+    out_p: Signal<Local, Bits<3>>,
+    rsv_qa: Signal<Local, Bits<3>>,
+    rsv_qb: Signal<Local, Bits<3>>,
     qr: Signal<Local, Bits<8>>,
     m8: Signal<Local, Bits<8>>,
     src_le: Signal<Local, Bits<48>>,
@@ -192,10 +206,13 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
     r16: Signal<Local, Bits<16>>,
     // Constants.
     pc: Vec<Constant<Bits<3>>>,
-    onehot: Vec<Constant<Bits<8>>>,
+    /// Each priority's queue.
+    qof: Vec<Constant<Bits<3>>>,
+    /// Each queue's priorities, as a mask of `paused`.
+    qmask: Vec<Constant<Bits<8>>>,
+    qsh: Constant<Bits<3>>,
     sh32: Vec<Constant<Bits<16>>>,
     sh16: Vec<Constant<Bits<16>>>,
-    rsv_pc: Vec<Constant<Bits<4>>>,
     mac_at: Vec<Constant<Bits<6>>>,
     sh8: Vec<Constant<Bits<16>>>,
     tagb: Constant<Bits<8>>,
@@ -220,7 +237,8 @@ pub struct TxQueues<const DW: usize, const KW: usize, const QA: usize, const RA:
 impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueues<DW, KW, QA, RA> {
     pub fn new() -> Self {
         assert_eq!(DW, KW * 8, "keep width must be the data width in bytes");
-        assert_eq!(RA, QA + 3, "eight queue regions");
+        assert!(RA >= QA && RA <= QA + 3, "one to eight queue regions");
+        let queues = 1 << (RA - QA);
         assert!(QA < 15, "pointers are 16 bits with a wrap bit to spare");
         assert!(DW <= IMG && IMG.is_multiple_of(DW));
         let tpid_at = ETH.field("ethertype").byte();
@@ -261,7 +279,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             held: Default::default(),
             ram: RAM::default(),
             ram_keep: RAM::default(),
-            ram_last: RAM::default(),
+            ram_tail: RAM::default(),
             out: Skid::new(),
             a_valid: Default::default(),
             a_data: Default::default(),
@@ -279,12 +297,13 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             b_user: Default::default(),
             bad_b: Default::default(),
             b_q: Default::default(),
+            b_qn: Default::default(),
             dropping: Default::default(),
-            wp: (0..P).map(|_| Default::default()).collect(),
-            cwp: (0..P).map(|_| Default::default()).collect(),
-            rp: (0..P).map(|_| Default::default()).collect(),
-            nf: (0..P).map(|_| Default::default()).collect(),
-            res: (0..P).map(|_| Default::default()).collect(),
+            wp: (0..queues).map(|_| Default::default()).collect(),
+            cwp: (0..queues).map(|_| Default::default()).collect(),
+            rp: (0..queues).map(|_| Default::default()).collect(),
+            nf: (0..queues).map(|_| Default::default()).collect(),
+            res: (0..queues).map(|_| Default::default()).collect(),
             c_valid: Default::default(),
             c_params: Default::default(),
             c_img: Default::default(),
@@ -326,6 +345,10 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             rd_ptr: Default::default(),
             inc: Default::default(),
             dec: Default::default(),
+            tail_w: Default::default(),
+            out_p: Default::default(),
+            rsv_qa: Default::default(),
+            rsv_qb: Default::default(),
             qr: Default::default(),
             m8: Default::default(),
             src_le: Default::default(),
@@ -340,10 +363,16 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> TxQueue
             upack: Default::default(),
             r16: Default::default(),
             pc: (0..P).map(|p| k(p as u64)).collect(),
-            onehot: (0..P).map(|p| k(1 << p)).collect(),
+            qof: (0..P).map(|p| k(queue_of(p, queues) as u64)).collect(),
+            qmask: (0..queues)
+                .map(|q| {
+                    let m = (0..P).filter(|&p| queue_of(p, queues) == q);
+                    k(m.fold(0, |m, p| m | 1 << p))
+                })
+                .collect(),
+            qsh: k((3 - (RA - QA)) as u64),
             sh32: (0..P).map(|p| k((32 * p) as u64)).collect(),
             sh16: (0..P).map(|p| k((16 * p) as u64)).collect(),
-            rsv_pc: (0..P).map(|p| k(8 | p as u64)).collect(),
             mac_at: (0..6).map(|i| k((40 - 8 * i) as u64)).collect(),
             sh8: (0..6).map(|i| k((8 * i) as u64)).collect(),
             tagb: k(tag.beat),
@@ -385,17 +414,19 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             b_data, b_keep, b_last, b_user, b_q, dropping, c_valid, c_params, c_img, cbi, state,
             cur, n_over, n_bad, n_ctrl, n_held
         );
+        for q in 0..self.wp.len() {
+            self.wp[q].clock.next = self.clk.val();
+            self.cwp[q].clock.next = self.clk.val();
+            self.rp[q].clock.next = self.clk.val();
+            self.nf[q].clock.next = self.clk.val();
+            self.res[q].clock.next = self.clk.val();
+            self.wp[q].d.next = self.wp[q].q.val();
+            self.cwp[q].d.next = self.cwp[q].q.val();
+            self.rp[q].d.next = self.rp[q].q.val();
+            self.nf[q].d.next = self.nf[q].q.val();
+        }
         for p in 0..P {
-            self.wp[p].clock.next = self.clk.val();
-            self.cwp[p].clock.next = self.clk.val();
-            self.rp[p].clock.next = self.clk.val();
-            self.nf[p].clock.next = self.clk.val();
-            self.res[p].clock.next = self.clk.val();
             self.n_tx[p].clock.next = self.clk.val();
-            self.wp[p].d.next = self.wp[p].q.val();
-            self.cwp[p].d.next = self.cwp[p].q.val();
-            self.rp[p].d.next = self.rp[p].q.val();
-            self.nf[p].d.next = self.nf[p].q.val();
             self.n_tx[p].d.next = self.n_tx[p].q.val();
         }
         self.out.clk.next = self.clk.val();
@@ -405,20 +436,21 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.ram.write_clock.next = self.clk.val();
         self.ram_keep.read_clock.next = self.clk.val();
         self.ram_keep.write_clock.next = self.clk.val();
-        self.ram_last.read_clock.next = self.clk.val();
-        self.ram_last.write_clock.next = self.clk.val();
+        self.ram_tail.read_clock.next = self.clk.val();
+        self.ram_tail.write_clock.next = self.clk.val();
 
         // B's queue, as B sees it.
+        self.b_qn.next = self.b_q.q.val() >> self.qsh.val();
         self.b_wp.next = bits::<16>(0);
         self.b_rp.next = bits::<16>(0);
         self.b_nf.next = bits::<16>(0);
         self.b_cwp.next = bits::<16>(0);
-        for p in 0..P {
-            if self.b_q.q.val() == self.pc[p].val() {
-                self.b_cwp.next = self.cwp[p].q.val();
-                self.b_wp.next = self.wp[p].q.val();
-                self.b_rp.next = self.rp[p].q.val();
-                self.b_nf.next = self.nf[p].q.val();
+        for q in 0..self.wp.len() {
+            if self.b_qn.val() == self.pc[q].val() {
+                self.b_cwp.next = self.cwp[q].q.val();
+                self.b_wp.next = self.wp[q].q.val();
+                self.b_rp.next = self.rp[q].q.val();
+                self.b_nf.next = self.nf[q].q.val();
             }
         }
         self.room_b.next = (self.b_wp.val() - self.b_rp.val()) < self.qsize.val();
@@ -437,7 +469,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.s_axis_tready.next = self.rdy.val();
         self.take.next = self.rdy.val() & self.s_axis_tvalid.val();
 
-        // The input beat's queue: the PCP of a VLAN tag in the tag beat; later beats follow it.
+        // The input beat's priority: the PCP of a VLAN tag in the tag beat; later beats follow it.
         self.q_in.next = bits::<3>(0);
         if self.wbi.q.val() == self.tagb.val() {
             if (self.s_axis_tdata.val() & self.tpid_mask.val()) == self.tpid_val.val() {
@@ -451,7 +483,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.q_in.next = self.fq.q.val();
         }
 
-        // A -> B once A's queue is known (at 64 bits, the first beat learns it from the next).
+        // A -> B once A's priority is known (at 64 bits, the first beat learns it from the next).
         self.a_moves.next =
             self.a_valid.q.val() & self.can_move.val() & (self.a_known.q.val() | self.take.val());
         self.mq.next = self.a_q.q.val();
@@ -490,17 +522,21 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             & self.over_b.val()
             & !self.dropping.q.val())
             | self.bad_b.val();
-        self.wa.next = (bit_cast::<RA, 3>(self.b_q.q.val()) << self.qa_sh.val())
+        self.wa.next = (bit_cast::<RA, 3>(self.b_qn.val()) << self.qa_sh.val())
             | bit_cast::<RA, 16>(self.b_wp.val() & self.offmask.val());
         self.ram.write_address.next = self.wa.val();
         self.ram_keep.write_address.next = self.wa.val();
-        self.ram_last.write_address.next = self.wa.val();
+        self.ram_tail.write_address.next = self.wa.val();
         self.ram.write_data.next = self.b_data.q.val();
         self.ram_keep.write_data.next = self.b_keep.q.val();
-        self.ram_last.write_data.next = self.b_last.q.val();
+        self.tail_w.next = bit_cast::<TAIL_W, 3>(self.b_q.q.val()) << bits::<TAIL_W>(1);
+        if self.b_last.q.val() {
+            self.tail_w.next = self.tail_w.val() | bits::<TAIL_W>(1);
+        }
+        self.ram_tail.write_data.next = self.tail_w.val();
         self.ram.write_enable.next = self.wr.val();
         self.ram_keep.write_enable.next = self.wr.val();
-        self.ram_last.write_enable.next = self.wr.val();
+        self.ram_tail.write_enable.next = self.wr.val();
         if self.b_valid.q.val() & !self.room_b.val() & !self.over_b.val() & !self.dropping.q.val() {
             self.n_held.d.next = self.n_held.q.val() + bits::<32>(1);
         }
@@ -549,7 +585,8 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         // The scheduler: a beat out per clock while the output takes it.
         self.step.next = (self.state.q.val() != TxqState::Idle) & self.out.s_axis_tready.val();
         self.adv.next = self.step.val() & (self.state.q.val() == TxqState::Data);
-        self.end_data.next = self.adv.val() & self.ram_last.read_data.val();
+        self.end_data.next = self.adv.val() & self.ram_tail.read_data.val().get_bit(0);
+        self.out_p.next = self.ram_tail.read_data.val().get_bits::<3>(1);
         self.end_ctrl.next = self.step.val()
             & (self.state.q.val() == TxqState::Ctrl)
             & (self.cbi.q.val() == self.nc_m1.val());
@@ -558,7 +595,7 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         self.out.s_axis_tvalid.next = self.step.val();
         self.out.s_axis_tdata.next = self.ram.read_data.val();
         self.out.s_axis_tkeep.next = self.ram_keep.read_data.val();
-        self.out.s_axis_tlast.next = self.ram_last.read_data.val();
+        self.out.s_axis_tlast.next = self.ram_tail.read_data.val().get_bit(0);
         if self.state.q.val() == TxqState::Ctrl {
             self.out.s_axis_tdata.next = bit_cast::<DW, IMG>(self.c_img.q.val());
             self.out.s_axis_tkeep.next = self.full_keep.val();
@@ -576,29 +613,29 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.n_ctrl.d.next = self.n_ctrl.q.val() + bits::<32>(1);
         }
 
-        // Highest eligible priority: a whole frame waiting (not counting the one ending now)
-        // and not paused.
+        // Highest eligible queue: a whole frame waiting (not counting the one ending now)
+        // and none of its priorities paused.
         self.pick_v.next = false;
         self.pick_q.next = bits::<3>(0);
-        for p in 0..P {
-            self.el.next = self.nf[p].q.val() != bits::<16>(0);
-            if (self.cur.q.val() == self.pc[p].val()) & self.end_data.val() {
-                self.el.next = self.nf[p].q.val() > bits::<16>(1);
+        for q in 0..self.wp.len() {
+            self.el.next = self.nf[q].q.val() != bits::<16>(0);
+            if (self.cur.q.val() == self.pc[q].val()) & self.end_data.val() {
+                self.el.next = self.nf[q].q.val() > bits::<16>(1);
             }
-            if self.el.val() & ((self.paused.val() & self.onehot[p].val()) == bits::<8>(0)) {
+            if self.el.val() & ((self.paused.val() & self.qmask[q].val()) == bits::<8>(0)) {
                 self.pick_v.next = true;
-                self.pick_q.next = self.pc[p].val();
+                self.pick_q.next = self.pc[q].val();
             }
         }
         self.pick_c.next = self.c_valid.q.val() & (self.state.q.val() != TxqState::Ctrl);
         self.rp_cur.next = bits::<16>(0);
         self.rp_pick.next = bits::<16>(0);
-        for p in 0..P {
-            if self.cur.q.val() == self.pc[p].val() {
-                self.rp_cur.next = self.rp[p].q.val();
+        for q in 0..self.wp.len() {
+            if self.cur.q.val() == self.pc[q].val() {
+                self.rp_cur.next = self.rp[q].q.val();
             }
-            if self.pick_q.val() == self.pc[p].val() {
-                self.rp_pick.next = self.rp[p].q.val();
+            if self.pick_q.val() == self.pc[q].val() {
+                self.rp_pick.next = self.rp[q].q.val();
             }
         }
         self.rd_q.next = self.cur.q.val();
@@ -626,38 +663,41 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             | bit_cast::<RA, 16>(self.rd_ptr.val() & self.offmask.val());
         self.ram.read_address.next = self.ra.val();
         self.ram_keep.read_address.next = self.ra.val();
-        self.ram_last.read_address.next = self.ra.val();
+        self.ram_tail.read_address.next = self.ra.val();
 
-        // Per queue: pointers, committed frames, counters, readiness.
+        // Per queue: pointers, committed frames, readiness.
         self.qr.next = bits::<8>(0);
-        self.pack.next = bits::<PRIO_COUNTERS_W>(0);
-        for p in 0..P {
+        for q in 0..self.wp.len() {
             self.inc.next =
-                self.wr.val() & self.b_last.q.val() & (self.b_q.q.val() == self.pc[p].val());
-            self.dec.next = self.end_data.val() & (self.cur.q.val() == self.pc[p].val());
-            if self.wr.val() & (self.b_q.q.val() == self.pc[p].val()) {
-                self.wp[p].d.next = self.wp[p].q.val() + bits::<16>(1);
+                self.wr.val() & self.b_last.q.val() & (self.b_qn.val() == self.pc[q].val());
+            self.dec.next = self.end_data.val() & (self.cur.q.val() == self.pc[q].val());
+            if self.wr.val() & (self.b_qn.val() == self.pc[q].val()) {
+                self.wp[q].d.next = self.wp[q].q.val() + bits::<16>(1);
                 if self.b_last.q.val() {
-                    self.cwp[p].d.next = self.wp[p].q.val() + bits::<16>(1);
+                    self.cwp[q].d.next = self.wp[q].q.val() + bits::<16>(1);
                 }
             }
-            if self.start_drop.val() & (self.b_q.q.val() == self.pc[p].val()) {
-                self.wp[p].d.next = self.cwp[p].q.val();
+            if self.start_drop.val() & (self.b_qn.val() == self.pc[q].val()) {
+                self.wp[q].d.next = self.cwp[q].q.val();
             }
-            if self.adv.val() & (self.cur.q.val() == self.pc[p].val()) {
-                self.rp[p].d.next = self.rp[p].q.val() + bits::<16>(1);
+            if self.adv.val() & (self.cur.q.val() == self.pc[q].val()) {
+                self.rp[q].d.next = self.rp[q].q.val() + bits::<16>(1);
             }
             if self.inc.val() & !self.dec.val() {
-                self.nf[p].d.next = self.nf[p].q.val() + bits::<16>(1);
+                self.nf[q].d.next = self.nf[q].q.val() + bits::<16>(1);
             }
             if self.dec.val() & !self.inc.val() {
-                self.nf[p].d.next = self.nf[p].q.val() - bits::<16>(1);
+                self.nf[q].d.next = self.nf[q].q.val() - bits::<16>(1);
             }
-            if self.dec.val() {
+            if (self.wp[q].q.val() - self.rp[q].q.val()) <= self.qhalf.val() {
+                self.qr.next = self.qr.val() | self.qmask[q].val();
+            }
+        }
+        // Per priority: frames sent (the priority kept with the frame's last beat).
+        self.pack.next = bits::<PRIO_COUNTERS_W>(0);
+        for p in 0..P {
+            if self.end_data.val() & (self.out_p.val() == self.pc[p].val()) {
                 self.n_tx[p].d.next = self.n_tx[p].q.val() + bits::<32>(1);
-            }
-            if (self.wp[p].q.val() - self.rp[p].q.val()) <= self.qhalf.val() {
-                self.qr.next = self.qr.val() | self.onehot[p].val();
             }
             self.c32.next = self.n_tx[p].q.val();
             self.pack.next = self.pack.val()
@@ -671,26 +711,36 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
         } else if self.b_valid.q.val() & self.dropping.q.val() {
             self.dropped.next = bits::<16>(1);
         }
-        self.upack.next = bits::<USED_W>(0);
-        for p in 0..P {
+        self.rsv_qa.next = self.rsv_a.val().get_bits::<3>(16) >> self.qsh.val();
+        self.rsv_qb.next = self.rsv_b.val().get_bits::<3>(16) >> self.qsh.val();
+        for q in 0..self.wp.len() {
             self.add_a.next = bits::<16>(0);
-            if self.rsv_a.val().get_bits::<4>(16) == self.rsv_pc[p].val() {
+            if self.rsv_a.val().get_bit(19) & (self.rsv_qa.val() == self.pc[q].val()) {
                 self.add_a.next = self.rsv_a.val().get_bits::<16>(0);
             }
             self.add_b.next = bits::<16>(0);
-            if self.rsv_b.val().get_bits::<4>(16) == self.rsv_pc[p].val() {
+            if self.rsv_b.val().get_bit(19) & (self.rsv_qb.val() == self.pc[q].val()) {
                 self.add_b.next = self.rsv_b.val().get_bits::<16>(0);
             }
             self.gone.next = bits::<16>(0);
-            if self.b_q.q.val() == self.pc[p].val() {
+            if self.b_qn.val() == self.pc[q].val() {
                 self.gone.next = self.dropped.val();
             }
-            if self.adv.val() & (self.cur.q.val() == self.pc[p].val()) {
+            if self.adv.val() & (self.cur.q.val() == self.pc[q].val()) {
                 self.gone.next = self.gone.val() + bits::<16>(1);
             }
-            self.res[p].d.next =
-                self.res[p].q.val() + self.add_a.val() + self.add_b.val() - self.gone.val();
-            self.r16.next = self.res[p].q.val();
+            self.res[q].d.next =
+                self.res[q].q.val() + self.add_a.val() + self.add_b.val() - self.gone.val();
+        }
+        // Each priority sees its queue's reservations.
+        self.upack.next = bits::<USED_W>(0);
+        for p in 0..P {
+            self.r16.next = bits::<16>(0);
+            for q in 0..self.wp.len() {
+                if self.qof[p].val() == self.pc[q].val() {
+                    self.r16.next = self.res[q].q.val();
+                }
+            }
             self.upack.next =
                 self.upack.val() | (bit_cast::<USED_W, 16>(self.r16.val()) << self.sh16[p].val());
         }
@@ -718,12 +768,14 @@ impl<const DW: usize, const KW: usize, const QA: usize, const RA: usize> Logic
             self.n_bad.d.next = bits::<32>(0);
             self.n_ctrl.d.next = bits::<32>(0);
             self.n_held.d.next = bits::<32>(0);
+            for q in 0..self.wp.len() {
+                self.wp[q].d.next = bits::<16>(0);
+                self.cwp[q].d.next = bits::<16>(0);
+                self.rp[q].d.next = bits::<16>(0);
+                self.nf[q].d.next = bits::<16>(0);
+                self.res[q].d.next = bits::<16>(0);
+            }
             for p in 0..P {
-                self.wp[p].d.next = bits::<16>(0);
-                self.cwp[p].d.next = bits::<16>(0);
-                self.rp[p].d.next = bits::<16>(0);
-                self.nf[p].d.next = bits::<16>(0);
-                self.res[p].d.next = bits::<16>(0);
                 self.n_tx[p].d.next = bits::<32>(0);
             }
         }
