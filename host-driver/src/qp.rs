@@ -65,7 +65,7 @@ pub struct QpAttr {
     /// or RTS -> RTS; default `headers::RNR_TIMER_DEFAULT`, 1: 0.01 ms).
     pub min_rnr_timer: Option<u8>,
     /// RDMA READs and atomics outstanding at most, 1 up to what the NIC was built with
-    /// (`DeviceInfo::max_rd_atomic`, the ID block's `MAX_RD_ATOMIC`: 16 in the 10g NIC;
+    /// (`DeviceInfo::max_rd_atomic`, the ID block's `MAX_RD_ATOMIC`: 8 in the 10g NIC;
     /// `max_rd_atomic`: no more than the peer's `max_dest_rd_atomic`; RTR -> RTS; default
     /// the NIC's).
     pub max_rd_atomic: Option<u8>,

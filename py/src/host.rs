@@ -106,7 +106,7 @@ impl Host {
     /// `(pcp, vid)`: the QP's frames go out 802.1Q-tagged on that priority. Reliability, as
     /// `ibv_qp_attr`: `timeout` (0..=31, 4.096 us x 2^n), `retry_cnt` and `rnr_retry` (0..=7)
     /// on RTR -> RTS; `min_rnr_timer` (0..=31, the RNR NAK's timer code) on INIT -> RTR or
-    /// RTS -> RTS; `max_rd_atomic` (1 up to the NIC's `MAX_RD_ATOMIC`, 16 in the 10g NIC) on RTR -> RTS; `qp_access_flags` (the
+    /// RTS -> RTS; `max_rd_atomic` (1 up to the NIC's `MAX_RD_ATOMIC`, 8 in the 10g NIC) on RTR -> RTS; `qp_access_flags` (the
     /// `verbs.ACCESS_REMOTE_*` bits this QP lets a peer use, default all three) on any move
     /// but to RESET.
     #[pyo3(signature = (qp, state, path_mtu = None, dest_qp_num = None, rq_psn = None,

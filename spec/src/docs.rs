@@ -251,6 +251,7 @@ fn formats() -> String {
     layout_table(&mut s, &crate::meta::RECV_DONE);
     layout_table(&mut s, &crate::meta::READ_JOB);
     layout_table(&mut s, &crate::meta::READ_SLOT);
+    layout_table(&mut s, &crate::meta::ACK_OWED);
     s.push_str("## PCIe TLP headers\n\nCarried beside the payload as one 128-bit big-endian value, always in the 4-DW form.\n\n");
     layout_table(&mut s, &tlp::REQUEST);
     layout_table(&mut s, &tlp::COMPLETION);

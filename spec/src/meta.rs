@@ -452,6 +452,40 @@ pub const READ_JOB: Layout = Layout::host(
      `hdl::rc::Requester`).",
 );
 
+/// An acknowledgement the responder owes a QP, as it keeps one per QP until it is sent (the
+/// latest replaces one not yet sent, ranked): the fields of the ACK's `TX_META` that differ
+/// between QPs and packets. The rest (the NIC's own MAC and IPv4 address, the opcode, TTL,
+/// P_Key, and the UDP source port of the QP, `src_port`) are filled in as the ACK leaves, so
+/// the table is 176 bits a QP, not `TX_META`'s 512 (5 block RAMs on ECP5, not 14).
+pub const ACK_OWED: Layout = Layout::host(
+    "owed acknowledgement",
+    22,
+    &[
+        f("dst_mac", 0, 48, "the QP's peer's MAC (TX_META.dst_mac)"),
+        f(
+            "dst_ip",
+            48,
+            32,
+            "the QP's peer's IPv4 address (TX_META.dst_ip)",
+        ),
+        f("dest_qp", 80, 24, "the peer's QP number (TX_META.dest_qp)"),
+        f("psn", 104, 24, "the PSN acknowledged (TX_META.psn)"),
+        f(
+            "aeth",
+            128,
+            32,
+            "AETH as sent: syndrome at 24..32, MSN at 0..24",
+        ),
+        f(
+            "vlan",
+            160,
+            16,
+            "the QP's 802.1Q group (TX_META.vlan): its priority picks the transmit queue",
+        ),
+    ],
+    "An ACK or NAK the responder owes a QP (`hdl::rc::Responder`'s per-QP table).",
+);
+
 /// Where the requester keeps an RDMA READ in flight until its response lands: the WQE's
 /// index in the send ring (the responder fetches it again for its SGEs) and the READ's first
 /// PSN. One slot per READ a QP may have outstanding (`queues::MAX_RD_ATOMIC`), slot `k mod
@@ -552,6 +586,7 @@ mod tests {
         RECV_DONE.check().expect("RECV_DONE");
         READ_JOB.check().expect("READ_JOB");
         READ_SLOT.check().expect("READ_SLOT");
+        ACK_OWED.check().expect("ACK_OWED");
         let ports: std::collections::HashSet<u16> = (0..256).map(src_port).collect();
         assert_eq!(ports.len(), 256, "one port per QP");
         assert!(ports.iter().all(|p| *p >= 0xC000));

@@ -3,6 +3,7 @@
 //! and each is derived from `spec` (its layouts and sizes) or from the BAR0 tables.
 
 use ferroce_spec::meta::{READ_JOB, SENT_PER_QP, SENT_POOL, SENT_RESERVED};
+use ferroce_spec::queues::MAX_RD_ATOMIC;
 
 /// QP table address width (256 QPs), as BAR0 stores the tables.
 pub const QA: usize = crate::host::bar0::OBJ_A;
@@ -21,9 +22,12 @@ const _: () = assert!(SENT_PER_QP < 1 << (RC_W - 1));
 pub const JOB_W: usize = READ_JOB.len * 8;
 /// READ counts per QP (issued, landed) wrap at 32: at most `MAX_RD_ATOMIC` apart.
 pub const RDC_W: usize = 5;
-/// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot.
+/// READ slots (`READ_SLOT`, the fields in use) and their address: the QP, then the slot
+/// (`SLOT_IX` bits: `MAX_RD_ATOMIC` slots per QP).
 pub const SLOT_W: usize = 49 + RDC_W;
-pub const SLOT_A: usize = QA + 4;
+pub const SLOT_IX: usize = MAX_RD_ATOMIC.trailing_zeros() as usize;
+pub const SLOT_A: usize = QA + SLOT_IX;
+const _: () = assert!(MAX_RD_ATOMIC.is_power_of_two() && 2 * MAX_RD_ATOMIC <= 1 << RDC_W);
 
 /// The READ cursor as the completer reads it from the responder (`m_rpk_data`): the next
 /// response PSN 0/24, the QP's epoch when the READ began 24/8, a response in progress 32 (after

@@ -171,7 +171,7 @@
 use crate::host::{field_at, k};
 use crate::net::tx_queues::{RSV_W, USED_W};
 use crate::prelude::*;
-use crate::rc::iface::{JOB_W, POOL, QA, RC_W, RDC_W, SLOT_A, SLOT_W};
+use crate::rc::iface::{JOB_W, POOL, QA, RC_W, RDC_W, SLOT_A, SLOT_IX, SLOT_W};
 use crate::rc::{JobPark, KeyCheck};
 use crate::stream::{Fifo, Gather};
 use ferroce_spec::headers::IMMDT;
@@ -606,6 +606,7 @@ pub struct Requester<const DW: usize, const KW: usize> {
     aeth_len: Constant<Bits<16>>,
     acc_lw: Constant<Bits<8>>,
     rd_max: Constant<Bits<RDC_W>>,
+    slot_sh: Constant<Bits<8>>,
     rd_lim: Signal<Local, Bits<RDC_W>>,
     x_mrd: Constant<Bits<9>>,
     // Doorbells and the scheduler.
@@ -1278,6 +1279,7 @@ impl<const DW: usize, const KW: usize> Requester<DW, KW> {
             aeth_len: k(AETH.len as u64),
             acc_lw: k(ACCESS_LOCAL_WRITE.into()),
             rd_max: k(MAX_RD_ATOMIC as u64),
+            slot_sh: k(SLOT_IX as u64),
             rd_lim: Default::default(),
             x_mrd: at(&QP_CTX, "max_rd_atomic"),
             ctx_ram: RAM::default(),
@@ -3135,8 +3137,9 @@ impl<const DW: usize, const KW: usize> Logic for Requester<DW, KW> {
                         & !self.dirty_sq.q.val()
                     {
                         self.rslot_en.d.next = true;
-                        self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val()) << 4)
-                            | bit_cast::<SLOT_A, 4>(self.rdi.q.val().get_bits::<4>(0));
+                        self.rslot_addr.d.next = (bit_cast::<SLOT_A, QA>(self.qpn.q.val())
+                            << self.slot_sh.val())
+                            | bit_cast::<SLOT_A, SLOT_IX>(self.rdi.q.val().get_bits::<SLOT_IX>(0));
                         self.rslot_data.d.next = bit_cast::<SLOT_W, 16>(self.ci.q.val())
                             | (bit_cast::<SLOT_W, 24>(self.first_psn.q.val()) << 16)
                             | (bit_cast::<SLOT_W, 8>(self.c_epoch.val()) << 40)

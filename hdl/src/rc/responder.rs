@@ -18,7 +18,7 @@
 //! QP's stale jobs ahead of it, those still in the pool too. READ RESPONSE packets for
 //! this NIC's own READs land in the READ WQE's SGEs: a FIRST/ONLY must carry the PSN of the
 //! QP's next READ slot (`s_rslot_*`, written by the requester, whose count must be the QP's
-//! landed count: a duplicate of a response 16 READs back finds no slot), the WQE is fetched
+//! landed count: a duplicate of a response `MAX_RD_ATOMIC` READs back finds no slot), the WQE is fetched
 //! again by `RecvQueue` (`m_rq_req_sq`, `m_rq_req_idx`) and the bytes cut across its SGEs as
 //! a SEND's;
 //! at the LAST/ONLY, after its writes, an `RX_ACK` with `read` set goes to the completer
@@ -180,7 +180,8 @@ use ferroce_spec::headers::{
 };
 use ferroce_spec::layout::Layout;
 use ferroce_spec::meta::{
-    beats_of, tx_frame_len, READ_JOB, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY, TX_TTL,
+    beats_of, tx_frame_len, ACK_OWED, READ_JOB, RECV_DONE, RX_ACK, RX_META, TX_META, TX_PKEY,
+    TX_TTL,
 };
 use ferroce_spec::opcodes::{
     RC_ACKNOWLEDGE, RC_ATOMIC_ACKNOWLEDGE, RC_CMP_SWAP, RC_FETCH_ADD, RC_RDMA_READ_REQUEST,
@@ -206,7 +207,7 @@ pub const MR_W: usize = 256;
 const JOB_WAIT: u64 = 1 << 16;
 /// The READ job pool: `2^JOB_POOL_A` jobs (512), one block-RAM queue in front of the
 /// requester, room for every QP's share (`JOB_SHARE`) on 16 QPs, or for the `MAX_RD_ATOMIC`
-/// READs a peer may keep outstanding on each of 32.
+/// READs a peer may keep outstanding on each of 64.
 pub const JOB_POOL_A: usize = 9;
 const JOB_POOL_P: usize = JOB_POOL_A + 1;
 /// Jobs one QP may hold at once (accepted, their last response not yet gone): the most its
@@ -214,9 +215,11 @@ const JOB_POOL_P: usize = JOB_POOL_A + 1;
 /// outstanding; the rest of the share is for duplicates, a retry asking again while the
 /// stale jobs are still queued.
 const JOB_SHARE: u64 = (1 << RDC_W) - 1;
-/// `RX_META` records, and the ACK records this block keeps (every `TX_META` field an ACK sets
+/// `RX_META` records, and the ACK records this block sends (every `TX_META` field an ACK sets
 /// lies below bit 512; `ext2` stays zero).
 const META_W: usize = 512;
+/// An owed ACK as the per-QP table keeps it (`ACK_OWED`).
+const AOW_W: usize = ACK_OWED.len * 8;
 /// `TX_META` records as they leave (`m_ack`).
 const TXM_W: usize = TX_META.len * 8;
 const RACK_W: usize = RX_ACK.len * 8;
@@ -627,7 +630,7 @@ pub struct Responder<const DW: usize, const KW: usize> {
     sc: Scatter<DW, KW>,
     cmdq: Fifo<CMD_W, 3, 4>,
     rcv_q: Fifo<RCV_W, 2, 3>,
-    ack_info: RAM<Bits<META_W>, QA>,
+    ack_info: RAM<Bits<AOW_W>, QA>,
     ack_qps: Fifo<QA, QA, 9>,
     ack_out: Fifo<META_W, 1, 2>,
     ack_pend: DFF<Bits<256>>,
@@ -780,9 +783,11 @@ pub struct Responder<const DW: usize, const KW: usize> {
     in_next: Signal<Local, Bits<1>>,
     msn_next: Signal<Local, Bits<24>>,
     // Responses and write-backs.
-    port: Signal<Local, Bits<16>>,
     aeth: Signal<Local, Bits<32>>,
-    ack_meta: Signal<Local, Bits<META_W>>,
+    ack_rec: Signal<Local, Bits<AOW_W>>,
+    /// The owed record read for the sender, and the UDP source port of its QP.
+    aw: Signal<Local, Bits<AOW_W>>,
+    a_port: Signal<Local, Bits<16>>,
     rack: Signal<Local, Bits<RACK_W>>,
     resp_go: Signal<Local, Bit>,
     snd_pop: Signal<Local, Bit>,
@@ -862,6 +867,12 @@ pub struct Responder<const DW: usize, const KW: usize> {
     t_dest_qp: Constant<Bits<9>>,
     t_psn: Constant<Bits<9>>,
     t_aeth: Constant<Bits<9>>,
+    o_dst_mac: Constant<Bits<8>>,
+    o_dst_ip: Constant<Bits<8>>,
+    o_dest_qp: Constant<Bits<8>>,
+    o_psn: Constant<Bits<8>>,
+    o_aeth: Constant<Bits<8>>,
+    o_vlan: Constant<Bits<8>>,
     a_qpn: Constant<Bits<7>>,
     a_syn: Constant<Bits<7>>,
     a_psn: Constant<Bits<7>>,
@@ -1372,9 +1383,10 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             rem_next: Default::default(),
             in_next: Default::default(),
             msn_next: Default::default(),
-            port: Default::default(),
             aeth: Default::default(),
-            ack_meta: Default::default(),
+            ack_rec: Default::default(),
+            aw: Default::default(),
+            a_port: Default::default(),
             rack: Default::default(),
             resp_go: Default::default(),
             snd_pop: Default::default(),
@@ -1453,6 +1465,12 @@ impl<const DW: usize, const KW: usize> Responder<DW, KW> {
             t_dest_qp: at(&TX_META, "dest_qp"),
             t_psn: at(&TX_META, "psn"),
             t_aeth: at_plus(&TX_META, "ext", 96),
+            o_dst_mac: field_at(&ACK_OWED, "dst_mac"),
+            o_dst_ip: field_at(&ACK_OWED, "dst_ip"),
+            o_dest_qp: field_at(&ACK_OWED, "dest_qp"),
+            o_psn: field_at(&ACK_OWED, "psn"),
+            o_aeth: field_at(&ACK_OWED, "aeth"),
+            o_vlan: field_at(&ACK_OWED, "vlan"),
             a_qpn: field_at(&RX_ACK, "qpn"),
             a_syn: field_at(&RX_ACK, "syndrome"),
             a_psn: field_at(&RX_ACK, "psn"),
@@ -2297,8 +2315,8 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         self.rs_cnt.next = self.rcv.q.val().get_bits::<RDC_W>(472);
         self.rs_cnt1.next = self.rs_cnt.val() + bits::<RDC_W>(1);
         self.rslot.read_address.next = (bit_cast::<SLOT_A, QA>(self.f_qpn.val().get_bits::<QA>(0))
-            << 4)
-            | bit_cast::<SLOT_A, 4>(self.rcur_ram.read_data.val().get_bits::<4>(472));
+            << self.ac_sh.val())
+            | bit_cast::<SLOT_A, AX>(self.rcur_ram.read_data.val().get_bits::<AX>(472));
         self.sl_idx.next = self.rslot.read_data.val().get_bits::<16>(0);
         self.sl_psn.next = self.rslot.read_data.val().get_bits::<24>(16);
         self.sl_epoch.next = self.rslot.read_data.val().get_bits::<8>(40);
@@ -2483,23 +2501,15 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
 
         // Responses: the ACK/NAK record for the TX path, the received ACK for the completer.
-        self.port.next = self.port_base.val()
-            | ((bit_cast::<16, 8>(self.f_qpn.val().get_bits::<8>(0)) << 6)
-                ^ bit_cast::<16, 8>(self.f_qpn.val().get_bits::<8>(0)));
         self.aeth.next = (bit_cast::<32, 8>(self.ack_syn.q.val()) << 24)
             | bit_cast::<32, 24>(self.ack_msn.q.val());
-        self.ack_meta.next = (bit_cast::<META_W, 48>(self.r_mac.val()) << self.t_dst_mac.val())
-            | (bit_cast::<META_W, 48>(self.local_mac.val()) << self.t_src_mac.val())
-            | (bit_cast::<META_W, 32>(self.local_ipv4.val()) << self.t_src_ip.val())
-            | (bit_cast::<META_W, 32>(self.r_ip.val()) << self.t_dst_ip.val())
-            | (bit_cast::<META_W, 16>(self.port.val()) << self.t_src_port.val())
-            | (bit_cast::<META_W, 8>(self.ttl.val()) << self.t_ttl.val())
-            | (bit_cast::<META_W, 8>(self.op_ack.val()) << self.t_opcode.val())
-            | (bit_cast::<META_W, 16>(self.pkey.val()) << self.t_pkey.val())
-            | (bit_cast::<META_W, 24>(self.r_rqpn.val()) << self.t_dest_qp.val())
-            | (bit_cast::<META_W, 24>(self.ack_psn.q.val()) << self.t_psn.val())
-            | (bit_cast::<META_W, 32>(self.aeth.val()) << self.t_aeth.val())
-            | (bit_cast::<META_W, 16>(self.r_vgrp.val()) << self.t_vlan.val());
+        // What the QP is owed (`ACK_OWED`); the rest of its `TX_META` is added as it leaves.
+        self.ack_rec.next = (bit_cast::<AOW_W, 48>(self.r_mac.val()) << self.o_dst_mac.val())
+            | (bit_cast::<AOW_W, 32>(self.r_ip.val()) << self.o_dst_ip.val())
+            | (bit_cast::<AOW_W, 24>(self.r_rqpn.val()) << self.o_dest_qp.val())
+            | (bit_cast::<AOW_W, 24>(self.ack_psn.q.val()) << self.o_psn.val())
+            | (bit_cast::<AOW_W, 32>(self.aeth.val()) << self.o_aeth.val())
+            | (bit_cast::<AOW_W, 16>(self.r_vgrp.val()) << self.o_vlan.val());
         self.rack.next = (bit_cast::<RACK_W, 24>(self.f_qpn.val()) << self.a_qpn.val())
             | (bit_cast::<RACK_W, 8>(self.f_syn.val()) << self.a_syn.val())
             | (bit_cast::<RACK_W, 24>(self.f_psn.val()) << self.a_psn.val())
@@ -2520,15 +2530,35 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         if self.snd_busy.q.val() {
             self.ack_info.read_address.next = self.snd_q.q.val();
         }
-        self.ack_out.s_tdata.next = self.ack_info.read_data.val();
+        self.aw.next = self.ack_info.read_data.val();
+        self.a_port.next = self.port_base.val()
+            | ((bit_cast::<16, QA>(self.snd_q.q.val()) << 6)
+                ^ bit_cast::<16, QA>(self.snd_q.q.val()));
+        self.ack_out.s_tdata.next =
+            (bit_cast::<META_W, 48>(self.aw.val().get_bits::<48>(self.o_dst_mac.val().index()))
+                << self.t_dst_mac.val())
+                | (bit_cast::<META_W, 48>(self.local_mac.val()) << self.t_src_mac.val())
+                | (bit_cast::<META_W, 32>(self.local_ipv4.val()) << self.t_src_ip.val())
+                | (bit_cast::<META_W, 32>(
+                    self.aw.val().get_bits::<32>(self.o_dst_ip.val().index()),
+                ) << self.t_dst_ip.val())
+                | (bit_cast::<META_W, 16>(self.a_port.val()) << self.t_src_port.val())
+                | (bit_cast::<META_W, 8>(self.ttl.val()) << self.t_ttl.val())
+                | (bit_cast::<META_W, 8>(self.op_ack.val()) << self.t_opcode.val())
+                | (bit_cast::<META_W, 16>(self.pkey.val()) << self.t_pkey.val())
+                | (bit_cast::<META_W, 24>(
+                    self.aw.val().get_bits::<24>(self.o_dest_qp.val().index()),
+                ) << self.t_dest_qp.val())
+                | (bit_cast::<META_W, 24>(self.aw.val().get_bits::<24>(self.o_psn.val().index()))
+                    << self.t_psn.val())
+                | (bit_cast::<META_W, 32>(self.aw.val().get_bits::<32>(self.o_aeth.val().index()))
+                    << self.t_aeth.val())
+                | (bit_cast::<META_W, 16>(self.aw.val().get_bits::<16>(self.o_vlan.val().index()))
+                    << self.t_vlan.val());
         // Credits: the record's frame against its priority's queue.
         self.m_rsv.next = self.rsv.q.val();
         self.rsv.d.next = bits::<RSV_W>(0);
-        self.a_vgrp.next = self
-            .ack_info
-            .read_data
-            .val()
-            .get_bits::<16>(self.t_vlan.val().index());
+        self.a_vgrp.next = self.aw.val().get_bits::<16>(self.o_vlan.val().index());
         self.a_prio.next = bits::<3>(0);
         self.a_beats.next = self.ack_beats.val();
         if (self.a_vgrp.val() & bits::<16>(1)) != bits::<16>(0) {
@@ -2665,7 +2695,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
         }
         self.ack_pend.d.next = self.pend_after.val();
         self.ack_info.write_address.next = self.f_qpn.val().get_bits::<QA>(0);
-        self.ack_info.write_data.next = self.ack_meta.val();
+        self.ack_info.write_data.next = self.ack_rec.val();
         self.ack_info.write_enable.next = false;
         self.ack_qps.s_tdata.next = self.f_qpn.val().get_bits::<QA>(0);
         self.ack_qps.s_tvalid.next = false;
@@ -3157,7 +3187,7 @@ impl<const DW: usize, const KW: usize> Logic for Responder<DW, KW> {
             RespState::RSlot => {
                 // A READ response: the QP sends (RTS); a FIRST or ONLY must carry the PSN of
                 // the QP's next READ (its slot, written for the QP's landed count: not the
-                // slot's last use 16 READs back) and has its WQE fetched again for the SGEs;
+                // slot's last use `MAX_RD_ATOMIC` READs back) and has its WQE fetched again for the SGEs;
                 // a MIDDLE or LAST goes on from the READ in progress. Anything else is a
                 // stray (a duplicate, or after a reset) and is dropped.
                 self.state.d.next = RespState::Drain;

@@ -239,7 +239,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
             retry_cnt: Some(r.gen_range(0..8)),
             rnr_retry: Some(r.gen_range(0..8)),
             min_rnr_timer: Some(r.gen_range(0..32)),
-            max_rd_atomic: Some(r.gen_range(1..=16)),
+            max_rd_atomic: Some(r.gen_range(1..=MAX_RD_ATOMIC as u8)),
             access: Some(r.gen_range(0..8) << 1),
         };
         let send_side = QpAttr {
@@ -265,7 +265,7 @@ fn qps_walk_reset_init_rtr_rts_and_read_back() -> Result<()> {
                 ..send_side
             },
             QpAttr {
-                max_rd_atomic: Some(17),
+                max_rd_atomic: Some(MAX_RD_ATOMIC as u8 + 1),
                 ..send_side
             },
         ] {

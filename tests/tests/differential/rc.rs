@@ -45,7 +45,8 @@ fn context(r: &mut impl Rng, qp: u64) -> Vec<u8> {
     // Mostly a write that sets the send state; else the requester keeps its own.
     put("init_sq", u128::from(r.gen_bool(0.8)));
     put("sq_log_size", r.gen_range(1..6));
-    // The QP's READ limit: mostly unset (16), else 1 to 16. (A QP at its limit waits for a
+    // The QP's READ limit: mostly unset (the NIC's `MAX_RD_ATOMIC`, 8), else 1 to 16 (past 8
+    // it reads as 8). (A QP at its limit waits for a
     // READ to land, its other work too: at a half of the QPs limited the window stops, which
     // need long runs of packets, fell to none on a seed in 72,000 cycles.)
     put(

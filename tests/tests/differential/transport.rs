@@ -13,7 +13,7 @@ use ferroce_hdl::prelude::*;
 use ferroce_sim::designs::open_tb;
 use ferroce_sim::{BuildOptions, Tb};
 use ferroce_spec::meta::{RECV_DONE, RX_ACK, RX_META, SENT};
-use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX, QP_STATE_ERR, QP_STATE_RTS};
+use ferroce_spec::queues::{CQ_CTX, MAX_RD_ATOMIC, MR_CTX, QP_CTX, QP_STATE_ERR, QP_STATE_RTS};
 use ferroce_tests::diff::Outputs;
 use ferroce_tests::{hdl_edge, layout_img, rng, seed, soak, wander_credits, wide};
 use rand::Rng;
@@ -129,7 +129,9 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
     // READs: the requester's slots as written (QP, slot) -> (index, first PSN), the READs
     // landed per QP (from `m_rl`), the next response PSN the stimulus guesses, the jobs taken
     // and handed back.
-    let mut slots = [[(0u16, 0u32); 16]; 8];
+    const SLOTS: usize = MAX_RD_ATOMIC;
+    let slot_bits = SLOTS.trailing_zeros();
+    let mut slots = [[(0u16, 0u32); SLOTS]; 8];
     let mut landed = [0u8; 8];
     let mut rexp = [0u32; 8];
     let mut jobs: VecDeque<(u8, u8)> = VecDeque::new();
@@ -328,7 +330,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
             // one after the last response.
             if (13..=16).contains(&op) || op == 18 {
                 psn = if op == 13 || op == 16 || op == 18 {
-                    slots[qi][usize::from(landed[qi] & 15)].1
+                    slots[qi][usize::from(landed[qi]) % SLOTS].1
                 } else {
                     rexp[qi]
                 };
@@ -461,7 +463,7 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
         // The requester: READ slots now and then (their PSNs near the QP's), and each job's
         // word that it has gone, some cycles after it was taken.
         let slot = r.gen_ratio(1, 20).then(|| {
-            let (q, k) = (r.gen_range(0..8usize), r.gen_range(0..16usize));
+            let (q, k) = (r.gen_range(0..8usize), r.gen_range(0..SLOTS));
             slots[q][k] = (r.gen(), (epsn[q] + r.gen_range(0..64)) & 0xFF_FFFF);
             (q, k)
         });
@@ -472,8 +474,8 @@ fn responder_64_rust_hdl_matches_verilator() -> Result<()> {
                 let v = u64::from(slots[q][k].0)
                     | u64::from(slots[q][k].1) << 16
                     | u64::from(r.gen_ratio(1, 4)) << 48
-                    | ((k as u64) | u64::from(r.gen_bool(0.5)) << 4) << 49;
-                (1u8, (q << 4 | k) as u64, v)
+                    | ((k as u64) | u64::from(r.gen_bool(0.5)) << slot_bits) << 49;
+                (1u8, (q << slot_bits | k) as u64, v)
             }
             None => (0, 0, 0),
         };

@@ -12,7 +12,7 @@ use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, SendWr, Sge, WrOpcode};
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_spec::opcodes::RC_RDMA_READ_REQUEST;
-use ferroce_spec::queues::WC_SUCCESS;
+use ferroce_spec::queues::{MAX_RD_ATOMIC, WC_SUCCESS};
 use ferroce_tests::tx::TxPacket;
 use ferroce_tests::{budget, nonzero_counters, rng, seed};
 use rand::Rng;
@@ -21,7 +21,7 @@ use rand::Rng;
 const SHARE: usize = 31;
 
 /// Forty READ requests of 64 KiB, forged as from host a, arrive back to back at one of b's
-/// QPs: more than the 16 a requester may keep outstanding. The first 31 (the QP's share)
+/// QPs: more than the `MAX_RD_ATOMIC` a requester may keep outstanding. The first 31 (the QP's share)
 /// become jobs, the next is dropped undone (`resp_jobs_full`, and RC_STATS' `jobs_full`),
 /// the rest are past the expected PSN (a sequence error). A WRITE from a on another QP
 /// pair, right behind them, completes within 100 us, while b's responses to the 31 go on
@@ -122,7 +122,7 @@ fn a_peer_past_its_read_limit_holds_only_its_qps_share_of_jobs() -> Result<()> {
 }
 
 /// READs both ways under PFC with hosts that write slowly: eight QP pairs, each side keeping
-/// 16 READs of 16-64 KiB outstanding on every QP toward the other, both hosts writing at
+/// 16 READs of 16-64 KiB posted (`MAX_RD_ATOMIC` in flight) on every QP toward the other, both hosts writing at
 /// 2 Gb/s, for 5 ms (times the soak factor). A receive path that waits for room for a READ
 /// job closes a loop through PFC: its receive buffer passes XOFF, the peer's transmit pauses,
 /// the peer's receive path waits the same way, and this NIC's transmit (the only reader of
@@ -263,12 +263,13 @@ fn reads_both_ways_under_pfc_with_slow_hosts_keep_completing() -> Result<()> {
     Ok(())
 }
 
-/// Stale jobs in the pool are cut short too. Host a keeps 16 READs of 64 KiB outstanding on
-/// each of 4 QPs toward b, so b's pool holds about 60 jobs, the QPs' interleaved. One
-/// response of the second QP's first READ is lost: a asks again from there (a duplicate READ),
-/// and b's jobs of that QP ahead of the duplicate are stale. The responder says so as the
-/// duplicate's job goes into its pool, so each of them sends one packet (`req_cuts`, at least
-/// 12 of that QP's 15 later READs) instead of 64 KiB the peer would drop. (Marked only as the
+/// Stale jobs in the pool are cut short too. Host a keeps `MAX_RD_ATOMIC` READs of 64 KiB
+/// outstanding on each of 4 QPs toward b, so b's pool holds most of them, the QPs'
+/// interleaved. One response of the second QP's first READ is lost: a asks again from there (a
+/// duplicate READ), and b's jobs of that QP ahead of the duplicate are stale. The responder
+/// says so as the duplicate's job goes into its pool, so each of them sends one packet
+/// (`req_cuts`, all but three of that QP's `MAX_RD_ATOMIC - 1` later READs at least) instead
+/// of 64 KiB the peer would drop. (Marked only as the
 /// duplicate reached the requester's 16-job queue, most of them had gone whole by then.)
 /// Every READ completes SUCCESS with its bytes.
 #[test]
@@ -283,7 +284,7 @@ fn stale_read_jobs_in_the_pool_are_cut_short() -> Result<()> {
         ..WorldConfig::default()
     })?;
     const QPS: usize = 4;
-    const DEPTH: usize = 16;
+    const DEPTH: usize = MAX_RD_ATOMIC;
     const LEN: usize = 64 << 10;
     let pmtu = [1024u32, 2048, 4096][r.gen_range(0..3)];
     let src: Vec<u8> = (0..LEN).map(|_| r.gen()).collect();
@@ -358,7 +359,7 @@ fn stale_read_jobs_in_the_pool_are_cut_short() -> Result<()> {
         nonzero_counters(&w.b)
     );
     ensure!(
-        cuts >= 12,
+        cuts as usize >= DEPTH - 4,
         "seed {s}: {cuts} stale jobs cut short; b: {}",
         nonzero_counters(&w.b)
     );

@@ -1,35 +1,36 @@
 //! A requester's READ slots: each READ or atomic in flight has one (`READ_SLOT`), slot `k mod
-//! 16` for the QP's k-th, and only the slot of the QP's next to land takes a response. A slot
-//! stays as it was written until it is used again 16 READs later, so a response must match its
-//! count too: a late duplicate of a response 16 READs back finds its old slot, and nothing
-//! else about it (PSN, epoch, kind) tells it from the one the slot waits for.
+//! MAX_RD_ATOMIC` for the QP's k-th, and only the slot of the QP's next to land takes a
+//! response. A slot stays as it was written until it is used again `MAX_RD_ATOMIC` READs later,
+//! so a response must match its count too: a late duplicate of a response that many READs back
+//! finds its old slot, and nothing else about it (PSN, epoch, kind) tells it from the one the
+//! slot waits for.
 
 use anyhow::{ensure, Result};
 use ferroce_driver::{DmaMemory, SendWr, Sge, WorkCompletion, WrOpcode};
 use ferroce_sim::world::{World, WorldConfig};
 use ferroce_sim::Fault;
 use ferroce_spec::opcodes::{RC_ATOMIC_ACKNOWLEDGE, RC_RDMA_READ_RESPONSE_ONLY};
-use ferroce_spec::queues::{WC_FETCH_ADD, WC_RDMA_READ, WC_SUCCESS};
+use ferroce_spec::queues::{MAX_RD_ATOMIC, WC_FETCH_ADD, WC_RDMA_READ, WC_SUCCESS};
 use ferroce_tests::{bth, budget, nonzero_counters, reap, rng, seed};
 use rand::Rng;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// Slots per QP (`queues::MAX_RD_ATOMIC`).
-const SLOTS: usize = 16;
+/// Slots per QP.
+const SLOTS: usize = MAX_RD_ATOMIC;
 
-/// A's QP does 16-24 READs (each one packet) and FETCH_ADDs to b, every one completes; a's
-/// host then writes new bytes over their local buffers. Copies of b's responses to the
-/// first 1-4 of the last 16 arrive again, late: the first of them is for the slot a's next
+/// A's QP does `SLOTS`-24 READs (each one packet) and FETCH_ADDs to b, every one completes;
+/// a's host then writes new bytes over their local buffers. Copies of b's responses to the
+/// first 1-4 of the last `SLOTS` arrive again, late: the first of them is for the slot a's next
 /// READ would take, and carries its PSN, epoch and kind. Each is dropped and counted
 /// (`resp_bad_resp`), none writes a byte or completes anything, and a READ and a FETCH_ADD
 /// after them complete with b's bytes and b's counter. (Before the slot held its count, the
 /// first landed again: its bytes over the host's, and a landed count past the issued one,
 /// which stopped the QP's READs for good, as a lossy link's replays once did.)
 #[test]
-fn a_late_duplicate_of_a_response_sixteen_reads_back_lands_nowhere() -> Result<()> {
-    let s = seed("a_late_duplicate_of_a_response_sixteen_reads_back_lands_nowhere");
+fn a_late_duplicate_of_a_response_a_slot_cycle_back_lands_nowhere() -> Result<()> {
+    let s = seed("a_late_duplicate_of_a_response_a_slot_cycle_back_lands_nowhere");
     let mut r = rng(s);
     let mut w = World::open(&WorldConfig {
         reorder_seed: Some(s),
@@ -93,7 +94,7 @@ fn a_late_duplicate_of_a_response_sixteen_reads_back_lands_nowhere() -> Result<(
     // The host takes its buffers back.
     let fresh: Vec<u8> = (0..n * pmtu as usize).map(|_| r.gen()).collect();
     w.a.dev.mem.write(local.addr, &fresh)?;
-    // Late copies of the responses to operations n-16.. (the first for slot n mod 16).
+    // Late copies of the responses to operations n-SLOTS.. (the first for slot n mod SLOTS).
     let k = r.gen_range(1..=4);
     let bad0 = w.a.counter("resp_bad_resp")?;
     for i in n - SLOTS..n - SLOTS + k {
