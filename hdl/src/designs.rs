@@ -85,7 +85,7 @@ pub const DESIGNS: &[Design] = &[
         build: |n| emit(&mut ten_g::Bar0::new(bar0_params(Config::TenG)), n),
         config: Config::TenG,
         scope: Scope::Block,
-        summary: "BAR0 completer: register blocks, QP/CQ context tables, doorbells",
+        summary: "BAR0 completer: register blocks, QP/CQ/MR context writes, doorbells",
     },
     Design {
         name: "ferroce_dma_rd_64",

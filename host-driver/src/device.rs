@@ -10,6 +10,8 @@ mod qp;
 
 use crate::mr::MemoryRegion;
 use crate::{Bar, DmaMemory, DriverError, Result};
+use ferroce_spec::layout::Layout;
+use ferroce_spec::queues::{CQ_CTX, MR_CTX, QP_CTX, QP_RUNNING, QP_STATE_ERR};
 use ferroce_spec::regs::{self, Block, Param, Reset, BLOCKS};
 use std::collections::{HashMap, VecDeque};
 
@@ -51,6 +53,31 @@ pub struct Device<B: Bar, M: DmaMemory> {
     /// Per QP, its epoch (`QueuePair::epoch`): CQEs of another belong to a life before its
     /// last reset and are passed over.
     epochs: HashMap<u32, u8>,
+    /// Every context written, by (table, index), as the NIC took it (the layout's fields
+    /// only): the NIC keeps no copy of the host's fields, so `read_context` starts here (an
+    /// entry never written is zero, as the NIC clears its tables at reset).
+    written: HashMap<(u32, u32), Vec<u8>>,
+}
+
+/// The context layout of an object table.
+fn layout_of(table: u32) -> Option<&'static Layout> {
+    match table {
+        regs::TABLE_QP => Some(&QP_CTX),
+        regs::TABLE_CQ => Some(&CQ_CTX),
+        regs::TABLE_MR => Some(&MR_CTX),
+        _ => None,
+    }
+}
+
+/// `image`'s named fields, other bits zero (what the NIC's tables keep).
+fn fields_only(l: &Layout, image: &[u8]) -> Vec<u8> {
+    let mut full = image.to_vec();
+    full.resize(l.len.max(image.len()), 0);
+    let mut out = vec![0u8; full.len()];
+    for f in l.fields {
+        l.set(f, &mut out, l.get(f, &full));
+    }
+    out
 }
 
 fn type_of(b: &Block) -> u32 {
@@ -138,6 +165,7 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
             sq_retired: HashMap::new(),
             rq_retired: HashMap::new(),
             epochs: HashMap::new(),
+            written: HashMap::new(),
             mrs: Vec::new(),
             mr_gen: 0,
         })
@@ -201,13 +229,50 @@ impl<B: Bar, M: DmaMemory> Device<B, M> {
     /// Write a context image to the device.
     pub fn write_context(&mut self, table: u32, index: u32, image: &[u8]) -> Result<()> {
         let mut img = image.to_vec();
-        self.command(regs::OP_WRITE, table, index, &mut img)
+        self.command(regs::OP_WRITE, table, index, &mut img)?;
+        if let Some(l) = layout_of(table) {
+            self.written.insert((table, index), fields_only(l, image));
+        }
+        Ok(())
     }
 
-    /// Read a context image back (`len` bytes).
+    /// A context image as the NIC runs it (`len` bytes): what was last written, and for a QP
+    /// the NIC's running state over it (`QP_RUNNING`, read from the NIC; `state` ERR if the
+    /// NIC has failed the QP). The NIC keeps no copy of the CQ and MR tables, so those come
+    /// from what was written, after the same checks of table and index the NIC makes.
     pub fn read_context(&mut self, table: u32, index: u32, len: usize) -> Result<Vec<u8>> {
         let mut img = vec![0u8; len];
-        self.command(regs::OP_READ, table, index, &mut img)?;
-        Ok(img)
+        let count = match table {
+            regs::TABLE_QP => self.info.num_qps,
+            regs::TABLE_CQ => self.info.num_cqs,
+            regs::TABLE_MR => self.info.num_mrs,
+            _ => u32::MAX,
+        };
+        if table == regs::TABLE_QP || count == u32::MAX || index >= count {
+            // The NIC reads a QP and names a bad table or index.
+            self.command(regs::OP_READ, table, index, &mut img)?;
+        }
+        let mut out = self
+            .written
+            .get(&(table, index))
+            .cloned()
+            .unwrap_or_default();
+        out.resize(len, 0);
+        if table == regs::TABLE_QP {
+            let l = &QP_CTX;
+            let mut nic = img.clone();
+            nic.resize(l.len, 0);
+            out.resize(l.len.max(len), 0);
+            for name in QP_RUNNING {
+                let f = l.field(name);
+                l.set(&f, &mut out, l.get(&f, &nic));
+            }
+            let st = l.field("state");
+            if l.get(&st, &nic) == u128::from(QP_STATE_ERR) {
+                l.set(&st, &mut out, QP_STATE_ERR.into());
+            }
+            out.truncate(len);
+        }
+        Ok(out)
     }
 }

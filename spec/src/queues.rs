@@ -149,8 +149,10 @@ pub const CQE_LEN: usize = CQE.len;
 /// Fields marked NIC are maintained by the hardware once the QP runs. A write sets their start
 /// value only when it says so (`init_sq` for the send side's, `init_rq` for the receive
 /// side's); any other write (RTS -> RTS, -> ERR) changes the host's fields and leaves the
-/// NIC's running state alone. A read (QUERY) returns the NIC's current values of them. Bits no
-/// field names read as 0.
+/// NIC's running state alone. A READ returns the NIC's current values of them
+/// (`QP_RUNNING`), `state` as ERR for a QP the NIC has failed (else 0), and 0 in every other
+/// field: the NIC keeps no copy of the host's fields, the driver does. Bits no field names are
+/// not kept.
 pub const QP_CTX: Layout = Layout::host(
     "QP context",
     128,
@@ -275,6 +277,11 @@ pub const QP_CTX: Layout = Layout::host(
     ],
     "Queue pair context.",
 );
+
+/// The QP context's fields the NIC maintains (marked NIC above): what a READ returns.
+pub const QP_RUNNING: [&str; 7] = [
+    "sq_psn", "sq_ci", "sq_pkts", "una_psn", "epsn", "msn", "rq_ci",
+];
 
 /// CQ context.
 pub const CQ_CTX: Layout = Layout::host(

@@ -122,8 +122,10 @@ use Reset::{Param as P, Value as V};
 pub const TYPE: u32 = 0x00;
 pub const VERSION: u32 = 0x04;
 pub const NEXT: u32 = 0x08;
-/// Version 1.0 of every block today.
+/// Version 1.0 of every block but OBJECT.
 pub const VERSION_1_0: u32 = 0x0001_0000;
+/// OBJECT's version: a READ returns a QP's running state, not the context the host wrote.
+pub const VERSION_2_0: u32 = 0x0002_0000;
 
 /// Doorbell region: one page per QP.
 pub const DB_OFFSET: u32 = 0x10_0000;
@@ -269,10 +271,12 @@ pub const BLOCKS: &[Block] = &[
     Block {
         name: "OBJECT",
         type_id: 0x4652_0003,
-        version: VERSION_1_0,
+        version: VERSION_2_0,
         base: 0x0200,
         regs: &OBJECT_REGS,
-        doc: "Creates, modifies and queries QP, CQ and MR contexts through a staging window.",
+        doc: "Writes QP, CQ and MR contexts through a staging window to the engines that \
+              own them, and reads a QP's running state. The NIC keeps no copy of what the \
+              host wrote: the driver does (a READ of the CQ or MR table fails with BAD_OP).",
     },
     Block {
         name: "COUNTERS",
@@ -355,7 +359,9 @@ pub const CMD: Layout = Layout {
             "op",
             28,
             4,
-            "1: write the context from CTX*, 2: read it into CTX*",
+            "1: write the context from CTX*; 2 (QP only): read the QP's running state into CTX* \
+             (sq_psn, sq_ci, sq_pkts, una_psn, epsn, msn, rq_ci; state ERR if the NIC failed \
+             the QP, else 0; other fields 0)",
         ),
     ],
     doc: "Object command.",

@@ -1,6 +1,9 @@
 //! `Bar0`: the BAR0 completer. Takes memory requests from the host at TLP level, serves the
 //! register blocks of `spec::regs` (decode generated from that table), runs object commands
-//! against the QP, CQ and MR context tables, and turns doorbell writes into a doorbell stream.
+//! for the QP, CQ and MR context tables, and turns doorbell writes into a doorbell stream.
+//! BAR0 keeps no copy of the tables: a WRITE goes through to the engines that own the fields
+//! (`m_qpw_*`, `m_cqw_*`, `m_mrw_*`), the driver keeps what it wrote, and a READ of a QP
+//! returns the engines' running state of it.
 //!
 //! Ports (DW-aligned TLP streams: header beside the first beat, payload DW 0 in lanes 0..3):
 //! - `s_req_*`: requests from the host (`hdr` is the 128-bit header of `spec::tlp`).
@@ -13,9 +16,9 @@
 //!   MAC.
 //! - `s_live`: the datapath's live counters (`spec::regs::Reset::Live` word n at bits 32n),
 //!   read through the MAC_STATS and RC_STATS blocks.
-//! - `m_qpw_{en,index,data}`: every write into the QP table (object commands and the clearing
-//!   sweep after reset), so the transport engines keep copies of the QP fields they use that
-//!   always equal the table (a write-through, no handshake: the engines take one per cycle).
+//! - `m_qpw_{en,index,data}`: every write of the QP table (object commands and the clearing
+//!   sweep after reset, `CtxWrite`); the transport engines keep the QP fields they use (no
+//!   handshake: the engines take one per cycle).
 //! - `m_cqw_{en,index,data}`: the same for the CQ table.
 //! - `m_mrw_{en,index,data}`: the same for the MR table (memory regions; the responder checks
 //!   remote keys against its copy). `m_mr_gen`: the MR table's writes counted (wrapping), the
@@ -28,13 +31,14 @@
 //!   engines' running state of it (requester: `sq_psn` 0..24, `sq_ci` 24..40, `sq_pkts`
 //!   40..64; responder: `epsn` 0..24, `msn` 24..48; completer: `una_psn` 0..24 and its error
 //!   status 24..32; receive queues: `rq_ci` in `s_peek_rci`), each a registered RAM read of
-//!   that index. A QUERY of a QP returns these
-//!   in place of the table's start values, so the host sees the NIC's live PSNs and indices,
-//!   and a QP the NIC has failed (a fatal NAK) reads as ERR whatever state the host wrote.
+//!   that index. A READ of a QP returns these in their QP_CTX fields, every other field 0 but
+//!   `state`, which reads ERR for a QP the NIC has failed (a fatal NAK, a local error) and 0
+//!   otherwise: the driver lays them over the context it wrote (`ibv_query_qp`). A READ of
+//!   the CQ or MR table fails with BAD_OP.
 //!
 //! ```text
 //!  s_req --> decode --+-- register file (RO table, RW regs, CTX staging) --> m_cpl
-//!                     +-- CMD --> command engine --> QP table / CQ table
+//!                     +-- CMD --> command engine --> QP / CQ / MR writes --> engines
 //!                     +-- doorbell page --> m_db
 //! ```
 //!
@@ -49,7 +53,7 @@
 //! a completion waits, or a doorbell waits, so a read of STATUS after a write of CMD returns
 //! the command's result (PCIe orders a read behind earlier posted writes).
 
-use crate::host::ctx_table::CtxTable;
+use crate::host::ctx_write::CtxWrite;
 use crate::host::k;
 use crate::host::lsb;
 use crate::prelude::*;
@@ -142,9 +146,9 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     pub m_rdb_qpn: Signal<Out, Bits<24>>,
     pub m_rdb_pi: Signal<Out, Bits<16>>,
     rdb_en: DFF<Bit>,
-    qp_table: CtxTable<QP_W, OBJ_A>,
-    cq_table: CtxTable<CQ_W, OBJ_A>,
-    mr_table: CtxTable<MR_W, OBJ_A>,
+    qp_table: CtxWrite<QP_W, OBJ_A>,
+    cq_table: CtxWrite<CQ_W, OBJ_A>,
+    mr_table: CtxWrite<MR_W, OBJ_A>,
     state: DFF<Bar0State>,
     // The request being served.
     waddr: DFF<Bits<WA>>,
@@ -248,7 +252,6 @@ pub struct Bar0<const DW: usize, const KW: usize> {
     type_cpl: Constant<Bits<5>>,
     status_ca: Constant<Bits<3>>,
     qp_mask: Constant<Bits<QP_W>>,
-    live_clear: Constant<Bits<QP_W>>,
     x_sq_psn: Constant<Bits<9>>,
     x_sq_ci: Constant<Bits<9>>,
     x_sq_pkts: Constant<Bits<9>>,
@@ -394,9 +397,9 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             m_rdb_qpn: Default::default(),
             m_rdb_pi: Default::default(),
             rdb_en: Default::default(),
-            qp_table: CtxTable::new(),
-            cq_table: CtxTable::new(),
-            mr_table: CtxTable::new(),
+            qp_table: CtxWrite::new(),
+            cq_table: CtxWrite::new(),
+            mr_table: CtxWrite::new(),
             state: DFF::default(),
             waddr: DFF::default(),
             two: DFF::default(),
@@ -495,16 +498,6 @@ impl<const DW: usize, const KW: usize> Bar0<DW, KW> {
             type_cpl: Constant::new(bits_from_u64(tlp::TYPE_CPL.into())),
             status_ca: Constant::new(bits_from_u64(tlp::CPL_CA.into())),
             qp_mask: Constant::new(field_mask::<QP_W>(&QP_CTX)),
-            live_clear: Constant::new({
-                let mut b = vec![true; QP_W];
-                for name in [
-                    "sq_psn", "sq_ci", "sq_pkts", "una_psn", "epsn", "msn", "rq_ci",
-                ] {
-                    let f = QP_CTX.field(name);
-                    b[f.bit..f.bit + f.width].fill(false);
-                }
-                bits_from_bools(&b)
-            }),
             x_sq_psn: crate::host::field_at(&QP_CTX, "sq_psn"),
             x_sq_ci: crate::host::field_at(&QP_CTX, "sq_ci"),
             x_sq_pkts: crate::host::field_at(&QP_CTX, "sq_pkts"),
@@ -822,6 +815,9 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
             self.c_err.next = self.err_bad_table.val();
         } else if self.c_index.val().get_bits::<16>(8) != bits::<16>(0) {
             self.c_err.next = self.err_bad_index.val();
+        } else if (self.c_op.val() == bits::<4>(2)) & (self.c_table.val() != bits::<4>(0)) {
+            // BAR0 keeps no copy of the CQ and MR tables: the driver holds what it wrote.
+            self.c_err.next = self.err_bad_op.val();
         }
         self.c_ready.next =
             self.qp_table.ready.val() & self.cq_table.ready.val() & self.mr_table.ready.val();
@@ -842,8 +838,8 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         self.mr_table.cmd_we.next = false;
         // A QP as the host wrote it, its running state from the engines.
         self.m_peek_index.next = self.cmd.q.val().get_bits::<OBJ_A>(0);
-        self.qp_live.next = (self.qp_table.rdata.val() & self.live_clear.val())
-            | (bit_cast::<QP_W, 24>(self.s_peek_sq.val().get_bits::<24>(0)) << self.x_sq_psn.val())
+        self.qp_live.next = (bit_cast::<QP_W, 24>(self.s_peek_sq.val().get_bits::<24>(0))
+            << self.x_sq_psn.val())
             | (bit_cast::<QP_W, 16>(self.s_peek_sq.val().get_bits::<16>(24)) << self.x_sq_ci.val())
             | (bit_cast::<QP_W, 24>(self.s_peek_sq.val().get_bits::<24>(40))
                 << self.x_sq_pkts.val())
@@ -854,15 +850,10 @@ impl<const DW: usize, const KW: usize> Logic for Bar0<DW, KW> {
         if (self.s_peek_cpl.val().get_bits::<8>(24) != bits::<8>(0))
             | self.s_peek_rq.val().get_bit(48)
         {
-            self.qp_live.next = (self.qp_live.val() & !(bits::<QP_W>(0xF) << self.x_state.val()))
-                | (bit_cast::<QP_W, 4>(self.st_err.val()) << self.x_state.val());
+            self.qp_live.next =
+                self.qp_live.val() | (bit_cast::<QP_W, 4>(self.st_err.val()) << self.x_state.val());
         }
         self.rd_wide.next = bit_cast::<CTX_BITS, QP_W>(self.qp_live.val());
-        if self.c_table.val() == bits::<4>(1) {
-            self.rd_wide.next = bit_cast::<CTX_BITS, CQ_W>(self.cq_table.rdata.val());
-        } else if self.c_table.val() == bits::<4>(2) {
-            self.rd_wide.next = bit_cast::<CTX_BITS, MR_W>(self.mr_table.rdata.val());
-        }
         if (self.state.q.val() == Bar0State::Cmd) & self.c_ready.val() {
             self.err.d.next = self.c_err.val();
             self.state.d.next = Bar0State::Idle;

@@ -3,7 +3,7 @@
 //! both engines' requests on the one requester interface.
 
 pub mod bar0;
-pub mod ctx_table;
+pub mod ctx_write;
 pub mod dma_rd;
 pub mod dma_wr;
 pub mod rd_share;
@@ -12,7 +12,7 @@ pub mod rq_mux;
 pub mod tlp_skid;
 
 pub use bar0::{Bar0, Bar0Params};
-pub use ctx_table::CtxTable;
+pub use ctx_write::CtxWrite;
 pub use dma_rd::DmaRead;
 pub use dma_wr::DmaWrite;
 pub use rd_share::RdShare;

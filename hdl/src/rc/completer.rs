@@ -126,7 +126,7 @@
 //! (`(pi >> log_size) & 1`), its `epoch` the one its request or landing was taken in (a CQE
 //! already on its way to the host when the QP is reset lands after the reset; the host knows
 //! it by its epoch). The CQ's producer index is kept in this block's copy of the CQ
-//! table only (a QUERY of the CQ shows the host's value). The host's consumer index is not
+//! table only (the NIC does not return a CQ's context). The host's consumer index is not
 //! known to the NIC: a host that lets its CQ overflow loses completions (as with verbs).
 //! Received ACKs are taken before sent requests, and those before heads to look at.
 //!

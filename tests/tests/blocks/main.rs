@@ -21,6 +21,7 @@ mod key_check;
 mod mac;
 mod mac_ctrl_rx;
 mod mac_rx;
+mod object_commands;
 mod pfc_gen;
 mod rd_share;
 mod recv_queue;

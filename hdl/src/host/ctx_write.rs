@@ -1,33 +1,30 @@
-//! `CtxTable`: an object context table (QP or CQ contexts) in block RAM, `2^A` entries of
-//! `W` bits, cleared after reset.
+//! `CtxWrite`: one object table's writes (QP, CQ or MR contexts, `2^A` entries of `W` bits) as
+//! BAR0 hands them to the table's owners. BAR0 keeps no copy: each engine keeps the fields it
+//! uses, written through this port, and the driver keeps what it wrote.
 //!
 //! Ports:
 //! - `cmd_addr`, `cmd_we`, `cmd_wdata`: write one entry (the OBJECT block's WRITE command).
-//! - `cmd_addr` -> `rdata`: the entry at `cmd_addr` one cycle later (block RAM read).
-//! - `w_en`, `w_addr`, `w_data`: every write the table makes (commands and the clearing
-//!   sweep), so an engine can keep a copy of the fields it needs that always equals the table.
-//! - `ready`: low while the table clears itself after reset (one entry per cycle, `2^A`
-//!   cycles); commands must wait for it. Block RAM has no reset, and a context left as
-//!   power-up garbage could claim a QP is ready to send.
+//! - `w_en`, `w_addr`, `w_data`: every write of the table (commands and the clearing sweep),
+//!   one a cycle, no handshake: the owners take one per cycle.
+//! - `ready`: low while the table clears after reset (one zero entry per cycle, `2^A` cycles);
+//!   commands wait for it. The owners' block RAM has no reset, and a context left as power-up
+//!   garbage could claim a QP is ready to send.
 //!
-//! Later ports (requester, responder, completer) read and update their own fields beside the
-//! command port; the command port stays as it is.
+//! Bad inputs: a command write during the sweep is dropped (BAR0 waits for `ready`).
 
 use crate::prelude::*;
 
 #[derive(LogicBlock)]
-pub struct CtxTable<const W: usize, const A: usize> {
+pub struct CtxWrite<const W: usize, const A: usize> {
     pub clk: Signal<In, Clock>,
     pub rst: Signal<In, Bit>,
     pub cmd_addr: Signal<In, Bits<A>>,
     pub cmd_we: Signal<In, Bit>,
     pub cmd_wdata: Signal<In, Bits<W>>,
-    pub rdata: Signal<Out, Bits<W>>,
     pub ready: Signal<Out, Bit>,
     pub w_en: Signal<Out, Bit>,
     pub w_addr: Signal<Out, Bits<A>>,
     pub w_data: Signal<Out, Bits<W>>,
-    ram: RAM<Bits<W>, A>,
     sweep: DFF<Bits<A>>,
     clearing: DFF<Bit>,
     last: Constant<Bits<A>>,
@@ -35,7 +32,7 @@ pub struct CtxTable<const W: usize, const A: usize> {
     zero_w: Constant<Bits<W>>,
 }
 
-impl<const W: usize, const A: usize> CtxTable<W, A> {
+impl<const W: usize, const A: usize> CtxWrite<W, A> {
     pub fn new() -> Self {
         let last = Bits::<A>::mask();
         Self {
@@ -44,12 +41,10 @@ impl<const W: usize, const A: usize> CtxTable<W, A> {
             cmd_addr: Default::default(),
             cmd_we: Default::default(),
             cmd_wdata: Default::default(),
-            rdata: Default::default(),
             ready: Default::default(),
             w_en: Default::default(),
             w_addr: Default::default(),
             w_data: Default::default(),
-            ram: RAM::default(),
             sweep: Default::default(),
             clearing: DFF::default(),
             last: Constant::new(last),
@@ -59,31 +54,21 @@ impl<const W: usize, const A: usize> CtxTable<W, A> {
     }
 }
 
-impl<const W: usize, const A: usize> Default for CtxTable<W, A> {
+impl<const W: usize, const A: usize> Default for CtxWrite<W, A> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const W: usize, const A: usize> Logic for CtxTable<W, A> {
+impl<const W: usize, const A: usize> Logic for CtxWrite<W, A> {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clk, sweep, clearing);
-        self.ram.read_clock.next = self.clk.val();
-        self.ram.write_clock.next = self.clk.val();
-        self.ram.read_address.next = self.cmd_addr.val();
-        self.ram.write_address.next = self.cmd_addr.val();
-        self.ram.write_data.next = self.cmd_wdata.val();
-        self.ram.write_enable.next = self.cmd_we.val() & !self.clearing.q.val();
         self.w_addr.next = self.cmd_addr.val();
         self.w_data.next = self.cmd_wdata.val();
         self.w_en.next = self.cmd_we.val() & !self.clearing.q.val();
-        self.rdata.next = self.ram.read_data.val();
         self.ready.next = !self.clearing.q.val();
         if self.clearing.q.val() {
-            self.ram.write_address.next = self.sweep.q.val();
-            self.ram.write_data.next = self.zero_w.val();
-            self.ram.write_enable.next = true;
             self.w_addr.next = self.sweep.q.val();
             self.w_data.next = self.zero_w.val();
             self.w_en.next = true;
